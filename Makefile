@@ -1,0 +1,107 @@
+# AgentGuard: plain GNU make. `make`, `make check`, `make check-asan`,
+# `make fuzz`, `make install PREFIX=...`. See README.md.
+
+CC ?= gcc
+BUILD ?= build
+PREFIX ?= /usr/local
+SANITIZE ?=
+PKGS := yaml-0.1 jansson libcrypto
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS := $(shell pkg-config --libs $(PKGS))
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wpointer-arith -Wformat=2 -Wformat-security -Wimplicit-function-declaration \
+	-Wmisleading-indentation -Wvla -Wwrite-strings -Wold-style-definition -fno-common \
+	-Wno-format-nonliteral
+HARDEN := -fstack-protector-strong -fPIE
+HARDEN_LD := -pie -Wl,-z,relro,-z,now -Wl,-z,noexecstack
+OPT := -O2 -g
+ifeq ($(SANITIZE),)
+HARDEN += -D_FORTIFY_SOURCE=3
+else
+OPT := -O1 -g -fno-omit-frame-pointer
+SAN := -fsanitize=$(SANITIZE) -fno-sanitize-recover=all
+endif
+
+CPPFLAGS += -Isrc -D_GNU_SOURCE
+CFLAGS += -std=gnu17 $(OPT) $(WARN) $(HARDEN) $(SAN) $(PKG_CFLAGS)
+LDFLAGS += $(HARDEN_LD) $(SAN)
+
+LIB_SRC := $(sort $(wildcard src/lib/*/*.c))
+CLI_SRC := $(sort $(wildcard src/cli/*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/%)
+SCHEMA_JSON := data/schemas/agentguard-config-v1.schema.json
+
+.PHONY: all check check-asan check-valgrind fuzz fuzz-long install clean tests format-check
+
+all: $(BUILD)/agentguard
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# The schema is compiled into the binary so `agentguard schema` needs no data dir.
+$(BUILD)/src/cli/schema_blob.o: $(SCHEMA_JSON)
+
+$(BUILD)/libagentguard.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/agentguard: $(CLI_OBJ) $(BUILD)/libagentguard.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libagentguard.a $(PKG_LIBS)
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libagentguard.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libagentguard.a $(PKG_LIBS) $(CMOCKA_LIBS) $(LDFLAGS)
+
+# Fuzz harnesses built with gcc double as corpus replayers (tests/fuzz/replay.c).
+$(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libagentguard.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libagentguard.a $(PKG_LIBS) $(LDFLAGS)
+
+tests: $(BUILD)/agentguard $(UNIT_BIN) $(FUZZ_REPLAY)
+
+# The whole suite; prints one closing line "N passed, M failed".
+check: tests
+	BUILD=$(BUILD) tests/run
+
+check-asan:
+	$(MAKE) BUILD=build-asan SANITIZE=address,undefined check
+
+check-valgrind: tests
+	BUILD=$(BUILD) AG_VALGRIND=1 tests/run unit
+
+# libFuzzer with clang: FUZZ_SECONDS per target (CI: 60 s over the loader).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= config
+FUZZ_CFLAGS := -std=gnu17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	$(CPPFLAGS) $(PKG_CFLAGS)
+fuzz:
+	@mkdir -p build-fuzz
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  clang $(FUZZ_CFLAGS) -o build-fuzz/fuzz_$$t tests/fuzz/fuzz_$$t.c $(LIB_SRC) $(PKG_LIBS); \
+	  mkdir -p build-fuzz/corpus-$$t; \
+	  build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
+	    -rss_limit_mb=2048 -dict=tests/fuzz/yaml.dict build-fuzz/corpus-$$t tests/fuzz/corpus/$$t; \
+	done
+
+fuzz-long:
+	$(MAKE) fuzz FUZZ_SECONDS=1800
+
+install: $(BUILD)/agentguard
+	install -D -m 0755 $(BUILD)/agentguard $(DESTDIR)$(PREFIX)/bin/agentguard
+	install -D -m 0644 $(SCHEMA_JSON) $(DESTDIR)$(PREFIX)/share/agentguard/schemas/agentguard-config-v1.schema.json
+
+format-check:
+	clang-format --dry-run -Werror $(LIB_SRC) $(CLI_SRC) $(wildcard src/lib/*/*.h)
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -1,0 +1,81 @@
+#include "lib/base/ag.h"
+
+AG_NORETURN static void oom(void)
+{
+	static const char msg[] = "agentguard: out of memory\n";
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	abort();
+}
+
+void *ag_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *ag_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *ag_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom();
+	return q;
+}
+
+char *ag_xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *ag_xstrndup(const char *s, size_t n)
+{
+	char *p = strndup(s, n);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *ag_xasprintf(const char *fmt, ...)
+{
+	char *s = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		oom();
+	return s;
+}
+
+int ag_parse_i64(const char *s, int64_t *out)
+{
+	if (!s || !*s)
+		return -1;
+	const char *p = s;
+	if (*p == '-' || *p == '+')
+		p++;
+	if (!*p)
+		return -1;
+	for (const char *q = p; *q; q++)
+		if (*q < '0' || *q > '9')
+			return -1;
+	errno = 0;
+	char *end = NULL;
+	long long v = strtoll(s, &end, 10);
+	if (errno || !end || *end)
+		return -1;
+	*out = (int64_t)v;
+	return 0;
+}
