@@ -1,0 +1,38 @@
+/*
+ * cli.h: the thin command-line layer. Only src/cli prints or exits.
+ */
+#ifndef AG_CLI_H
+#define AG_CLI_H
+
+#include "lib/base/ag.h"
+
+struct ag_error;
+
+/* Exit codes (docs/exit-codes.md); stable, below 126. */
+enum ag_exit {
+	AG_EXIT_PASS = 0,      /* success */
+	AG_EXIT_FAIL = 1,      /* agent or check failed; init: file conflict */
+	AG_EXIT_CONFIG = 2,    /* config or usage error */
+	AG_EXIT_PREFLIGHT = 3, /* Docker preflight not supported */
+	AG_EXIT_WORKSPACE = 4, /* workspace preparation or capture */
+	AG_EXIT_POLICY = 5,    /* blocked by policy before launch */
+	AG_EXIT_DOCKER = 6,    /* Docker operational failure */
+	AG_EXIT_TIMEOUT = 7,   /* contained command timed out */
+	AG_EXIT_CLEANUP = 8,   /* cleanup or liveness not verified */
+};
+
+/* Prints "agentguard: error: ..." for an error on stderr, sanitized. */
+void ag_cli_print_error(const struct ag_error *e);
+/* Prints a usage error for `cmd` and returns AG_EXIT_CONFIG. */
+int ag_cli_usage(const char *cmd, const char *fmt, ...) AG_PRINTF(2, 3);
+/* Writes s to f with control characters escaped as \xNN. */
+void ag_cli_put_sanitized(FILE *f, const char *s);
+
+int ag_cmd_validate(int argc, char **argv);
+int ag_cmd_schema(int argc, char **argv);
+int ag_cmd_init(int argc, char **argv);
+
+extern const char ag_schema_json[];
+extern const char ag_schema_json_end[];
+
+#endif

@@ -1,0 +1,100 @@
+#include "lib/base/ag.h"
+#include "cli/cli.h"
+
+#include <sys/stat.h>
+
+static const char main_help[] =
+	"Usage: agentguard COMMAND [ARGS...]\n"
+	"\n"
+	"Run untrusted AI coding agents in a Docker container whose security\n"
+	"properties are verified before launch, and keep evidence of what they did.\n"
+	"\n"
+	"Commands:\n"
+	"  validate CONFIG [--json]   check an agentguard.yaml and show the effective\n"
+	"                             contained-execution settings\n"
+	"  schema                     print the JSON Schema (Draft 2020-12) of the config\n"
+	"  init [DIR] [--preset untrusted-agent] [--force] [--dry-run]\n"
+	"                             write a commented starter agentguard.yaml\n"
+	"  help [COMMAND]             show help for a command\n"
+	"\n"
+	"Options:\n"
+	"  --version                  print the version and exit\n"
+	"  -h, --help                 show this help\n"
+	"\n"
+	"Exit codes: 0 success, 1 failure (or init conflict), 2 config or usage error,\n"
+	"3 preflight, 4 workspace, 5 policy, 6 Docker, 7 timeout, 8 cleanup.\n";
+
+/* curl's main_checkfds: make sure 0/1/2 exist so no file lands on them. */
+static void check_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		struct stat st;
+		if (fstat(fd, &st) < 0 && errno == EBADF) {
+			int n = open("/dev/null", O_RDWR);
+			if (n < 0)
+				_exit(AG_EXIT_CONFIG);
+			if (n != fd)
+				close(n);
+		}
+	}
+}
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+};
+
+static const struct command commands[] = {
+	{"validate", ag_cmd_validate},
+	{"schema", ag_cmd_schema},
+	{"init", ag_cmd_init},
+};
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < AG_ARRAY_SIZE(commands); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	check_fds();
+	if (argc < 2) {
+		fputs(main_help, stderr);
+		return AG_EXIT_CONFIG;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+		printf("agentguard %s\n", AG_VERSION);
+		return AG_EXIT_PASS;
+	}
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
+		fputs(main_help, stdout);
+		return AG_EXIT_PASS;
+	}
+	if (strcmp(cmd, "help") == 0) {
+		if (argc < 3) {
+			fputs(main_help, stdout);
+			return AG_EXIT_PASS;
+		}
+		const struct command *c = find_command(argv[2]);
+		if (!c) {
+			fputs("agentguard: unknown command '", stderr);
+			ag_cli_put_sanitized(stderr, argv[2]);
+			fputs("' [usage]\n", stderr);
+			return AG_EXIT_CONFIG;
+		}
+		char *hargv[] = {argv[2], (char *)"--help", NULL};
+		return c->fn(2, hargv);
+	}
+	const struct command *c = find_command(cmd);
+	if (!c) {
+		fputs("agentguard: unknown command '", stderr);
+		ag_cli_put_sanitized(stderr, cmd);
+		fputs("' [usage]\nTry 'agentguard --help'.\n", stderr);
+		return AG_EXIT_CONFIG;
+	}
+	return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,204 @@
+#include "lib/base/ag.h"
+#include "lib/config/env_allowlist.h"
+#include "lib/base/bounds.h"
+#include "lib/base/error.h"
+#include "lib/config/config.h"
+#include "lib/config/walk.h"
+
+#include <strings.h>
+
+const char *const ag_env_defaults[4] = {
+	"HOME=/tmp/agentguard-home",
+	"LANG=C.UTF-8",
+	"LC_ALL=C.UTF-8",
+	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+};
+
+static const char *const reserved_exact[] = {
+	"BASH_ENV",	   "BUILDKIT_HOST",	"CDPATH",	  "COMPOSE_FILE",
+	"COMPOSE_PROJECT_NAME", "DOCKER_CERT_PATH", "DOCKER_CONFIG", "DOCKER_CONTEXT",
+	"DOCKER_HOST",	   "DOCKER_TLS",	"DOCKER_TLS_VERIFY", "ENV",
+	"GIT_ASKPASS",	   "GNUPGHOME",		"GPG_AGENT_INFO", "HOME",
+	"KUBECONFIG",	   "LANG",		"LC_ALL",	  "LD_LIBRARY_PATH",
+	"PATH",		   "PYTHONHOME",	"PYTHONPATH",	  "REQUESTS_CA_BUNDLE",
+	"SSL_CERT_DIR",	   "SSL_CERT_FILE",	"SSH_AGENT_PID",  "SSH_AUTH_SOCK",
+	"XDG_CONFIG_HOME", "XDG_RUNTIME_DIR",	NULL,
+};
+static const char *const reserved_prefix[] = {"COMPOSE_", "DOCKER_", "DYLD_", "LD_", NULL};
+static const char *const reserved_suffix[] = {
+	"_CONFIG", "_CONFIG_DIR", "_CONFIG_HOME", "_HOME", "_PATH",
+	"_RUNTIME_DIR", "_SOCK", "_SOCKET", "_STORE", NULL,
+};
+static const char *const sensitive_words[] = {
+	"TOKEN", "SECRET", "PASSWORD", "PASS", "KEY", "CREDENTIAL", "AUTH", "COOKIE", NULL,
+};
+
+bool ag_env_name_valid(const char *name)
+{
+	if (!name[0] || !((name[0] >= 'A' && name[0] <= 'Z') || name[0] == '_'))
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+			return false;
+	return true;
+}
+
+bool ag_env_name_reserved(const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *const *p = reserved_exact; *p; p++)
+		if (strcmp(name, *p) == 0)
+			return true;
+	for (const char *const *p = reserved_prefix; *p; p++)
+		if (strncmp(name, *p, strlen(*p)) == 0)
+			return true;
+	for (const char *const *p = reserved_suffix; *p; p++) {
+		size_t sl = strlen(*p);
+		if (n >= sl && strcmp(name + n - sl, *p) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool ag_env_name_sensitive(const char *name)
+{
+	for (const char *const *p = sensitive_words; *p; p++)
+		if (strcasestr(name, *p))
+			return true;
+	return false;
+}
+
+bool ag_env_value_has_control(const char *value, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)value[i];
+		if (c < 0x20 || c == 0x7f)
+			return true;
+	}
+	return false;
+}
+
+static const char *const entry_keys[] = {"name",     "value",	     "source",
+					 "required", "sensitive", "allow_sensitive", NULL};
+
+static int parse_entry(struct ag_walk *w, const struct ag_ynode *n, struct ag_contained *c,
+		       size_t *total)
+{
+	struct ag_env_entry *e = &c->env[c->n_env];
+	if (ag_walk_map(w, n) < 0 || ag_walk_known_keys(w, n, entry_keys) < 0)
+		return -1;
+	e->line = n->line;
+	e->column = n->column;
+	struct ag_ynode *name = NULL;
+	if (ag_walk_require(w, n, "name", &name) < 0)
+		return -1;
+	size_t saved = ag_walk_push_key(w, "name", 4);
+	if (ag_walk_str(w, name, false, &e->name) < 0)
+		return -1;
+	c->n_env++; /* owns e->name from here on */
+	/* CONTRACT: env.allowlist.name (length, pattern, reserved, unique) */
+	if (ag_utf8_chars(e->name, strlen(e->name)) > AG_ENV_NAME_MAX)
+		return ag_walk_fail(w, name, "config.env.name_length",
+				    "must be at most %d characters", AG_ENV_NAME_MAX);
+	if (!ag_env_name_valid(e->name))
+		return ag_walk_fail(w, name, "config.env.name_pattern",
+				    "must match ^[A-Z_][A-Z0-9_]*$");
+	if (ag_env_name_reserved(e->name))
+		return ag_walk_fail(w, name, "config.env.reserved",
+				    "'%s' is reserved for host or Docker control state", e->name);
+	for (size_t i = 0; i + 1 < c->n_env; i++)
+		if (strcasecmp(c->env[i].name, e->name) == 0)
+			return ag_walk_fail(w, name, "config.env.duplicate",
+					    "'%s' is already configured (names are unique ignoring "
+					    "case)",
+					    e->name);
+	ag_walk_pop(w, saved);
+
+	static const char *const sources[] = {"literal", "host", NULL};
+	struct ag_ynode *src = ag_ynode_get(n, "source");
+	if (!ag_ynode_is_null(src)) {
+		int s = 0;
+		saved = ag_walk_push_key(w, "source", 6);
+		if (ag_walk_enum(w, src, sources, &s) < 0)
+			return -1;
+		ag_walk_pop(w, saved);
+		e->source = (enum ag_env_source)s;
+	}
+	struct ag_ynode *val = ag_ynode_get(n, "value");
+	if (e->source == AG_ENV_HOST && val) {
+		saved = ag_walk_push_key(w, "value", 5);
+		return ag_walk_fail(w, val, "config.env.source",
+				    "a host-sourced entry must not have a value");
+	}
+	if (e->source == AG_ENV_LITERAL) {
+		if (ag_ynode_is_null(val)) {
+			saved = ag_walk_push_key(w, "value", 5);
+			return ag_walk_fail(w, val ? val : n, "config.env.source",
+					    "a literal entry needs a value");
+		}
+		saved = ag_walk_push_key(w, "value", 5);
+		struct ag_yvalue yv;
+		ag_ynode_resolve(val, &yv);
+		if (val->kind == AG_Y_SCALAR && yv.type == AG_YT_STR &&
+		    ag_env_value_has_control(val->str, val->len))
+			return ag_walk_fail(w, val, "config.env.value_control",
+					    "must not contain control characters");
+		if (ag_walk_str(w, val, false, &e->value) < 0)
+			return -1;
+		/* CONTRACT: env.allowlist.value (4096 chars, no control characters) */
+		if (ag_utf8_chars(e->value, val->len) > AG_ENV_VALUE_MAX)
+			return ag_walk_fail(w, val, "config.env.value_length",
+					    "must be at most %d characters", AG_ENV_VALUE_MAX);
+		if (ag_env_value_has_control(val->str, val->len))
+			return ag_walk_fail(w, val, "config.env.value_control",
+					    "must not contain control characters");
+		ag_walk_pop(w, saved);
+	}
+	static const char *const flags[] = {"required", "sensitive", "allow_sensitive"};
+	bool *dest[] = {&e->required, &e->sensitive, &e->allow_sensitive};
+	for (size_t i = 0; i < 3; i++) {
+		struct ag_ynode *b = ag_ynode_get(n, flags[i]);
+		if (ag_ynode_is_null(b))
+			continue;
+		saved = ag_walk_push_key(w, flags[i], strlen(flags[i]));
+		if (ag_walk_bool(w, b, dest[i]) < 0)
+			return -1;
+		ag_walk_pop(w, saved);
+	}
+	/* CONTRACT: env.allowlist.sensitive (secret-like names need allow_sensitive) */
+	e->name_sensitive = ag_env_name_sensitive(e->name);
+	if (e->name_sensitive)
+		e->sensitive = true;
+	if (e->sensitive && !e->allow_sensitive)
+		return ag_walk_fail(w, n, "config.env.sensitive",
+				    "'%s' is sensitive: add allow_sensitive: true to pass it",
+				    e->name);
+	/* CONTRACT: env.allowlist.bounds (16384 serialized bytes) */
+	*total += strlen(e->name) + 1 + (e->value ? val->len : 0);
+	if (*total > AG_ENV_TOTAL_BYTES)
+		return ag_walk_fail(w, n, "config.env.total_bytes",
+				    "names and literal values exceed %d bytes in all",
+				    AG_ENV_TOTAL_BYTES);
+	return 0;
+}
+
+int ag_env_parse(struct ag_walk *w, const struct ag_ynode *list, struct ag_contained *c)
+{
+	if (ag_ynode_is_null(list))
+		return 0;
+	if (ag_walk_seq(w, list) < 0)
+		return -1;
+	/* CONTRACT: env.allowlist.bounds (32 entries) */
+	if (list->n > AG_ENV_MAX_ENTRIES)
+		return ag_walk_fail(w, list, "config.env.too_many", "must have at most %d entries",
+				    AG_ENV_MAX_ENTRIES);
+	c->env = ag_xcalloc(list->n, sizeof(*c->env));
+	size_t total = 0;
+	for (size_t i = 0; i < list->n; i++) {
+		size_t saved = ag_walk_push_index(w, i);
+		if (parse_entry(w, list->values[i], c, &total) < 0)
+			return -1;
+		ag_walk_pop(w, saved);
+	}
+	return 0;
+}
