@@ -17,6 +17,12 @@ int ag_read_file_at(int dirfd, const char *path, const char *display, size_t max
 		return ag_err(err, AG_E_IO, errno, why->open, "cannot open '%s': %s", display,
 			      strerror(errno));
 	}
+	return ag_read_fd(fd, display, max, why, out, len, err);
+}
+
+int ag_read_fd(int fd, const char *display, size_t max, const struct ag_read_reasons *why,
+	       char **out, size_t *len, struct ag_error **err)
+{
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return ag_err(err, AG_E_IO, errno, why->open, "cannot stat '%s': %s", display,

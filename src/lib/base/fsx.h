@@ -27,6 +27,13 @@ int ag_read_file_at(int dirfd, const char *path, const char *display, size_t max
 		    const struct ag_read_reasons *why, char **out, size_t *len, struct ag_error **err);
 
 /*
+ * Reads an already-open regular file (fstat-checked) of at most `max` bytes,
+ * like ag_read_file_at. The fd is not closed.
+ */
+int ag_read_fd(int fd, const char *display, size_t max, const struct ag_read_reasons *why,
+	       char **out, size_t *len, struct ag_error **err);
+
+/*
  * Writes `data` to dirfd/name atomically: a temporary file in the same
  * directory, fsync, then rename. With `exclusive`, an existing target is an
  * error (reason "io.exists") and is not replaced.

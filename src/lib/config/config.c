@@ -505,6 +505,9 @@ static int load_policy(struct ctx *x, const struct ag_ynode *root)
 
 static int load_image(struct ctx *x, const struct ag_ynode *n, struct ag_sandbox *s)
 {
+	if (n->kind == AG_Y_SCALAR && memchr(n->str, '\0', n->len))
+		return ag_walk_fail(&x->w, n, "config.image.control",
+				    "an image reference must not contain control characters");
 	if (ag_walk_str(&x->w, n, true, &s->image) < 0)
 		return -1;
 	struct ag_error *ie = NULL;
@@ -812,8 +815,8 @@ static int load_task(struct ctx *x, const struct ag_ynode *root)
 		_cleanup_free_ char *data = NULL;
 		size_t len = 0;
 		struct ag_error *re = NULL;
-		if (ag_read_file_at(fd, "", "task.prompt_file", AG_PROMPT_FILE_MAX_BYTES, &why,
-				    &data, &len, &re) < 0) {
+		if (ag_read_fd(fd, "task.prompt_file", AG_PROMPT_FILE_MAX_BYTES, &why, &data, &len,
+			       &re) < 0) {
 			const char *reason = re->reason;
 			int r = ag_walk_fail(&x->w, pf, reason, "%s", re->msg);
 			ag_error_free(re);
