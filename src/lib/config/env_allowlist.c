@@ -3,6 +3,7 @@
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
 #include "lib/config/config.h"
+#include "lib/base/redact.h"
 #include "lib/config/walk.h"
 
 #include <strings.h>
@@ -201,4 +202,94 @@ int ag_env_parse(struct ag_walk *w, const struct ag_ynode *list, struct ag_conta
 		ag_walk_pop(w, saved);
 	}
 	return 0;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct ag_env_entry *x = *(const struct ag_env_entry *const *)a;
+	const struct ag_env_entry *y = *(const struct ag_env_entry *const *)b;
+	return strcmp(x->name, y->name);
+}
+
+void ag_env_resolved_release(struct ag_env_resolved *r)
+{
+	for (size_t i = 0; i < r->assignments.n; i++)
+		explicit_bzero(r->assignments.v[i], strlen(r->assignments.v[i]));
+	ag_strv_release(&r->assignments);
+	ag_strv_release(&r->supplied);
+	ag_strv_release(&r->sensitive);
+	ag_strv_release(&r->missing);
+	ag_strv_release(&r->defaults);
+}
+
+int ag_env_resolve(const struct ag_contained *c, ag_env_lookup_fn lookup, void *data,
+		   struct ag_redactor *redact, struct ag_env_resolved *out, struct ag_error **err)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < AG_ARRAY_SIZE(ag_env_defaults); i++) {
+		const char *eq = strchr(ag_env_defaults[i], '=');
+		ag_strv_push_owned(&out->defaults,
+				   ag_xstrndup(ag_env_defaults[i], (size_t)(eq - ag_env_defaults[i])));
+	}
+	const struct ag_env_entry **sorted = ag_xcalloc(c->n_env + 1, sizeof(*sorted));
+	for (size_t i = 0; i < c->n_env; i++)
+		sorted[i] = &c->env[i];
+	qsort(sorted, c->n_env, sizeof(*sorted), entry_cmp);
+	struct ag_strv values = AG_STRV_INIT; /* NAME=VALUE of configured entries */
+	struct ag_strv required_missing = AG_STRV_INIT;
+	int rc = 0;
+	for (size_t i = 0; i < c->n_env; i++) {
+		const struct ag_env_entry *e = sorted[i];
+		const char *v = e->source == AG_ENV_LITERAL ? e->value : lookup ? lookup(e->name, data) : NULL;
+		if (!v) {
+			ag_strv_push(e->required ? &required_missing : &out->missing, e->name);
+			continue;
+		}
+		/* CONTRACT: env.allowlist.host_value (host values obey the literal bounds) */
+		size_t vl = strlen(v);
+		if (ag_utf8_chars(v, vl) > AG_ENV_VALUE_MAX || ag_env_value_has_control(v, vl)) {
+			rc = ag_err(err, AG_E_CONFIG, 0, "config.env.host_value",
+				    "contained environment value for '%s' is over %d characters or "
+				    "has control characters",
+				    e->name, AG_ENV_VALUE_MAX);
+			goto out;
+		}
+		ag_strv_push(&out->supplied, e->name);
+		if (e->sensitive)
+			ag_strv_push(&out->sensitive, e->name);
+		/* Every value is withheld from evidence, sensitive or not. */
+		if (redact)
+			ag_redactor_add_secret(redact, v);
+		ag_strv_pushf(&values, "%s=%s", e->name, v);
+	}
+	if (required_missing.n) {
+		size_t total = 0;
+		for (size_t i = 0; i < required_missing.n; i++)
+			total += strlen(required_missing.v[i]) + 2;
+		char *list = ag_xcalloc(1, total + 1);
+		for (size_t i = 0; i < required_missing.n; i++) {
+			if (i)
+				memcpy(list + strlen(list), ", ", 3);
+			memcpy(list + strlen(list), required_missing.v[i],
+			       strlen(required_missing.v[i]) + 1);
+		}
+		rc = ag_err(err, AG_E_CONFIG, 0, "config.env.required_missing",
+			    "required contained environment value(s) are missing: %s", list);
+		free(list);
+		goto out;
+	}
+	for (size_t i = 0; i < AG_ARRAY_SIZE(ag_env_defaults); i++)
+		ag_strv_push(&out->assignments, ag_env_defaults[i]);
+	for (size_t i = 0; i < values.n; i++)
+		ag_strv_push(&out->assignments, values.v[i]);
+	ag_strv_sort(&out->assignments);
+out:
+	for (size_t i = 0; i < values.n; i++)
+		explicit_bzero(values.v[i], strlen(values.v[i]));
+	ag_strv_release(&values);
+	ag_strv_release(&required_missing);
+	free(sorted);
+	if (rc < 0)
+		ag_env_resolved_release(out);
+	return rc;
 }

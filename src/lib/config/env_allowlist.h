@@ -30,4 +30,35 @@ bool ag_env_value_has_control(const char *value, size_t len);
 /* Parses and checks the `environment` list node into c->env. */
 int ag_env_parse(struct ag_walk *w, const struct ag_ynode *list, struct ag_contained *c);
 
+#include "lib/base/strv.h"
+
+struct ag_error;
+struct ag_redactor;
+
+/* Looks up one host variable by exact name; NULL when unset. */
+typedef const char *(*ag_env_lookup_fn)(const char *name, void *data);
+
+/* The resolved contained environment: the only variables the container sees. */
+struct ag_env_resolved {
+	struct ag_strv assignments; /* "NAME=VALUE", sorted by name, defaults included */
+	struct ag_strv supplied;    /* configured names resolved, in resolution order */
+	struct ag_strv sensitive;   /* names whose values are sensitive */
+	struct ag_strv missing;	    /* optional host names that were unset */
+	struct ag_strv defaults;    /* HOME, LANG, LC_ALL, PATH */
+};
+
+/*
+ * Resolves contained_execution.environment: the four fixed defaults, then
+ * configured entries sorted by name: literal values as configured, host
+ * entries by one exact lookup each (nothing else of the host environment
+ * is read). A required host value that is unset fails with
+ * config.env.required_missing naming every missing variable (names only);
+ * a host value over 4096 characters or with a control character fails
+ * with config.env.host_value. Every resolved value is added to `redact`
+ * as a secret, since values are never recorded. Library code never calls
+ * getenv: the caller passes `lookup`.
+ */
+int ag_env_resolve(const struct ag_contained *c, ag_env_lookup_fn lookup, void *data,
+		   struct ag_redactor *redact, struct ag_env_resolved *out, struct ag_error **err);
+void ag_env_resolved_release(struct ag_env_resolved *r);
 #endif
