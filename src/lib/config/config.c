@@ -972,11 +972,7 @@ static int check_contained_static(struct ctx *x, const struct ag_ynode *root)
 				    "contained_execution requires sandbox.type: docker");
 		(void)s;
 	}
-	if (!c->sandbox.image) {
-		ag_walk_push_key(&x->w, "sandbox.image", 13);
-		return ag_walk_fail(&x->w, sb ? sb : ce, "config.contained.no_image",
-				    "contained_execution requires a digest-pinned sandbox.image");
-	}
+	/* sandbox.type docker already required sandbox.image (load_sandbox). */
 	if (!ag_image_ref_pinned(&c->sandbox.image_ref)) {
 		ag_walk_push_key(&x->w, "sandbox.image", 13);
 		/* CONTRACT: image.digest_required */
