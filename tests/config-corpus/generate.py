@@ -644,6 +644,10 @@ R("sandbox-docker-cpus-negative", sbx("  type: docker\n  image: alpine\n  docker
   "sandbox.docker.cpus", "negative docker.cpus")
 R("sandbox-docker-cpus-inf", sbx("  type: docker\n  image: alpine\n  docker: {cpus: .inf}\n"), "config.range",
   "sandbox.docker.cpus", "docker.cpus must be finite")
+R("sandbox-docker-cpus-hex-string", sbx('  type: docker\n  image: alpine\n  docker: {cpus: "0x10"}\n'), "config.pattern",
+  "sandbox.docker.cpus", "a hexadecimal string is not a decimal/scientific docker.cpus")
+R("sandbox-docker-cpus-inf-string", sbx('  type: docker\n  image: alpine\n  docker: {cpus: ".inf"}\n'), "config.pattern",
+  "sandbox.docker.cpus", "a non-finite string is not a decimal docker.cpus")
 R("sandbox-docker-cpus-bool", sbx("  type: docker\n  image: alpine\n  docker: {cpus: true}\n"), "config.type",
   "sandbox.docker.cpus", "a boolean docker.cpus")
 R("sandbox-docker-memory-zero", sbx('  type: docker\n  image: alpine\n  docker: {memory: "0"}\n'), "config.pattern",

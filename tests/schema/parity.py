@@ -334,8 +334,7 @@ def main(argv):
         rel = os.path.relpath(path, CORPUS) if path.startswith(CORPUS + os.sep) else path
         folder = os.path.basename(os.path.dirname(path))
         try:
-            st = os.lstat(path)
-            if not os.path.isfile(path) or os.path.islink(path):
+            if os.path.islink(path) or not os.path.isfile(path):
                 data, unreadable = None, "not a regular file"
             else:
                 with open(path, "rb") as f:

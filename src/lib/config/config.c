@@ -584,8 +584,10 @@ static int load_sandbox(struct ctx *x, const struct ag_ynode *root)
 				tmp.plain = true;
 				struct ag_yvalue tv;
 				ag_ynode_resolve(&tmp, &tv);
+				/* decimal or scientific only: no sign, no 0x/0o, no .inf */
 				bool ok = cpus->len <= 32 && (tv.type == AG_YT_INT || tv.type == AG_YT_FLOAT) &&
-					  cpus->str[0] != '-' && cpus->str[0] != '+' && cpus->str[0] != '.';
+					  cpus->len == strspn(cpus->str, "0123456789.eE+-") &&
+					  cpus->str[0] >= '0' && cpus->str[0] <= '9';
 				if (!ok)
 					return ag_walk_fail(&x->w, cpus, "config.pattern",
 							    "must be a number or a decimal string");
