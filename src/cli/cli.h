@@ -31,6 +31,8 @@ void ag_cli_put_sanitized(FILE *f, const char *s);
 int ag_cmd_validate(int argc, char **argv);
 int ag_cmd_schema(int argc, char **argv);
 int ag_cmd_init(int argc, char **argv);
+int ag_cmd_render(int argc, char **argv);
+int ag_cmd_preflight(int argc, char **argv);
 
 extern const char ag_schema_json[];
 extern const char ag_schema_json_end[];

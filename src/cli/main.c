@@ -15,6 +15,9 @@ static const char main_help[] =
 	"  schema                     print the JSON Schema (Draft 2020-12) of the config\n"
 	"  init [DIR] [--preset untrusted-agent] [--force] [--dry-run]\n"
 	"                             write a commented starter agentguard.yaml\n"
+	"  preflight CONFIG [--json] [--docker PATH]\n"
+	"                             verify Docker can enforce the contained boundary\n"
+	"  render CONFIG [--workspace DIR] -- ARGV...  print the docker argv (dry run)\n"
 	"  help [COMMAND]             show help for a command\n"
 	"\n"
 	"Options:\n"
@@ -48,6 +51,8 @@ static const struct command commands[] = {
 	{"validate", ag_cmd_validate},
 	{"schema", ag_cmd_schema},
 	{"init", ag_cmd_init},
+	{"render", ag_cmd_render},
+	{"preflight", ag_cmd_preflight},
 };
 
 static const struct command *find_command(const char *name)

@@ -74,6 +74,160 @@
 /* Largest existing .gitignore that init will read and extend. */
 #define AG_GITIGNORE_MAX_BYTES (1024 * 1024)
 
+
+/* ---- workspace lifecycle (issue 4; upstream-reference 6.2) ---- */
+/* Most entries (files, directories, symlinks) walked in one tree; protects
+ * memory and time of prepare and capture. */
+#define AG_WS_MAX_ENTRIES 100000
+/* Largest single regular file copied or hashed (64 MiB); protects disk and time. */
+#define AG_WS_MAX_FILE_BYTES (64ULL * 1024 * 1024)
+/* Sum of regular-file sizes in one tree (1 GiB); protects disk and time. */
+#define AG_WS_MAX_TOTAL_BYTES (1024ULL * 1024 * 1024)
+/* Longest symlink target read; protects the bounded readlinkat buffer. */
+#define AG_WS_MAX_SYMLINK_TARGET_BYTES 4096
+/* Longest relative path inside the tree, in bytes; protects path buffers. */
+#define AG_WS_MAX_PATH_BYTES 4096
+/* Deepest directory nesting; the walk holds one fd per level, so this
+ * protects the fd table and the recursion stack. */
+#define AG_WS_MAX_DEPTH 256
+/* Baseline file text retained in evidence for exact line diffs (8 MiB);
+ * files beyond the budget get line evidence "incomplete". */
+#define AG_WS_MAX_TEXT_BYTES (8ULL * 1024 * 1024)
+/* Largest current file that capture reads back for a line diff; larger
+ * files get line evidence "incomplete". Protects capture memory. */
+#define AG_WS_DIFF_MAX_FILE_BYTES (8ULL * 1024 * 1024)
+/* Most lines on either side of one diff; protects the Myers V array. */
+#define AG_WS_DIFF_MAX_LINES 1000000
+/* Work budget (diagonal steps) of one Myers diff; past it the line
+ * evidence is "incomplete" instead of a slow capture. */
+#define AG_WS_DIFF_MAX_COST 200000000ULL
+/* Largest serialized baseline (evidence/baseline.txt) read back; protects
+ * capture memory. 100,000 entries at the longest paths fit. */
+#define AG_WS_BASELINE_MAX_BYTES (256ULL * 1024 * 1024)
+/* Largest evidence/workspace-metadata.json read back by capture/cleanup. */
+#define AG_WS_METADATA_MAX_BYTES (1024 * 1024)
+/* Longest workspace (run) id; it is one path component. */
+#define AG_WS_ID_MAX 64
+/* Most writable paths in the ownership metadata. */
+#define AG_WS_MAX_WRITABLE_PATHS 64
+/* git output (HEAD, porcelain status) captured per call; protects memory. */
+#define AG_WS_GIT_OUTPUT_MAX_BYTES (32 * 1024 * 1024)
+/* Wall-clock limit for one git call; a hostile repo cannot stall prepare. */
+#define AG_WS_GIT_TIMEOUT_MS 30000
+/* Most git status entries recorded in the baseline. */
+#define AG_WS_GIT_STATUS_MAX_ENTRIES 200000
+/* Most symlinks followed while resolving one link inside the tree (as
+ * Linux's own 40); protects against link loops. */
+#define AG_WS_SYMLINK_MAX_HOPS 40
+/* Longest path echoed in an error message (after escaping). */
+#define AG_WS_DISPLAY_PATH_BYTES 160
+
+/* ---- process runner / docker (src/lib/base/proc.c, src/lib/docker) ---- */
+/* SIGTERM-to-SIGKILL grace after a timeout or cancel when the caller passes
+ * kill_grace_ms 0; long enough for docker to stop cleanly, short enough that a
+ * stuck child cannot stall AgentGuard. */
+#define AG_PROC_KILL_GRACE_DEFAULT_MS 2000
+/* After the direct child exits, how long processes it left in its group may
+ * keep its stdout/stderr pipes open before the group is killed (capped by the
+ * deadline). Protects against a background grandchild hanging the runner. */
+#define AG_PROC_ORPHAN_DRAIN_MS 2000
+/* After the final SIGKILL, how long the runner still reads what is buffered in
+ * the pipes before closing them; a process that left the group (setsid) can
+ * hold a pipe forever, so this bounds the very last wait. */
+#define AG_PROC_FINAL_DRAIN_MS 500
+/* Longest interval between two should_cancel polls and between two deadline
+ * checks; the cancel latency. */
+#define AG_PROC_POLL_MS 100
+/* One read() from a child pipe; fixed stack buffer, the caps bound the total. */
+#define AG_PROC_READ_CHUNK 16384
+
+/* `docker --version` output read to find the client version; the line is
+ * about 50 bytes, anything longer is not a docker client we understand. */
+#define AG_DOCKER_VERSION_OUTPUT_MAX 256
+/* Longest client version token kept ("27.5.1", "24.0.7+dfsg1"). */
+#define AG_DOCKER_VERSION_TOKEN_MAX 64
+/* Wall clock for one docker control call (version, inspect, stop, rm);
+ * upstream used 5 s. A hung daemon cannot stall AgentGuard longer. */
+#define AG_DOCKER_CONTROL_TIMEOUT_MS 5000
+/* stdout kept from a docker control call (container id, status lines). */
+#define AG_DOCKER_CONTROL_OUTPUT_MAX 4096
+/* stdout kept from one docker inspect call (one object of JSON). */
+#define AG_DOCKER_INSPECT_OUTPUT_MAX 65536
+/* stderr kept from any docker call, for a bounded, sanitized diagnostic. */
+#define AG_DOCKER_STDERR_MAX 4096
+
+/* ---- rendered docker argv (src/lib/docker/exec_spec.c) ---- */
+/* Container name "agentguard-" + 1..63 chars; Docker's own limit is larger. */
+#define AG_CONTAINER_NAME_MAX 74
+/* Longest container path (workspace, tmpfs, entrypoint); these are short,
+ * fixed-role paths, never data. */
+#define AG_CONTAINER_PATH_MAX 256
+/* Longest host path of the bind-mounted workspace (Linux PATH_MAX). */
+#define AG_HOST_PATH_MAX 4096
+/* Most AgentGuard-owned labels on one container (owner, run id, test...). */
+#define AG_RENDER_MAX_LABELS 16
+/* Longest label key ("agentguard.contained-run.id") and value. */
+#define AG_LABEL_KEY_MAX 64
+#define AG_LABEL_VALUE_MAX 128
+/* Most elements of the contained child argv; Linux allows far more, but an
+ * agent command line has a handful. Protects memory and the rendered output. */
+#define AG_CHILD_ARGV_MAX_ITEMS 4096
+/* Longest single child argv element: Linux MAX_ARG_STRLEN (32 pages) - 1,
+ * so a rendered argv never fails at exec time for one huge element. */
+#define AG_CHILD_ARG_MAX_BYTES (128 * 1024 - 1)
+/* Sum of child argv element sizes (incl. NULs): a quarter of the usual 2 MiB
+ * ARG_MAX, leaving room for the docker flags and the environment. */
+#define AG_CHILD_ARGV_MAX_BYTES (512 * 1024)
+
+/* ---- Docker capability preflight (upstream-reference 4; contract: Docker Capability Preflight) ---- */
+/* Largest docker JSON answer parsed (version, info, inspect); protects memory
+ * and parse time from a hostile or confused client/daemon. */
+#define AG_PF_JSON_MAX_BYTES (64 * 1024)
+/* Deepest JSON nesting accepted in a docker answer; protects the recursive
+ * bound walker (docker's own answers nest about 6 deep). */
+#define AG_PF_JSON_MAX_DEPTH 32
+/* Most items in any one JSON array or object of a docker answer. */
+#define AG_PF_JSON_MAX_ITEMS 512
+/* Longest JSON string in a docker answer (bytes). */
+#define AG_PF_JSON_MAX_STRING 65536
+/* Wall-clock limit of one docker control call (version, info, inspect, create,
+ * rm); a hung daemon cannot stall the preflight. Same value as
+ * AG_DOCKER_CONTROL_TIMEOUT_MS, kept separate so the preflight can be tuned. */
+#define AG_PF_DOCKER_TIMEOUT_MS 5000
+/* Wall-clock limit of the probe run (`docker start -a`): one container start
+ * plus a few busybox commands; 0.3 s measured, 15 s budget for slow hosts. */
+#define AG_PF_PROBE_TIMEOUT_MS 15000
+/* Captured stdout of the probe script (one fixed JSON line). */
+#define AG_PF_PROBE_OUTPUT_MAX_BYTES 4096
+/* Longest diagnostic in evidence or on a terminal (contract: bounded). */
+#define AG_PF_DIAGNOSTIC_MAX_BYTES 512
+/* Largest serialized preflight evidence object; protects reports. */
+#define AG_PF_EVIDENCE_MAX_BYTES (64 * 1024)
+/* Oldest Docker API with --read-only plus --tmpfs options (Docker 1.13). */
+#define AG_PF_MIN_API_MAJOR 1
+#define AG_PF_MIN_API_MINOR 25
+
+/* ---- contained-run ---- */
+
+/* Most AgentGuard-labelled containers listed in one residue inventory; more
+ * fails closed (an inventory we cannot read whole proves nothing). */
+#define AG_RUN_RESIDUE_MAX 256
+/* Extra wall-clock time for `docker start -a` beyond the agent timeout, so the
+ * client's own exit is seen before AgentGuard kills it. */
+#define AG_RUN_START_SLACK_MS 2000
+/* Bytes of the run id's random suffix (hex digits = 2x). */
+#define AG_RUN_ID_RANDOM_BYTES 4
+/* Largest contained-run.json written (canonical, bounded). */
+#define AG_RUN_ARTIFACT_MAX_BYTES (16 * 1024 * 1024)
+/* Most changed paths listed in an artifact; the counts stay exact. */
+#define AG_RUN_CHANGED_LIST_MAX 1000
+/* Most differing paths recorded by the source integrity check. */
+#define AG_RUN_SOURCE_DIFF_MAX 100
+/* Largest ownership marker or artifact read back by `agentguard cleanup`. */
+#define AG_RUN_MARKER_MAX_BYTES 8192
+/* Most run directories examined by one `agentguard cleanup`. */
+#define AG_RUN_CLEANUP_SCAN_MAX 4096
+
 _Static_assert(AG_CONFIG_MAX_DEPTH <= 128, "walkers recurse once per level");
 _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed defaults");
 

@@ -1,0 +1,121 @@
+#include "lib/base/ag.h"
+#include "cli/cli.h"
+#include "lib/base/error.h"
+#include "lib/config/config.h"
+#include "lib/docker/preflight.h"
+
+#include <jansson.h>
+
+static const char help[] =
+    "Usage: agentguard preflight CONFIG [--json] [--docker PATH]\n"
+    "\n"
+    "Verify, before any agent runs, that the local Docker Engine can give\n"
+    "CONFIG's contained_execution boundary: the client and daemon answer\n"
+    "(bounded JSON), the engine is Linux (Docker Desktop only for a\n"
+    "docker-desktop-experimental plan), the network, resource limits,\n"
+    "read-only root and tmpfs are supported, the digest-pinned image is\n"
+    "present locally (never pulled), and a probe container created with the\n"
+    "same controls shows every one of them on inspection by its immutable id.\n"
+    "The probe then runs one fixed /bin/sh script as the required uid:gid\n"
+    "(never the image entrypoint or anything from the repository) and is\n"
+    "removed by id; its absence is verified.\n"
+    "\n"
+    "Prints 'Docker preflight: STATUS; claim: CLAIM' and each failed check,\n"
+    "or with --json the canonical evidence object.\n"
+    "STATUS is supported, experimental, unavailable or unsafe.\n"
+    "\n"
+    "Options:\n"
+    "  --json         print the evidence JSON on stdout\n"
+    "  --docker PATH  the Docker client to use (absolute; root-owned, not\n"
+    "                 writable by others); default /usr/bin/docker, then\n"
+    "                 /usr/local/bin/docker\n"
+    "  -h, --help     show this help\n"
+    "\n"
+    "Exit codes: 0 supported or experimental, 3 unavailable or unsafe,\n"
+    "2 config or usage error.\n";
+
+static void print_text(const struct ag_preflight_result *r)
+{
+	printf("Docker preflight: %s; claim: %s\n", ag_pf_status_name(r->status),
+	       ag_pf_claim_name(r->claim));
+	const json_t *checks = json_object_get(r->evidence, "checks");
+	size_t i;
+	const json_t *c;
+	json_array_foreach(checks, i, c)
+	{
+		if (json_is_true(json_object_get(c, "passed")))
+			continue;
+		const char *name = json_string_value(json_object_get(c, "name"));
+		const char *status = json_string_value(json_object_get(c, "status"));
+		const char *reason = json_string_value(json_object_get(c, "reason"));
+		const char *diag = json_string_value(json_object_get(c, "diagnostic"));
+		printf("  failed: %s: %s: ", name ? name : "?", status ? status : "?");
+		ag_cli_put_sanitized(stdout, diag ? diag : "");
+		printf(" [%s]\n", reason ? reason : "preflight.unknown");
+	}
+	const char *cleanup =
+	    json_string_value(json_object_get(json_object_get(r->evidence, "cleanup"), "status"));
+	if (cleanup && strcmp(cleanup, "not_created") != 0)
+		printf("  probe cleanup: %s\n", cleanup);
+}
+
+int ag_cmd_preflight(int argc, char **argv)
+{
+	const char *path = NULL, *docker = NULL;
+	bool as_json = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(help, stdout);
+			return AG_EXIT_PASS;
+		}
+		if (strcmp(a, "--json") == 0) {
+			as_json = true;
+		} else if (strcmp(a, "--docker") == 0) {
+			if (i + 1 >= argc)
+				return ag_cli_usage("preflight", "--docker needs a PATH");
+			if (docker)
+				return ag_cli_usage("preflight", "--docker given twice");
+			docker = argv[++i];
+		} else if (strncmp(a, "--docker=", 9) == 0) {
+			if (docker)
+				return ag_cli_usage("preflight", "--docker given twice");
+			docker = a + 9;
+		} else if (strcmp(a, "--") == 0 && i + 1 < argc && !path) {
+			path = argv[++i];
+		} else if (a[0] == '-' && a[1]) {
+			return ag_cli_usage("preflight", "unknown option '%s'", a);
+		} else if (path) {
+			return ag_cli_usage("preflight", "only one CONFIG may be given");
+		} else {
+			path = a;
+		}
+	}
+	if (!path)
+		return ag_cli_usage("preflight", "missing CONFIG argument");
+	if (docker && docker[0] != '/')
+		return ag_cli_usage("preflight", "--docker PATH must be absolute");
+
+	_cleanup_err_ struct ag_error *err = NULL;
+	_cleanup_config_ struct ag_config *c = NULL;
+	if (ag_config_load(path, &c, &err) < 0) {
+		ag_cli_print_error(err);
+		return AG_EXIT_CONFIG;
+	}
+	struct ag_preflight_opts opts = AG_PREFLIGHT_OPTS_INIT;
+	opts.docker_path = docker;
+	_cleanup_preflight_result_ struct ag_preflight_result r;
+	ag_preflight_result_init(&r);
+	if (ag_preflight_run(c, NULL, &opts, &r, &err) < 0) {
+		ag_cli_print_error(err);
+		return err->code == AG_E_USAGE ? AG_EXIT_CONFIG : AG_EXIT_PREFLIGHT;
+	}
+	if (as_json) {
+		char *s = ag_preflight_evidence_dump(r.evidence);
+		puts(s);
+		free(s);
+	} else {
+		print_text(&r);
+	}
+	return ag_preflight_passed(&r) ? AG_EXIT_PASS : AG_EXIT_PREFLIGHT;
+}

@@ -1,0 +1,89 @@
+/*
+ * container.h: one AgentGuard-owned container, bound to the immutable id
+ * Docker returned and to owner labels, from create to verified absence.
+ *
+ * Cleanup never selects a container by name alone: every step acts on the
+ * 64-hex id, and the id is acted on only while inspection shows our name
+ * and every owner label (CONTRACT: cleanup.identity_bound).
+ */
+#ifndef AG_CONTAINER_H
+#define AG_CONTAINER_H
+
+#include "lib/base/ag.h"
+#include "lib/base/proc.h"
+#include "lib/docker/inspect.h"
+
+#include <jansson.h>
+
+struct ag_docker_cli;
+struct ag_error;
+
+/* Who a container must be to be ours. */
+struct ag_container_owner {
+	const char *name; /* container name without the leading '/' */
+	const struct ag_label_expect *labels;
+	size_t n_labels;
+};
+
+/*
+ * `docker container inspect -- WHAT`: 1 absent ("no such container" and no
+ * object), 0 present (*obj set when obj != NULL, owned by the caller),
+ * -1 ambiguous (timeout, malformed or contradictory answer).
+ */
+int ag_container_lookup(const struct ag_docker_cli *cli, const char *what, unsigned timeout_ms,
+			json_t **obj);
+
+/* True when the inspected object has this id, our name and every label. */
+bool ag_container_owned(const json_t *v, const char *id, const struct ag_container_owner *o);
+
+/*
+ * `docker create ARGV...` (argv from ag_render_argv in CREATE mode, which
+ * starts with "create"). On success *id is the 64-hex id Docker printed
+ * (exactly one line on stdout). Failures: AG_E_DOCKER with
+ * docker.create.failed or docker.create.bad_id; a diagnostic is never
+ * copied from Docker's output.
+ */
+int ag_container_create(const struct ag_docker_cli *cli, const struct ag_strv *argv,
+			unsigned timeout_ms, char **id, struct ag_error **err);
+
+/* Cleanup outcomes (contract: Containment Evidence, cleanup states). */
+enum ag_cleanup_state {
+	AG_CLEANUP_NOT_CREATED = 0,
+	AG_CLEANUP_REMOVED,
+	AG_CLEANUP_ALREADY_ABSENT,
+	AG_CLEANUP_CLEANLY_TERMINATED,
+	AG_CLEANUP_FORCE_KILLED,
+	AG_CLEANUP_INCOMPLETE,		   /* "cleanup_incomplete" */
+	AG_CLEANUP_VERIFICATION_UNAVAILABLE,
+};
+
+const char *ag_cleanup_state_name(enum ag_cleanup_state s);
+/* removed, already_absent, cleanly_terminated, force_killed, not_created */
+bool ag_cleanup_state_complete(enum ag_cleanup_state s);
+
+struct ag_cleanup_result {
+	enum ag_cleanup_state state;
+	bool attempted;
+	bool liveness_verified; /* absence confirmed by inspection */
+	const char *message;	/* static, sanitized */
+};
+
+/*
+ * The cleanup state machine, always by id: inspect; if running, `docker
+ * stop --time 2`; inspect; if still running, `docker kill`; inspect; `docker
+ * rm`; inspect must say absent. A container that stops being ours (name or
+ * labels differ) is never touched: verification_unavailable.
+ */
+void ag_container_cleanup(const struct ag_docker_cli *cli, const char *id,
+			  const struct ag_container_owner *owner, unsigned timeout_ms,
+			  struct ag_cleanup_result *out);
+
+/*
+ * Lists the ids of containers carrying label KEY=VALUE (`docker ps -a
+ * --filter label=KEY=VALUE --no-trunc --format {{.ID}}`), bounded to
+ * AG_RUN_RESIDUE_MAX ids. -1 when the answer is unavailable or malformed.
+ */
+int ag_container_list_labelled(const struct ag_docker_cli *cli, const char *key,
+			       const char *value, unsigned timeout_ms, struct ag_strv *ids);
+
+#endif

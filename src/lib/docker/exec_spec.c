@@ -1,0 +1,501 @@
+/*
+ * exec_spec.c: typed Docker execution spec -> validated, deterministic argv
+ * (exec_spec.h, docs/docker-argv.md).
+ */
+#include "lib/base/ag.h"
+#include "lib/docker/exec_spec.h"
+#include "lib/base/bounds.h"
+#include "lib/base/error.h"
+#include "lib/config/env_allowlist.h"
+#include "lib/config/imageref.h"
+
+#include <inttypes.h>
+#include <math.h> /* isfinite only: no libm */
+
+#define FAIL(reason, ...) ag_err(err, AG_E_CONFIG, 0, reason, __VA_ARGS__)
+
+/* ^[1-9][0-9]*[kKmMgG]?$ within [min, max] bytes (k = 1024). */
+static bool size_ok(const char *s, int64_t min, int64_t max)
+{
+	if (!s || s[0] < '1' || s[0] > '9' || strlen(s) > AG_SIZE_STRING_MAX)
+		return false;
+	int64_t v = 0;
+	const char *p = s;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (INT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (*p - '0');
+	}
+	int64_t mul = 1;
+	switch (*p) {
+	case '\0':
+		break;
+	case 'k':
+	case 'K':
+		mul = 1024;
+		p++;
+		break;
+	case 'm':
+	case 'M':
+		mul = 1024 * 1024;
+		p++;
+		break;
+	case 'g':
+	case 'G':
+		mul = 1024 * 1024 * 1024;
+		p++;
+		break;
+	default:
+		return false;
+	}
+	if (*p != '\0' || v > INT64_MAX / mul)
+		return false;
+	v *= mul;
+	return v >= min && v <= max;
+}
+
+static bool has_control(const char *s)
+{
+	return ag_env_value_has_control(s, strlen(s));
+}
+
+/* No "." or ".." segment, no empty segment ("//"), no trailing "/". */
+static bool normalized_abs(const char *p)
+{
+	if (p[0] != '/')
+		return false;
+	const char *seg = p + 1;
+	for (;;) {
+		const char *end = strchr(seg, '/');
+		size_t n = end ? (size_t)(end - seg) : strlen(seg);
+		if (n == 0)
+			return false; /* "//", trailing "/", or "/" itself */
+		if ((n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.'))
+			return false;
+		if (!end)
+			return true;
+		seg = end + 1;
+	}
+}
+
+/* a == b, or a is inside b. */
+static bool path_within(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+	return strncmp(a, b, n) == 0 && (a[n] == '\0' || a[n] == '/');
+}
+
+static int check_container_path(const char *p, const char *what, struct ag_error **err)
+{
+	static const char *const forbidden[] = {"/proc", "/sys", "/dev", "/var/run", "/run", NULL};
+	if (!p || !p[0])
+		return FAIL("render.path.invalid", "%s: a container path is required", what);
+	size_t n = strlen(p);
+	if (n > AG_CONTAINER_PATH_MAX)
+		return FAIL("render.path.invalid", "%s: longer than %d bytes", what,
+			    AG_CONTAINER_PATH_MAX);
+	for (size_t i = 0; i < n; i++) {
+		char c = p[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '/' || c == '-'))
+			return FAIL("render.path.invalid", "%s: must match ^/[A-Za-z0-9._/-]+$",
+				    what);
+	}
+	if (!normalized_abs(p))
+		return FAIL("render.path.invalid",
+			    "%s: must be absolute and normalized (not '/', no '//', '.', '..' "
+			    "or trailing '/')",
+			    what);
+	for (size_t i = 0; forbidden[i]; i++)
+		if (path_within(p, forbidden[i]))
+			return FAIL("render.path.forbidden", "%s: must not be under %s", what,
+				    forbidden[i]);
+	return 0;
+}
+
+static int check_host_path(const char *p, struct ag_error **err)
+{
+	if (p[0] != '/')
+		return FAIL("render.host_path.not_absolute",
+			    "workspace host path must be absolute");
+	if (strlen(p) > AG_HOST_PATH_MAX)
+		return FAIL("render.host_path.invalid_char",
+			    "workspace host path is longer than %d bytes", AG_HOST_PATH_MAX);
+	/* ',' '=' and '"' are --mount field syntax (CSV); controls never belong. */
+	for (const char *c = p; *c; c++)
+		if (*c == ',' || *c == '=' || *c == '"' || (unsigned char)*c < 0x20 ||
+		    (unsigned char)*c == 0x7f)
+			return FAIL("render.host_path.invalid_char",
+				    "workspace host path must not contain ',', '=', '\"' or "
+				    "control characters");
+	if (strcmp(p, "/") == 0)
+		return FAIL("render.host_path.root", "the host root cannot be the workspace");
+	if (!normalized_abs(p))
+		return FAIL("render.host_path.not_normalized",
+			    "workspace host path must be normalized (no '//', '.', '..' or "
+			    "trailing '/')");
+	return 0;
+}
+
+/* ^agentguard-[a-z0-9][a-z0-9_.-]{0,62}$ */
+static bool name_ok(const char *s)
+{
+	static const char prefix[] = "agentguard-";
+	if (strncmp(s, prefix, sizeof(prefix) - 1) != 0)
+		return false;
+	const char *r = s + sizeof(prefix) - 1;
+	size_t n = strlen(r);
+	if (n < 1 || n > 63)
+		return false;
+	if (!((r[0] >= 'a' && r[0] <= 'z') || (r[0] >= '0' && r[0] <= '9')))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!((r[i] >= 'a' && r[i] <= 'z') || (r[i] >= '0' && r[i] <= '9') || r[i] == '_' ||
+		      r[i] == '.' || r[i] == '-'))
+			return false;
+	return true;
+}
+
+/* ^agentguard\.[a-z0-9.-]+$ */
+static bool label_key_ok(const char *s)
+{
+	static const char prefix[] = "agentguard.";
+	size_t n = strlen(s);
+	if (n > AG_LABEL_KEY_MAX || strncmp(s, prefix, sizeof(prefix) - 1) != 0 ||
+	    n == sizeof(prefix) - 1)
+		return false;
+	for (const char *c = s + sizeof(prefix) - 1; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+		      *c == '-'))
+			return false;
+	return true;
+}
+
+/* ^[A-Za-z0-9._:-]{1,128}$ */
+static bool label_value_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > AG_LABEL_VALUE_MAX)
+		return false;
+	for (const char *c = s; *c; c++)
+		if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+		      (*c >= '0' && *c <= '9') || *c == '.' || *c == '_' || *c == ':' || *c == '-'))
+			return false;
+	return true;
+}
+
+static size_t name_len(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	return eq ? (size_t)(eq - entry) : strlen(entry);
+}
+
+/* Orders "NAME=VALUE" entries by NAME (not by the whole string: "A1=" < "A="
+ * bytewise, but the name "A" sorts before "A1"). */
+static int env_cmp(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	size_t nx = name_len(x), ny = name_len(y);
+	int c = memcmp(x, y, nx < ny ? nx : ny);
+	if (c)
+		return c;
+	return nx < ny ? -1 : nx > ny;
+}
+
+static int label_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct ag_label *)a)->key, ((const struct ag_label *)b)->key);
+}
+
+/* CONTRACT: env.allowlist (renderer re-validation: 36 entries, names,
+ * unique, values <= 4096 without controls, 16384 bytes). */
+static int check_env(const struct ag_exec_spec *s, struct ag_error **err)
+{
+	if (s->n_env > AG_ENV_RENDER_MAX_ENTRIES - AG_ARRAY_SIZE(ag_env_defaults))
+		return FAIL("render.env.too_many", "more than %d environment entries",
+			    AG_ENV_MAX_ENTRIES);
+	size_t total = 0;
+	for (size_t i = 0; i < s->n_env; i++) {
+		const char *e = s->env[i];
+		if (!e || !strchr(e, '='))
+			return FAIL("render.env.malformed",
+				    "environment entry %zu is not NAME=VALUE", i + 1);
+		size_t nl = name_len(e);
+		_cleanup_free_ char *name = ag_xstrndup(e, nl);
+		if (nl == 0 || nl > AG_ENV_NAME_MAX || !ag_env_name_valid(name))
+			return FAIL("render.env.name_invalid",
+				    "environment entry %zu: name must match ^[A-Z_][A-Z0-9_]*$ "
+				    "(at most %d characters)",
+				    i + 1, AG_ENV_NAME_MAX);
+		if (ag_env_name_reserved(name))
+			return FAIL("render.env.reserved",
+				    "environment name '%s' is reserved (fixed defaults and host "
+				    "control names cannot be set)",
+				    name);
+		for (size_t j = 0; j < i; j++)
+			if (name_len(s->env[j]) == nl && strncasecmp(s->env[j], e, nl) == 0)
+				return FAIL("render.env.duplicate",
+					    "environment name '%s' appears twice", name);
+		const char *v = e + nl + 1;
+		size_t vl = strlen(v);
+		if (vl > AG_ENV_VALUE_MAX || has_control(v))
+			return FAIL("render.env.value_invalid",
+				    "environment value of '%s' is longer than %d bytes or has "
+				    "control characters",
+				    name, AG_ENV_VALUE_MAX);
+		total += nl + 1 + vl;
+		if (total > AG_ENV_TOTAL_BYTES)
+			return FAIL("render.env.total", "configured environment exceeds %d bytes",
+				    AG_ENV_TOTAL_BYTES);
+	}
+	return 0;
+}
+
+int ag_exec_spec_validate(const struct ag_exec_spec *s, struct ag_error **err)
+{
+	/* image */
+	if (!s->image || !s->image[0])
+		return FAIL("render.image.invalid", "an image reference is required");
+	if (s->image[0] == '-')
+		return FAIL("render.image.option_like", "image reference must not start with '-'");
+	struct ag_image_ref ref = {0};
+	struct ag_error *e = NULL;
+	if (ag_image_ref_parse(s->image, &ref, &e) < 0) {
+		ag_error_free(e);
+		return FAIL("render.image.invalid", "image reference is not valid");
+	}
+	bool pinned = ag_image_ref_pinned(&ref);
+	ag_image_ref_release(&ref);
+	if (!pinned)
+		return FAIL("render.image.not_pinned",
+			    "image reference must be pinned by digest (@sha256:...)");
+
+	/* identity and limits (CONTRACT: container.nonroot, container.limits) */
+	if (s->network != AG_NET_NONE && s->network != AG_NET_BRIDGE)
+		return FAIL("render.network.invalid", "network must be none or bridge");
+	if (s->uid < AG_CE_UID_MIN || s->uid > AG_CE_UID_MAX)
+		return FAIL("render.uid.invalid", "uid must be 1..%d", AG_CE_UID_MAX);
+	if (s->gid < AG_CE_UID_MIN || s->gid > AG_CE_UID_MAX)
+		return FAIL("render.gid.invalid", "gid must be 1..%d", AG_CE_UID_MAX);
+	if (!isfinite(s->cpu_limit) || s->cpu_limit < AG_CE_CPU_MIN || s->cpu_limit > AG_CE_CPU_MAX)
+		return FAIL("render.cpu.invalid", "cpu limit must be a number in 0.1..8");
+	if (!size_ok(s->memory_limit, AG_CE_MEMORY_MIN, AG_CE_MEMORY_MAX))
+		return FAIL("render.memory.invalid",
+			    "memory limit must be a size string ^[1-9][0-9]*[kKmMgG]?$ in "
+			    "64m..16g");
+	if (s->pids_limit < AG_CE_PIDS_MIN || s->pids_limit > AG_CE_PIDS_MAX)
+		return FAIL("render.pids.invalid", "pids limit must be %d..%d", AG_CE_PIDS_MIN,
+			    AG_CE_PIDS_MAX);
+	if (!size_ok(s->tmpfs_size, AG_CE_TMPFS_MIN, AG_CE_TMPFS_MAX))
+		return FAIL("render.tmpfs.size_invalid",
+			    "tmpfs size must be a size string in 64k..4g");
+	if (s->workspace_tmpfs_size &&
+	    !size_ok(s->workspace_tmpfs_size, AG_CE_TMPFS_MIN, AG_CE_TMPFS_MAX))
+		return FAIL("render.tmpfs.size_invalid",
+			    "workspace tmpfs size must be a size string in 64k..4g");
+
+	/* paths (CONTRACT: workspace.single_mount) */
+	if (check_container_path(s->tmpfs_path, "tmpfs path", err) < 0 ||
+	    check_container_path(s->workspace_container_path, "workspace path", err) < 0)
+		return -1;
+	if (path_within(s->tmpfs_path, s->workspace_container_path) ||
+	    path_within(s->workspace_container_path, s->tmpfs_path))
+		return FAIL("render.path.overlap",
+			    "tmpfs path and workspace path must differ and not be nested");
+	if (s->entrypoint && check_container_path(s->entrypoint, "entrypoint", err) < 0)
+		return -1;
+	if (s->workspace_host_path && check_host_path(s->workspace_host_path, err) < 0)
+		return -1;
+
+	/* name and labels */
+	if (s->container_name && !name_ok(s->container_name))
+		return FAIL("render.name.invalid",
+			    "container name must match ^agentguard-[a-z0-9][a-z0-9_.-]{0,62}$");
+	if (s->n_labels > AG_RENDER_MAX_LABELS)
+		return FAIL("render.label.too_many", "more than %d labels", AG_RENDER_MAX_LABELS);
+	for (size_t i = 0; i < s->n_labels; i++) {
+		const struct ag_label *l = &s->labels[i];
+		if (!l->key || !label_key_ok(l->key))
+			return FAIL("render.label.key_invalid",
+				    "label key must match ^agentguard\\.[a-z0-9.-]+$ (at most %d "
+				    "bytes)",
+				    AG_LABEL_KEY_MAX);
+		if (!l->value || !label_value_ok(l->value))
+			return FAIL("render.label.value_invalid",
+				    "label value must match ^[A-Za-z0-9._:-]{1,%d}$",
+				    AG_LABEL_VALUE_MAX);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->labels[j].key, l->key) == 0)
+				return FAIL("render.label.duplicate", "label '%s' appears twice",
+					    l->key);
+	}
+
+	if (check_env(s, err) < 0)
+		return -1;
+
+	/* child argv: verbatim, bounded */
+	if (!s->command || s->n_command == 0)
+		return FAIL("render.argv.empty", "the contained command is empty");
+	if (s->n_command > AG_CHILD_ARGV_MAX_ITEMS)
+		return FAIL("render.argv.too_long", "the contained command has more than %d items",
+			    AG_CHILD_ARGV_MAX_ITEMS);
+	size_t total = 0;
+	for (size_t i = 0; i < s->n_command; i++) {
+		if (!s->command[i])
+			return FAIL("render.argv.empty", "contained command item %zu is missing",
+				    i + 1);
+		size_t n = strlen(s->command[i]);
+		if (n > AG_CHILD_ARG_MAX_BYTES)
+			return FAIL("render.argv.too_long",
+				    "contained command item %zu is longer than %d bytes", i + 1,
+				    AG_CHILD_ARG_MAX_BYTES);
+		total += n + 1;
+		if (total > AG_CHILD_ARGV_MAX_BYTES)
+			return FAIL("render.argv.too_long",
+				    "contained command is longer than %d bytes",
+				    AG_CHILD_ARGV_MAX_BYTES);
+	}
+	if (!s->command[0][0])
+		return FAIL("render.argv.first_empty",
+			    "the contained command's program must not be empty");
+	return 0;
+}
+
+char *ag_render_cpus(double cpus)
+{
+	/* Called with validated limits (0.1..8), so the cast cannot overflow. */
+	if (cpus > -1e15 && cpus < 1e15 && (double)(long long)cpus == cpus)
+		return ag_xasprintf("%lld", (long long)cpus);
+	char *s = ag_xasprintf("%.6f", cpus);
+	size_t n = strlen(s);
+	while (n > 0 && s[n - 1] == '0')
+		s[--n] = '\0';
+	if (n > 0 && s[n - 1] == '.')
+		s[--n] = '\0';
+	return s;
+}
+
+int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struct ag_strv *out,
+		   struct ag_error **err)
+{
+	if (ag_exec_spec_validate(s, err) < 0)
+		return -1;
+	struct ag_strv a = AG_STRV_INIT;
+	if (mode == AG_RENDER_CREATE) {
+		ag_strv_push(&a, "create");
+	} else {
+		ag_strv_push(&a, "run");
+		ag_strv_push(&a, "--rm");
+	}
+	if (s->container_name) {
+		ag_strv_push(&a, "--name");
+		ag_strv_push(&a, s->container_name);
+	}
+	ag_strv_push(&a, "--network");
+	ag_strv_push(&a, ag_network_name(s->network));
+	ag_strv_push(&a, "--security-opt");
+	ag_strv_push(&a, "no-new-privileges");
+	ag_strv_push(&a, "--cap-drop");
+	ag_strv_push(&a, "ALL");
+	/* The daemon default is the host cgroup namespace on cgroup v1. */
+	ag_strv_push(&a, "--cgroupns");
+	ag_strv_push(&a, "private");
+	ag_strv_push(&a, "--pids-limit");
+	ag_strv_pushf(&a, "%" PRId64, s->pids_limit);
+	ag_strv_push(&a, "--memory");
+	ag_strv_push(&a, s->memory_limit);
+	/* Equal to --memory: no swap beyond the memory limit. */
+	ag_strv_push(&a, "--memory-swap");
+	ag_strv_push(&a, s->memory_limit);
+	ag_strv_push(&a, "--cpus");
+	ag_strv_push_owned(&a, ag_render_cpus(s->cpu_limit));
+	ag_strv_push(&a, "--read-only");
+	ag_strv_push(&a, "--tmpfs");
+	ag_strv_pushf(&a,
+		      "%s:rw,noexec,nosuid,nodev,size=%s,uid=%" PRId64 ",gid=%" PRId64 ",mode=700",
+		      s->tmpfs_path, s->tmpfs_size, s->uid, s->gid);
+	if (s->workspace_host_path) {
+		ag_strv_push(&a, "--mount");
+		ag_strv_pushf(&a, "type=bind,source=%s,target=%s", s->workspace_host_path,
+			      s->workspace_container_path);
+	} else {
+		ag_strv_push(&a, "--tmpfs");
+		ag_strv_pushf(&a,
+			      "%s:rw,noexec,nosuid,nodev,size=%s,uid=%" PRId64 ",gid=%" PRId64
+			      ",mode=700",
+			      s->workspace_container_path,
+			      s->workspace_tmpfs_size ? s->workspace_tmpfs_size : s->tmpfs_size,
+			      s->uid, s->gid);
+	}
+	ag_strv_push(&a, "--workdir");
+	ag_strv_push(&a, s->workspace_container_path);
+	ag_strv_push(&a, "--user");
+	ag_strv_pushf(&a, "%" PRId64 ":%" PRId64, s->uid, s->gid);
+
+	/* CONTRACT: env.defaults (fixed, first-class, sorted with the rest) */
+	size_t n_env = AG_ARRAY_SIZE(ag_env_defaults) + s->n_env;
+	_cleanup_free_ const char **env = ag_xcalloc(n_env, sizeof(*env));
+	for (size_t i = 0; i < AG_ARRAY_SIZE(ag_env_defaults); i++)
+		env[i] = ag_env_defaults[i];
+	for (size_t i = 0; i < s->n_env; i++)
+		env[AG_ARRAY_SIZE(ag_env_defaults) + i] = s->env[i];
+	qsort(env, n_env, sizeof(*env), env_cmp);
+	for (size_t i = 0; i < n_env; i++) {
+		ag_strv_push(&a, "--env");
+		ag_strv_push(&a, env[i]);
+	}
+	if (s->entrypoint) {
+		ag_strv_push(&a, "--entrypoint");
+		ag_strv_push(&a, s->entrypoint);
+	}
+	if (s->n_labels) {
+		_cleanup_free_ struct ag_label *labels = ag_xcalloc(s->n_labels, sizeof(*labels));
+		memcpy(labels, s->labels, s->n_labels * sizeof(*labels));
+		qsort(labels, s->n_labels, sizeof(*labels), label_cmp);
+		for (size_t i = 0; i < s->n_labels; i++) {
+			ag_strv_push(&a, "--label");
+			ag_strv_pushf(&a, "%s=%s", labels[i].key, labels[i].value);
+		}
+	}
+	ag_strv_push(&a, "--");
+	ag_strv_push(&a, s->image);
+	for (size_t i = 0; i < s->n_command; i++)
+		ag_strv_push(&a, s->command[i]);
+
+	for (size_t i = 0; i < a.n; i++)
+		ag_strv_push_owned(out, a.v[i]);
+	free(a.v);
+	return 0;
+}
+
+int ag_exec_spec_from_config(const struct ag_config *c, const struct ag_exec_inputs *in,
+			     struct ag_exec_spec *out, struct ag_error **err)
+{
+	const struct ag_contained *ce = &c->contained;
+	if (!ce->present)
+		return FAIL("render.config.not_contained",
+			    "the config has no contained_execution block");
+	*out = (struct ag_exec_spec){
+	    .image = c->sandbox.image,
+	    .network = ce->network,
+	    .uid = ce->required_uid,
+	    .gid = ce->required_gid,
+	    .cpu_limit = ce->cpu_limit,
+	    .memory_limit = ce->memory_limit,
+	    .pids_limit = ce->pids_limit,
+	    .tmpfs_path = AG_EXEC_TMPFS_PATH,
+	    .tmpfs_size = ce->tmpfs_size,
+	    .workspace_host_path = in->workspace_host_path,
+	    .workspace_container_path = AG_EXEC_WORKSPACE_PATH,
+	    .workspace_tmpfs_size = NULL,
+	    .container_name = in->container_name,
+	    .entrypoint = in->entrypoint,
+	    .env = in->env,
+	    .n_env = in->n_env,
+	    .labels = in->labels,
+	    .n_labels = in->n_labels,
+	    .command = in->command,
+	    .n_command = in->n_command,
+	};
+	return ag_exec_spec_validate(out, err);
+}

@@ -1,0 +1,134 @@
+/*
+ * exec_spec.h: the typed Docker execution spec of a contained agent and
+ * its renderer into a deterministic docker argv.
+ *
+ * The spec has a field for every property the contract lets vary and no
+ * field at all for privileged mode, devices, sockets, host namespaces,
+ * extra mounts, capabilities or raw flag strings: the renderer cannot
+ * emit what it cannot represent. Fixed properties (no-new-privileges,
+ * cap-drop ALL, read-only root, the tmpfs options) are constants of the
+ * renderer. ag_render_argv() re-validates every field it renders, so a
+ * spec built by hand is held to the same rules as one built from config.
+ *
+ * Ownership: a spec BORROWS every string and array it points to (from the
+ * config and the caller's inputs); keep them alive while the spec is used.
+ *
+ * The rendered argv (docs/docker-argv.md has the full grammar):
+ *   run --rm | create
+ *   [--name NAME] --network none|bridge --security-opt no-new-privileges
+ *   --cap-drop ALL --pids-limit N --memory SIZE --memory-swap SIZE --cpus X
+ *   --read-only --tmpfs TMP:rw,noexec,nosuid,nodev,size=S,uid=U,gid=G,mode=700
+ *   (--mount type=bind,source=HOST,target=WS | --tmpfs WS:rw,noexec,...)
+ *   --workdir WS --user U:G (--env NAME=VALUE)... [--entrypoint PATH]
+ *   (--label KEY=VALUE)... -- IMAGE CHILD-ARGV...
+ * It is the argument list AFTER the docker executable: element 0 is "run"
+ * or "create", never "docker".
+ */
+#ifndef AG_EXEC_SPEC_H
+#define AG_EXEC_SPEC_H
+
+#include "lib/base/ag.h"
+#include "lib/base/strv.h"
+#include "lib/config/config.h"
+
+struct ag_error;
+
+enum ag_render_mode {
+	AG_RENDER_RUN = 0, /* "run --rm ..." */
+	AG_RENDER_CREATE,  /* "create ..." (no --rm: the caller removes by id) */
+};
+
+struct ag_label {
+	const char *key;   /* ^agentguard\.[a-z0-9.-]+$, <= AG_LABEL_KEY_MAX */
+	const char *value; /* ^[A-Za-z0-9._:-]{1,128}$ */
+};
+
+/* The container paths contained-run uses. */
+#define AG_EXEC_WORKSPACE_PATH "/agentguard-workspace"
+#define AG_EXEC_TMPFS_PATH "/tmp"
+
+struct ag_exec_spec {
+	const char *image; /* digest-pinned reference */
+	enum ag_network network;
+	int64_t uid, gid; /* >= 1 */
+	double cpu_limit;
+	const char *memory_limit; /* Docker size string; --memory-swap gets the same */
+	int64_t pids_limit;
+	const char *tmpfs_path; /* container path of the scratch tmpfs ("/tmp") */
+	const char *tmpfs_size; /* Docker size string */
+	/* Workspace: a bind mount of workspace_host_path, or (NULL) a tmpfs. */
+	const char *workspace_host_path;
+	const char *workspace_container_path;
+	const char *workspace_tmpfs_size; /* NULL: tmpfs_size */
+	const char *container_name;	  /* NULL: no --name */
+	const char *entrypoint;		  /* NULL: the image's own */
+	/*
+	 * Configured environment, "NAME=VALUE", any order (the renderer sorts
+	 * by name). The four fixed defaults (ag_env_defaults) are always
+	 * added by the renderer and cannot be overridden: a configured
+	 * reserved name is refused.
+	 */
+	const char *const *env;
+	size_t n_env;
+	const struct ag_label *labels;
+	size_t n_labels;
+	/* The child argv, verbatim: non-empty, argv[0] non-empty. */
+	const char *const *command;
+	size_t n_command;
+};
+
+/* What contained-run (or render) adds to the validated config. */
+struct ag_exec_inputs {
+	const char *workspace_host_path; /* NULL: tmpfs workspace */
+	const char *container_name;	 /* NULL: none */
+	const char *entrypoint;		 /* NULL: none */
+	const char *const *env;		 /* resolved "NAME=VALUE" entries */
+	size_t n_env;
+	const struct ag_label *labels;
+	size_t n_labels;
+	const char *const *command;
+	size_t n_command;
+};
+
+/*
+ * Builds the spec from a loaded config (contained_execution present and
+ * sandbox.image pinned, which ag_config_load already enforces) and the
+ * inputs, then validates it (same checks as ag_render_argv). Workspace
+ * and tmpfs container paths are AG_EXEC_WORKSPACE_PATH and
+ * AG_EXEC_TMPFS_PATH. Reasons: render.config.not_contained plus every
+ * render.* reason of ag_exec_spec_validate.
+ */
+int ag_exec_spec_from_config(const struct ag_config *c, const struct ag_exec_inputs *in,
+			     struct ag_exec_spec *out, struct ag_error **err);
+
+/*
+ * Checks every field. AG_E_CONFIG with one of these reasons:
+ *   render.image.option_like render.image.invalid render.image.not_pinned
+ *   render.network.invalid render.uid.invalid render.gid.invalid
+ *   render.cpu.invalid render.memory.invalid render.pids.invalid
+ *   render.tmpfs.size_invalid
+ *   render.host_path.not_absolute render.host_path.invalid_char
+ *   render.host_path.not_normalized render.host_path.root
+ *   render.path.invalid render.path.forbidden render.path.overlap
+ *   render.name.invalid
+ *   render.label.key_invalid render.label.value_invalid
+ *   render.label.duplicate render.label.too_many
+ *   render.env.malformed render.env.name_invalid render.env.reserved
+ *   render.env.duplicate render.env.value_invalid render.env.too_many
+ *   render.env.total
+ *   render.argv.empty render.argv.first_empty render.argv.too_long
+ */
+int ag_exec_spec_validate(const struct ag_exec_spec *s, struct ag_error **err);
+
+/*
+ * Validates s and appends the argv (see the header comment) to *out,
+ * which should be empty. On failure *out is left as it was.
+ */
+int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struct ag_strv *out,
+		   struct ag_error **err);
+
+/* "--cpus" value: integer-valued -> "2"; else up to 6 decimals, trailing
+ * zeros trimmed ("1.5", "0.333333"). Returns a heap string. */
+char *ag_render_cpus(double cpus);
+
+#endif

@@ -1,0 +1,1077 @@
+#include "lib/base/ag.h"
+#include "lib/docker/inspect.h"
+#include "lib/base/bounds.h"
+#include "lib/base/error.h"
+#include "lib/docker/docker_json.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+
+const char *ag_pf_status_name(enum ag_pf_status s)
+{
+	switch (s) {
+	case AG_PF_SUPPORTED:
+		return "supported";
+	case AG_PF_EXPERIMENTAL:
+		return "experimental";
+	case AG_PF_UNAVAILABLE:
+		return "unavailable";
+	case AG_PF_UNSAFE:
+		return "unsafe";
+	default:
+		return "unsafe";
+	}
+}
+
+const char *ag_pf_claim_name(enum ag_pf_claim c)
+{
+	switch (c) {
+	case AG_PF_CLAIM_LINUX_ENGINE:
+		return "linux-docker-engine";
+	case AG_PF_CLAIM_DESKTOP_REDUCED:
+		return "docker-desktop-reduced";
+	case AG_PF_CLAIM_NONE:
+	default:
+		return "none";
+	}
+}
+
+/* ---- sanitizer ---- */
+
+static bool is_token_break(char c)
+{
+	return c == ' ' || c == '"' || c == '\'' || c == ',' || c == ';' || c == '(' || c == ')' ||
+	       c == '[' || c == ']' || c == '{' || c == '}' || c == '<' || c == '>';
+}
+
+static bool starts_with_ci(const char *s, const char *pfx)
+{
+	return strncasecmp(s, pfx, strlen(pfx)) == 0;
+}
+
+char *ag_pf_sanitize(const char *in, size_t len)
+{
+	static const char *const schemes[] = {"unix://", "tcp://",  "npipe://", "ssh://",
+					      "fd://",	 "http://", "https://"};
+	/* Pass 1: bytes to printable ASCII, whitespace collapsed. */
+	char *a = ag_xmalloc(len + 1);
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)in[i];
+		char o;
+		if (c < 0x20 || c == 0x7f)
+			o = ' ';
+		else if (c >= 0x80)
+			o = '?';
+		else
+			o = (char)c;
+		if (o == ' ' && (n == 0 || a[n - 1] == ' '))
+			continue;
+		a[n++] = o;
+	}
+	while (n > 0 && a[n - 1] == ' ')
+		n--;
+	a[n] = '\0';
+	/* Pass 2: endpoints, paths and NAME=value, token by token. */
+	size_t cap = n * 2 + 64;
+	char *o = ag_xmalloc(cap);
+	size_t m = 0;
+#define PUT(str)                                                                                   \
+	do {                                                                                       \
+		size_t l_ = strlen(str);                                                           \
+		if (m + l_ + 1 > cap) {                                                            \
+			cap = (m + l_ + 1) * 2;                                                    \
+			o = ag_xrealloc(o, cap);                                                   \
+		}                                                                                  \
+		memcpy(o + m, (str), l_);                                                          \
+		m += l_;                                                                           \
+	} while (0)
+	size_t i = 0;
+	while (i < n) {
+		bool at_start =
+		    i == 0 || is_token_break(a[i - 1]) || a[i - 1] == '=' || a[i - 1] == ':';
+		bool done = false;
+		for (size_t s = 0; s < AG_ARRAY_SIZE(schemes) && !done; s++) {
+			if (starts_with_ci(a + i, schemes[s])) {
+				PUT("<docker-endpoint>");
+				while (i < n && !is_token_break(a[i]))
+					i++;
+				done = true;
+			}
+		}
+		if (done)
+			continue;
+		if (at_start && a[i] == '/') {
+			/* An absolute path of two or more components: private. */
+			size_t j = i + 1;
+			bool second = false;
+			while (j < n && !is_token_break(a[j]) && a[j] != ':') {
+				if (a[j] == '/' && j + 1 < n && !is_token_break(a[j + 1]))
+					second = true;
+				j++;
+			}
+			if (second) {
+				PUT("<path>");
+				i = j;
+				continue;
+			}
+		}
+		if (at_start && (isupper((unsigned char)a[i]) || a[i] == '_')) {
+			size_t j = i;
+			while (j < n && (isupper((unsigned char)a[j]) ||
+					 isdigit((unsigned char)a[j]) || a[j] == '_'))
+				j++;
+			if (j < n && a[j] == '=') {
+				char save = a[j + 1];
+				a[j + 1] = '\0';
+				PUT(a + i);
+				a[j + 1] = save;
+				PUT("<redacted>");
+				i = j + 1;
+				while (i < n && a[i] != ' ')
+					i++;
+				continue;
+			}
+		}
+		char one[2] = {a[i], '\0'};
+		PUT(one);
+		i++;
+	}
+#undef PUT
+	free(a);
+	if (m > AG_PF_DIAGNOSTIC_MAX_BYTES)
+		m = AG_PF_DIAGNOSTIC_MAX_BYTES;
+	o[m] = '\0';
+	return o;
+}
+
+/* ---- findings ---- */
+
+void ag_pf_findings_add(struct ag_pf_findings *f, const char *control, enum ag_pf_verdict verdict,
+			const char *reason, const char *fmt, ...)
+{
+	char *raw = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&raw, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	if (f->n == f->alloc) {
+		f->alloc = f->alloc ? f->alloc * 2 : 8;
+		f->v = ag_xrealloc(f->v, f->alloc * sizeof(*f->v));
+	}
+	f->v[f->n++] = (struct ag_pf_finding){
+	    .control = control,
+	    .reason = reason,
+	    .verdict = verdict,
+	    .detail = ag_pf_sanitize(raw, strlen(raw)),
+	};
+	free(raw);
+}
+
+enum ag_pf_verdict ag_pf_findings_worst(const struct ag_pf_findings *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->v[i].verdict == AG_PF_V_UNSAFE)
+			return AG_PF_V_UNSAFE;
+	return AG_PF_V_UNAVAILABLE;
+}
+
+ssize_t ag_pf_findings_find(const struct ag_pf_findings *f, const char *reason)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (strcmp(f->v[i].reason, reason) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+void ag_pf_findings_release(struct ag_pf_findings *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->v[i].detail);
+	free(f->v);
+	*f = (struct ag_pf_findings)AG_PF_FINDINGS_INIT;
+}
+
+void ag_pf_findings_releasep(struct ag_pf_findings *f)
+{
+	ag_pf_findings_release(f);
+}
+
+/* ---- small helpers ---- */
+
+static bool is_hex64(const char *s)
+{
+	if (!s || strlen(s) != 64)
+		return false;
+	for (size_t i = 0; i < 64; i++)
+		if (!isdigit((unsigned char)s[i]) && !(s[i] >= 'a' && s[i] <= 'f'))
+			return false;
+	return true;
+}
+
+bool ag_is_container_id(const char *s)
+{
+	return is_hex64(s);
+}
+
+bool ag_is_image_id(const char *s)
+{
+	return s && strncmp(s, "sha256:", 7) == 0 && is_hex64(s + 7);
+}
+
+/* Strings from docker are bounded (docker_json) but still untrusted: keep
+ * only a sanitized copy of anything that ends up in evidence. */
+static char *san_dup(const char *s)
+{
+	return s ? ag_pf_sanitize(s, strlen(s)) : NULL;
+}
+
+static bool contains_ci(const char *hay, const char *needle)
+{
+	return hay && strcasestr(hay, needle) != NULL;
+}
+
+static int parse_api(const char *s, int *maj, int *min)
+{
+	if (!s)
+		return -1;
+	char *end;
+	errno = 0;
+	long a = strtol(s, &end, 10);
+	if (errno || end == s || *end != '.' || a < 0 || a > 1000)
+		return -1;
+	const char *p = end + 1;
+	long b = strtol(p, &end, 10);
+	if (errno || end == p || *end != '\0' || b < 0 || b > 1000)
+		return -1;
+	*maj = (int)a;
+	*min = (int)b;
+	return 0;
+}
+
+void ag_engine_facts_release(struct ag_engine_facts *e)
+{
+	free(e->client_version);
+	free(e->server_version);
+	free(e->api_version);
+	free(e->os);
+	free(e->arch);
+	free(e->platform_name);
+	free(e->operating_system);
+	free(e->os_type);
+	free(e->cgroup_driver);
+	free(e->cgroup_version);
+	free(e->runtime);
+	ag_strv_release(&e->security_options);
+	memset(e, 0, sizeof(*e));
+	e->ncpu = -1;
+}
+
+/* ---- version / info ---- */
+
+void ag_inspect_version(const json_t *v, struct ag_engine_facts *e, struct ag_pf_findings *f)
+{
+	const json_t *client = json_object_get(v, "Client");
+	const json_t *server = json_object_get(v, "Server");
+	if (!json_is_object(client)) {
+		ag_pf_findings_add(f, "client", AG_PF_V_UNAVAILABLE, "docker.version.no_client",
+				   "docker version has no Client object");
+		return;
+	}
+	if (!json_is_object(server)) {
+		ag_pf_findings_add(f, "server", AG_PF_V_UNAVAILABLE, "docker.version.no_server",
+				   "docker version has no Server object (daemon not reached)");
+		return;
+	}
+	const char *cv = ag_json_path_str(client, "Version");
+	const char *sv = ag_json_path_str(server, "Version");
+	const char *api = ag_json_path_str(server, "ApiVersion");
+	const char *os = ag_json_path_str(server, "Os");
+	const char *arch = ag_json_path_str(server, "Arch");
+	const json_t *plat = json_object_get(server, "Platform");
+	const char *pname = ag_json_path_str(server, "Platform.Name");
+	free(e->client_version);
+	free(e->server_version);
+	free(e->api_version);
+	free(e->os);
+	free(e->arch);
+	free(e->platform_name);
+	e->client_version = san_dup(cv);
+	e->server_version = san_dup(sv);
+	e->api_version = san_dup(api);
+	e->os = san_dup(os);
+	e->arch = san_dup(arch);
+	e->platform_name = san_dup(pname ? pname : "");
+	if (!cv || !*cv)
+		ag_pf_findings_add(f, "client_version", AG_PF_V_UNAVAILABLE,
+				   "docker.version.client_version", "Client.Version missing");
+	if (!sv || !*sv)
+		ag_pf_findings_add(f, "server_version", AG_PF_V_UNAVAILABLE,
+				   "docker.version.server_version", "Server.Version missing");
+	if (plat && !json_is_object(plat))
+		ag_pf_findings_add(f, "platform", AG_PF_V_UNAVAILABLE, "docker.version.platform",
+				   "Server.Platform is not an object");
+	if (!api || parse_api(api, &e->api_major, &e->api_minor) < 0)
+		ag_pf_findings_add(f, "api_version", AG_PF_V_UNAVAILABLE,
+				   "docker.version.api_version",
+				   "Server.ApiVersion missing or not MAJOR.MINOR");
+	if (!os)
+		ag_pf_findings_add(f, "os", AG_PF_V_UNAVAILABLE, "docker.version.os",
+				   "Server.Os missing");
+	else if (strcmp(os, "linux") != 0)
+		ag_pf_findings_add(f, "os", AG_PF_V_UNSAFE, "preflight.engine.not_linux",
+				   "engine OS is '%s', not linux", os);
+	if (!arch || !*arch)
+		ag_pf_findings_add(f, "arch", AG_PF_V_UNAVAILABLE, "docker.version.arch",
+				   "Server.Arch missing");
+	if (contains_ci(pname, "docker desktop"))
+		e->desktop = true;
+}
+
+static void info_bool(const json_t *v, const char *key, bool *val, bool *known)
+{
+	const json_t *j = json_object_get(v, key);
+	*known = json_is_boolean(j);
+	*val = json_is_true(j);
+}
+
+void ag_inspect_info(const json_t *v, struct ag_engine_facts *e, struct ag_pf_findings *f)
+{
+	e->have_info = true;
+	const char *osys = ag_json_path_str(v, "OperatingSystem");
+	const char *ostype = ag_json_path_str(v, "OSType");
+	const char *sv = ag_json_path_str(v, "ServerVersion");
+	free(e->operating_system);
+	free(e->os_type);
+	free(e->cgroup_driver);
+	free(e->cgroup_version);
+	free(e->runtime);
+	e->operating_system = san_dup(osys);
+	e->os_type = san_dup(ostype);
+	e->cgroup_driver = san_dup(ag_json_path_str(v, "CgroupDriver"));
+	e->cgroup_version = san_dup(ag_json_path_str(v, "CgroupVersion"));
+	e->runtime = san_dup(ag_json_path_str(v, "DefaultRuntime"));
+	ag_strv_release(&e->security_options);
+	const json_t *so = json_object_get(v, "SecurityOptions");
+	if (json_is_array(so)) {
+		size_t i;
+		const json_t *x;
+		json_array_foreach(so, i, x) if (json_is_string(x))
+		    ag_strv_push_owned(&e->security_options, san_dup(json_string_value(x)));
+	}
+	info_bool(v, "MemoryLimit", &e->memory_limit, &e->memory_limit_known);
+	info_bool(v, "PidsLimit", &e->pids_limit, &e->pids_limit_known);
+	info_bool(v, "CpuCfsQuota", &e->cpu_cfs_quota, &e->cpu_cfs_quota_known);
+	info_bool(v, "CpuCfsPeriod", &e->cpu_cfs_period, &e->cpu_cfs_period_known);
+	const json_t *ncpu = json_object_get(v, "NCPU");
+	e->ncpu = json_is_integer(ncpu) ? json_integer_value(ncpu) : -1;
+	if (contains_ci(osys, "docker desktop"))
+		e->desktop = true;
+	if (!osys)
+		ag_pf_findings_add(f, "operating_system", AG_PF_V_UNAVAILABLE,
+				   "docker.info.operating_system", "info.OperatingSystem missing");
+	/* Contradictions between the two daemon answers fail closed. */
+	if (ostype && e->os && strcmp(ostype, e->os) != 0)
+		ag_pf_findings_add(f, "os", AG_PF_V_UNSAFE, "preflight.engine.contradiction",
+				   "docker version says OS '%s' but docker info says '%s'", e->os,
+				   ostype);
+	else if (ostype && strcmp(ostype, "linux") != 0)
+		ag_pf_findings_add(f, "os", AG_PF_V_UNSAFE, "preflight.engine.not_linux",
+				   "docker info OSType is '%s', not linux", ostype);
+	if (sv && e->server_version && strcmp(sv, e->server_version) != 0)
+		ag_pf_findings_add(f, "server_version", AG_PF_V_UNSAFE,
+				   "preflight.engine.contradiction",
+				   "docker version says engine '%s' but docker info says '%s'",
+				   e->server_version, sv);
+}
+
+void ag_inspect_platform_claim(const struct ag_engine_facts *e, enum ag_platform platform,
+			       struct ag_pf_findings *f)
+{
+	if (platform == AG_PLATFORM_LINUX_ENGINE && e->desktop)
+		ag_pf_findings_add(f, "platform", AG_PF_V_UNSAFE, "preflight.platform.desktop",
+				   "Docker Desktop detected but the config claims "
+				   "linux-docker-engine; Desktop carries reduced claims only");
+	else if (platform == AG_PLATFORM_DESKTOP_EXPERIMENTAL && !e->desktop)
+		ag_pf_findings_add(f, "platform", AG_PF_V_UNSAFE, "preflight.platform.not_desktop",
+				   "config plans docker-desktop-experimental but the engine is "
+				   "not Docker Desktop");
+}
+
+static void need_bool(bool known, bool val, const char *control, const char *field,
+		      const char *reason_missing, const char *reason_false,
+		      struct ag_pf_findings *f)
+{
+	if (!known)
+		ag_pf_findings_add(f, control, AG_PF_V_UNAVAILABLE, reason_missing,
+				   "info.%s missing or not a boolean", field);
+	else if (!val)
+		ag_pf_findings_add(f, control, AG_PF_V_UNSAFE, reason_false,
+				   "engine reports %s false: the limit cannot be enforced", field);
+}
+
+void ag_inspect_resource_support(const struct ag_engine_facts *e, struct ag_pf_findings *f)
+{
+	need_bool(e->memory_limit_known, e->memory_limit, "memory", "MemoryLimit",
+		  "docker.info.memory_limit", "preflight.resources.memory_unsupported", f);
+	need_bool(e->pids_limit_known, e->pids_limit, "pids", "PidsLimit", "docker.info.pids_limit",
+		  "preflight.resources.pids_unsupported", f);
+	need_bool(e->cpu_cfs_quota_known, e->cpu_cfs_quota, "cpu", "CpuCfsQuota",
+		  "docker.info.cpu_cfs", "preflight.resources.cpu_unsupported", f);
+	need_bool(e->cpu_cfs_period_known, e->cpu_cfs_period, "cpu", "CpuCfsPeriod",
+		  "docker.info.cpu_cfs", "preflight.resources.cpu_unsupported", f);
+	if (e->ncpu < 0)
+		ag_pf_findings_add(f, "cpu", AG_PF_V_UNAVAILABLE, "docker.info.ncpu",
+				   "info.NCPU missing or not an integer");
+	else if (e->ncpu == 0)
+		ag_pf_findings_add(f, "cpu", AG_PF_V_UNSAFE, "preflight.resources.ncpu",
+				   "engine reports NCPU 0");
+}
+
+void ag_inspect_api_support(const struct ag_engine_facts *e, struct ag_pf_findings *f)
+{
+	if (!e->api_version)
+		ag_pf_findings_add(f, "api_version", AG_PF_V_UNAVAILABLE,
+				   "docker.version.api_version", "engine API version unknown");
+	else if (e->api_major < AG_PF_MIN_API_MAJOR ||
+		 (e->api_major == AG_PF_MIN_API_MAJOR && e->api_minor < AG_PF_MIN_API_MINOR))
+		ag_pf_findings_add(
+		    f, "read_only_root_tmpfs", AG_PF_V_UNSAFE, "preflight.api.too_old",
+		    "engine API %d.%d is older than %d.%d (read-only root + tmpfs)", e->api_major,
+		    e->api_minor, AG_PF_MIN_API_MAJOR, AG_PF_MIN_API_MINOR);
+}
+
+void ag_inspect_network(const json_t *v, enum ag_network net, struct ag_pf_findings *f)
+{
+	const char *want = ag_network_name(net);
+	const char *name = ag_json_path_str(v, "Name");
+	const char *driver = ag_json_path_str(v, "Driver");
+	/* The built-in networks: none uses the "null" driver, bridge "bridge". */
+	const char *want_driver = net == AG_NET_NONE ? "null" : "bridge";
+	if (!name)
+		ag_pf_findings_add(f, "network", AG_PF_V_UNAVAILABLE, "docker.network.name",
+				   "network inspect has no Name");
+	else if (strcmp(name, want) != 0)
+		ag_pf_findings_add(f, "network", AG_PF_V_UNSAFE, "preflight.network.mismatch",
+				   "network inspect answered '%s' for '%s'", name, want);
+	if (driver && strcmp(driver, want_driver) != 0)
+		ag_pf_findings_add(f, "network", AG_PF_V_UNSAFE, "preflight.network.driver",
+				   "network '%s' uses driver '%s', expected '%s'", want, driver,
+				   want_driver);
+}
+
+/* ---- image ---- */
+
+void ag_image_facts_release(struct ag_image_facts *i)
+{
+	free(i->local_image_id);
+	free(i->registry_digest);
+	free(i->platform);
+	memset(i, 0, sizeof(*i));
+}
+
+void ag_inspect_image(const json_t *v, const struct ag_image_ref *ref, struct ag_image_facts *out,
+		      struct ag_pf_findings *f)
+{
+	if (!ref->digest || !ref->repository) {
+		ag_pf_findings_add(f, "image", AG_PF_V_UNSAFE, "preflight.image.not_pinned",
+				   "configured image is not pinned by digest");
+		return;
+	}
+	const char *id = ag_json_path_str(v, "Id");
+	const char *os = ag_json_path_str(v, "Os");
+	const char *arch = ag_json_path_str(v, "Architecture");
+	const char *variant = ag_json_path_str(v, "Variant");
+	if (!ag_is_image_id(id))
+		ag_pf_findings_add(f, "image_id", AG_PF_V_UNSAFE, "preflight.image.bad_id",
+				   "image inspect Id is not sha256:<64 hex>");
+	else
+		out->local_image_id = ag_xstrdup(id);
+	if (!os || strcmp(os, "linux") != 0)
+		ag_pf_findings_add(f, "image_os", AG_PF_V_UNSAFE, "preflight.image.not_linux",
+				   "image OS is '%s', not linux", os ? os : "(missing)");
+	if (os && arch) {
+		char *p = variant && *variant ? ag_xasprintf("%s/%s/%s", os, arch, variant)
+					      : ag_xasprintf("%s/%s", os, arch);
+		out->platform = san_dup(p);
+		free(p);
+	}
+	char *want = ag_xasprintf("%s@%s", ref->repository, ref->digest);
+	const json_t *rd = json_object_get(v, "RepoDigests");
+	size_t matches = 0;
+	if (json_is_array(rd)) {
+		size_t i;
+		const json_t *x;
+		json_array_foreach(rd, i, x) if (json_is_string(x) &&
+						 strcmp(json_string_value(x), want) == 0) matches++;
+	}
+	if (!json_is_array(rd))
+		ag_pf_findings_add(f, "registry_digest", AG_PF_V_UNSAFE,
+				   "preflight.image.no_repo_digests",
+				   "image inspect has no RepoDigests list");
+	else if (matches != 1)
+		ag_pf_findings_add(f, "registry_digest", AG_PF_V_UNSAFE,
+				   "preflight.image.digest_mismatch",
+				   "RepoDigests does not contain the configured repository@digest "
+				   "exactly once");
+	else
+		out->registry_digest = ag_xstrdup(want);
+	free(want);
+}
+
+/* ---- container ---- */
+
+static const json_t *hc(const json_t *v, const char *key)
+{
+	return json_object_get(json_object_get(v, "HostConfig"), key);
+}
+
+static bool empty_list(const json_t *j)
+{
+	return !j || json_is_null(j) || (json_is_array(j) && json_array_size(j) == 0);
+}
+
+static bool str_in(const char *s, const char *const *set, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(s, set[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool array_has_str(const json_t *a, const char *s)
+{
+	if (!json_is_array(a))
+		return false;
+	size_t i;
+	const json_t *x;
+	json_array_foreach(a, i, x) if (json_is_string(x) &&
+					strcmp(json_string_value(x), s) == 0) return true;
+	return false;
+}
+
+int64_t ag_pf_parse_size(const char *s)
+{
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	unsigned long long mul = 1;
+	if (*end) {
+		switch (tolower((unsigned char)*end)) {
+		case 'k':
+			mul = 1024ULL;
+			break;
+		case 'm':
+			mul = 1024ULL * 1024;
+			break;
+		case 'g':
+			mul = 1024ULL * 1024 * 1024;
+			break;
+		default:
+			return -1;
+		}
+		end++;
+		if (*end == 'b' || *end == 'B')
+			end++;
+		if (*end)
+			return -1;
+	}
+	if (n > (unsigned long long)INT64_MAX / mul)
+		return -1;
+	return (int64_t)(n * mul);
+}
+
+/*
+ * One tmpfs option string must be exactly the rendered set: rw, noexec,
+ * nosuid, nodev, size, uid, gid, mode=700; anything extra (exec, suid, dev,
+ * a second size) or missing fails.
+ */
+static void check_tmpfs_opts(const char *path, const char *opts, int64_t size, int64_t uid,
+			     int64_t gid, struct ag_pf_findings *f)
+{
+	bool rw = false, noexec = false, nosuid = false, nodev = false, sz = false, u = false,
+	     g = false, mode = false;
+	char *copy = ag_xstrdup(opts);
+	bool bad = false;
+	char *what = NULL;
+	for (char *p = copy; p && !bad;) {
+		char *comma = strchr(p, ',');
+		if (comma)
+			*comma = '\0';
+		if (strcmp(p, "rw") == 0 && !rw)
+			rw = true;
+		else if (strcmp(p, "noexec") == 0 && !noexec)
+			noexec = true;
+		else if (strcmp(p, "nosuid") == 0 && !nosuid)
+			nosuid = true;
+		else if (strcmp(p, "nodev") == 0 && !nodev)
+			nodev = true;
+		else if (strncmp(p, "size=", 5) == 0 && !sz) {
+			int64_t got = ag_pf_parse_size(p + 5);
+			sz = true;
+			if (got != size) {
+				bad = true;
+				what = ag_xasprintf("size %s, expected %" PRId64 " bytes", p + 5,
+						    size);
+			}
+		} else if (strncmp(p, "uid=", 4) == 0 && !u) {
+			int64_t got;
+			u = true;
+			if (ag_parse_i64(p + 4, &got) < 0 || got != uid) {
+				bad = true;
+				what = ag_xasprintf("uid=%s, expected %" PRId64, p + 4, uid);
+			}
+		} else if (strncmp(p, "gid=", 4) == 0 && !g) {
+			int64_t got;
+			g = true;
+			if (ag_parse_i64(p + 4, &got) < 0 || got != gid) {
+				bad = true;
+				what = ag_xasprintf("gid=%s, expected %" PRId64, p + 4, gid);
+			}
+		} else if ((strcmp(p, "mode=700") == 0 || strcmp(p, "mode=0700") == 0) && !mode)
+			mode = true;
+		else {
+			bad = true;
+			what = ag_xasprintf("unexpected or repeated option '%s'", p);
+		}
+		p = comma ? comma + 1 : NULL;
+	}
+	if (!bad && !(rw && noexec && nosuid && nodev && sz && u && g && mode)) {
+		bad = true;
+		what = ag_xstrdup("missing one of rw,noexec,nosuid,nodev,size,uid,gid,mode=700");
+	}
+	if (bad)
+		ag_pf_findings_add(f, "tmpfs", AG_PF_V_UNSAFE, "preflight.probe.tmpfs_options",
+				   "tmpfs %s: %s", path, what);
+	free(what);
+	free(copy);
+}
+
+static json_t *jstr_or_null_owned(char *s)
+{
+	json_t *j = s ? json_string(s) : json_null();
+	free(s);
+	return j;
+}
+
+static const char *str_or(const json_t *j, const char *dflt)
+{
+	return json_is_string(j) ? json_string_value(j) : dflt;
+}
+
+void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json_t *insp,
+			  struct ag_pf_findings *f)
+{
+	const enum ag_pf_verdict U = AG_PF_V_UNSAFE;
+	/* identity */
+	const char *id = ag_json_path_str(v, "Id");
+	const char *name = ag_json_path_str(v, "Name");
+	bool id_ok = id && x->id && strcmp(id, x->id) == 0;
+	bool name_ok = name && name[0] == '/' && strcmp(name + 1, x->name) == 0;
+	if (!id_ok)
+		ag_pf_findings_add(f, "container_identity", U, "preflight.probe.identity_id",
+				   "inspected Id differs from the id docker create returned");
+	if (!name_ok)
+		ag_pf_findings_add(f, "container_identity", U, "preflight.probe.identity_name",
+				   "inspected Name differs from the probe name");
+	const json_t *labels = ag_json_path(v, "Config.Labels");
+	const char *lo = json_is_object(labels)
+			     ? str_or(json_object_get(labels, "agentguard.owner"), NULL)
+			     : NULL;
+	const char *lk = json_is_object(labels)
+			     ? str_or(json_object_get(labels, "agentguard.preflight"), NULL)
+			     : NULL;
+	const char *ln = json_is_object(labels)
+			     ? str_or(json_object_get(labels, "agentguard.preflight.name"), NULL)
+			     : NULL;
+	bool labels_ok = lo && ln && lk && strcmp(lo, x->owner) == 0 && strcmp(lk, x->kind) == 0 &&
+			 strcmp(ln, x->name) == 0;
+	if (x->n_labels) {
+		labels_ok = json_is_object(labels);
+		for (size_t i = 0; labels_ok && i < x->n_labels; i++) {
+			const char *lv = str_or(json_object_get(labels, x->labels[i].key), NULL);
+			labels_ok = lv && strcmp(lv, x->labels[i].value) == 0;
+		}
+	}
+	if (!labels_ok)
+		ag_pf_findings_add(f, "container_identity", U, "preflight.probe.identity_labels",
+				   "owned labels missing or different");
+	json_object_set_new(insp, "container_identity",
+			    json_string(id_ok && name_ok && labels_ok ? "matched" : "mismatched"));
+	const char *img = ag_json_path_str(v, "Image");
+	bool img_ok = img && x->image_id && strcmp(img, x->image_id) == 0;
+	if (!img_ok)
+		ag_pf_findings_add(f, "image_identity", U, "preflight.probe.image",
+				   "container image differs from the pinned local image id");
+	json_object_set_new(insp, "image_identity", json_string(img_ok ? "matched" : "mismatched"));
+
+	/* user */
+	const char *user = ag_json_path_str(v, "Config.User");
+	char *want_user = ag_xasprintf("%" PRId64 ":%" PRId64, x->uid, x->gid);
+	if (user) {
+		char *su = san_dup(user);
+		json_object_set_new(insp, "uid_gid", json_string(su));
+		free(su);
+	} else {
+		json_object_set_new(insp, "uid_gid", json_null());
+	}
+	if (!user || strcmp(user, want_user) != 0)
+		ag_pf_findings_add(f, "uid_gid", U, "preflight.probe.user",
+				   "Config.User is '%s', expected '%s'", user ? user : "(missing)",
+				   want_user);
+	free(want_user);
+
+	/* memory */
+	const json_t *mem = hc(v, "Memory");
+	json_object_set_new(insp, "memory_bytes",
+			    json_is_integer(mem) ? json_integer(json_integer_value(mem))
+						 : json_null());
+	if (!json_is_integer(mem) || json_integer_value(mem) <= 0)
+		ag_pf_findings_add(f, "memory", U, "preflight.probe.memory",
+				   "HostConfig.Memory missing or zero (no memory limit)");
+	else if (json_integer_value(mem) != x->memory_bytes)
+		ag_pf_findings_add(f, "memory", U, "preflight.probe.memory",
+				   "HostConfig.Memory is %" JSON_INTEGER_FORMAT
+				   ", requested %" PRId64,
+				   json_integer_value(mem), x->memory_bytes);
+
+	/* swap: the renderer sets --memory-swap equal to --memory (no swap) */
+	const json_t *swap = hc(v, "MemorySwap");
+	json_object_set_new(insp, "memory_swap_bytes",
+			    json_is_integer(swap) ? json_integer(json_integer_value(swap))
+						  : json_null());
+	if (!json_is_integer(swap) || json_integer_value(swap) != x->memory_bytes)
+		ag_pf_findings_add(f, "memory", U, "preflight.probe.memory_swap",
+				   "HostConfig.MemorySwap differs from the memory limit (swap "
+				   "would extend it)");
+
+	/* pids */
+	const json_t *pids = hc(v, "PidsLimit");
+	json_object_set_new(insp, "pids_limit",
+			    json_is_integer(pids) ? json_integer(json_integer_value(pids))
+						  : json_null());
+	if (!json_is_integer(pids) || json_integer_value(pids) <= 0)
+		ag_pf_findings_add(f, "pids", U, "preflight.probe.pids",
+				   "HostConfig.PidsLimit missing, zero or unlimited");
+	else if (json_integer_value(pids) != x->pids_limit)
+		ag_pf_findings_add(f, "pids", U, "preflight.probe.pids",
+				   "HostConfig.PidsLimit is %" JSON_INTEGER_FORMAT
+				   ", requested %" PRId64,
+				   json_integer_value(pids), x->pids_limit);
+
+	/* cpu: NanoCpus and/or CpuQuota/CpuPeriod; strings are refused */
+	const json_t *nano = hc(v, "NanoCpus");
+	const json_t *quota = hc(v, "CpuQuota");
+	const json_t *period = hc(v, "CpuPeriod");
+	json_t *cpu = json_object();
+	json_object_set_new(cpu, "requested_cpus", json_real(x->cpu));
+	json_object_set_new(cpu, "nano_cpus",
+			    json_is_integer(nano) ? json_integer(json_integer_value(nano))
+						  : json_null());
+	json_object_set_new(cpu, "cpu_quota",
+			    json_is_integer(quota) ? json_integer(json_integer_value(quota))
+						   : json_null());
+	json_object_set_new(cpu, "cpu_period",
+			    json_is_integer(period) ? json_integer(json_integer_value(period))
+						    : json_null());
+	bool bad_type = (nano && !json_is_integer(nano) && !json_is_null(nano)) ||
+			(quota && !json_is_integer(quota) && !json_is_null(quota)) ||
+			(period && !json_is_integer(period) && !json_is_null(period));
+	/* cpu is positive (config: 0.1..8.0): round half up without libm. */
+	long long want_nano = (long long)(x->cpu * 1e9 + 0.5);
+	bool have_nano = json_is_integer(nano) && json_integer_value(nano) > 0;
+	bool have_quota = json_is_integer(quota) && json_integer_value(quota) > 0 &&
+			  json_is_integer(period) && json_integer_value(period) > 0;
+	const char *repr = have_nano && have_quota ? "NanoCpus+CpuQuota/CpuPeriod"
+			   : have_nano		   ? "NanoCpus"
+			   : have_quota		   ? "CpuQuota/CpuPeriod"
+						   : "none";
+	json_object_set_new(cpu, "representation", json_string(repr));
+	json_object_set_new(insp, "cpu", cpu);
+	if (bad_type)
+		ag_pf_findings_add(f, "cpu", U, "preflight.probe.cpu",
+				   "CPU fields are not integers");
+	else if (!have_nano && !have_quota)
+		ag_pf_findings_add(f, "cpu", U, "preflight.probe.cpu",
+				   "neither NanoCpus nor CpuQuota/CpuPeriod is set (no CPU limit)");
+	else {
+		if (have_nano && json_integer_value(nano) != want_nano)
+			ag_pf_findings_add(f, "cpu", U, "preflight.probe.cpu",
+					   "NanoCpus is %" JSON_INTEGER_FORMAT ", requested %lld",
+					   json_integer_value(nano), want_nano);
+		if (have_quota) {
+			double ratio =
+			    (double)json_integer_value(quota) / (double)json_integer_value(period);
+			if (ratio - x->cpu > 1e-6 || x->cpu - ratio > 1e-6)
+				ag_pf_findings_add(
+				    f, "cpu", U, "preflight.probe.cpu",
+				    "CpuQuota/CpuPeriod is %.6f CPUs, requested %.6f", ratio,
+				    x->cpu);
+		}
+	}
+
+	/* read-only root, no-new-privileges, capabilities, privileged */
+	const json_t *ro = hc(v, "ReadonlyRootfs");
+	json_object_set_new(insp, "read_only_rootfs", json_boolean(json_is_true(ro)));
+	if (!json_is_true(ro))
+		ag_pf_findings_add(f, "read_only_rootfs", U, "preflight.probe.read_only",
+				   "HostConfig.ReadonlyRootfs is not true");
+	const json_t *secopt = hc(v, "SecurityOpt");
+	bool nnp = array_has_str(secopt, "no-new-privileges") ||
+		   array_has_str(secopt, "no-new-privileges:true") ||
+		   array_has_str(secopt, "no-new-privileges=true");
+	if (array_has_str(secopt, "no-new-privileges:false") ||
+	    array_has_str(secopt, "no-new-privileges=false"))
+		nnp = false;
+	json_object_set_new(insp, "no_new_privileges", json_boolean(nnp));
+	if (!nnp)
+		ag_pf_findings_add(f, "no_new_privileges", U, "preflight.probe.no_new_privileges",
+				   "SecurityOpt lacks no-new-privileges");
+	if (json_is_array(secopt)) {
+		size_t i;
+		const json_t *s;
+		json_array_foreach(secopt, i, s)
+		{
+			const char *o = str_or(s, "");
+			if (strstr(o, "unconfined"))
+				ag_pf_findings_add(
+				    f, "security_opt", U, "preflight.probe.security_opt",
+				    "SecurityOpt '%s' disables a confinement profile", o);
+		}
+	}
+	const json_t *capdrop = hc(v, "CapDrop");
+	const json_t *capadd = hc(v, "CapAdd");
+	bool drop_all = array_has_str(capdrop, "ALL");
+	json_object_set_new(insp, "cap_drop_all", json_boolean(drop_all && empty_list(capadd)));
+	if (!drop_all)
+		ag_pf_findings_add(f, "capabilities", U, "preflight.probe.cap_drop",
+				   "CapDrop does not contain ALL");
+	if (!empty_list(capadd))
+		ag_pf_findings_add(f, "capabilities", U, "preflight.probe.cap_add",
+				   "CapAdd is not empty");
+	const json_t *priv = hc(v, "Privileged");
+	json_object_set_new(insp, "privileged", json_boolean(!json_is_false(priv)));
+	if (!json_is_false(priv))
+		ag_pf_findings_add(f, "privileged", U, "preflight.probe.privileged",
+				   "HostConfig.Privileged is not false");
+
+	/* network */
+	const char *nm = str_or(hc(v, "NetworkMode"), NULL);
+	char *snm = san_dup(nm);
+	json_object_set_new(insp, "network", jstr_or_null_owned(snm));
+	if (!nm || strcmp(nm, ag_network_name(x->network)) != 0)
+		ag_pf_findings_add(f, "network", U, "preflight.probe.network",
+				   "NetworkMode is '%s', expected '%s'", nm ? nm : "(missing)",
+				   ag_network_name(x->network));
+
+	/* namespaces */
+	static const char *const private_only[] = {"", "private"};
+	static const char *const ipc_ok[] = {"", "private", "none"};
+	static const char *const cgroupns_ok[] = {"private"};
+	struct {
+		const char *key;
+		const char *const *ok;
+		size_t n;
+	} ns[] = {
+	    {"PidMode", private_only, 2},     {"IpcMode", ipc_ok, 3},
+	    {"UsernsMode", private_only, 2},  {"UTSMode", private_only, 2},
+	    {"CgroupnsMode", cgroupns_ok, 1}, {"Cgroup", private_only, 1},
+	};
+	bool ns_shared = false;
+	for (size_t i = 0; i < AG_ARRAY_SIZE(ns); i++) {
+		const json_t *j = hc(v, ns[i].key);
+		/* Cgroup (another container's cgroup) may be absent on old engines. */
+		if (!j && strcmp(ns[i].key, "Cgroup") == 0)
+			continue;
+		const char *val = str_or(j, NULL);
+		if (!val || !str_in(val, ns[i].ok, ns[i].n)) {
+			ns_shared = true;
+			ag_pf_findings_add(f, "host_namespace_sharing", U,
+					   "preflight.probe.namespace", "HostConfig.%s is '%s'",
+					   ns[i].key, val ? val : "(missing)");
+		}
+	}
+	json_object_set_new(insp, "host_namespace_sharing", json_boolean(ns_shared));
+
+	/* devices */
+	bool dev = !empty_list(hc(v, "Devices")) || !empty_list(hc(v, "DeviceRequests")) ||
+		   !empty_list(hc(v, "DeviceCgroupRules"));
+	json_object_set_new(insp, "device_exposure", json_boolean(dev));
+	if (dev)
+		ag_pf_findings_add(f, "device_exposure", U, "preflight.probe.devices",
+				   "Devices, DeviceRequests or DeviceCgroupRules is not empty");
+	if (!empty_list(hc(v, "GroupAdd")))
+		ag_pf_findings_add(f, "uid_gid", U, "preflight.probe.group_add",
+				   "GroupAdd is not empty (supplementary groups)");
+	if (!empty_list(hc(v, "VolumesFrom")))
+		ag_pf_findings_add(f, "mounts", U, "preflight.probe.volumes_from",
+				   "VolumesFrom is not empty");
+
+	/* mounts: no bind (but the workspace), no volume, nothing naming the docker socket */
+	bool sock = false;
+	size_t binds_seen = 0;
+	const json_t *binds = hc(v, "Binds");
+	if (!empty_list(binds)) {
+		size_t i;
+		const json_t *b;
+		json_array_foreach(binds, i, b) if (strstr(str_or(b, ""), "docker.sock")) sock =
+		    true;
+		ag_pf_findings_add(f, "mounts", U, "preflight.probe.binds",
+				   "HostConfig.Binds is not empty");
+	}
+	const json_t *mounts = json_object_get(v, "Mounts");
+	if (mounts && !json_is_null(mounts) && !json_is_array(mounts))
+		ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
+				   "Mounts is not a list");
+	if (json_is_array(mounts)) {
+		size_t i;
+		const json_t *mt;
+		json_array_foreach(mounts, i, mt)
+		{
+			const char *type = ag_json_path_str(mt, "Type");
+			const char *src = ag_json_path_str(mt, "Source");
+			const char *dst = ag_json_path_str(mt, "Destination");
+			if ((src && strstr(src, "docker.sock")) ||
+			    (dst && strstr(dst, "docker.sock")))
+				sock = true;
+			bool is_ws_bind = x->bind_source && type && strcmp(type, "bind") == 0 &&
+					  src && dst && strcmp(src, x->bind_source) == 0 &&
+					  strcmp(dst, x->workspace) == 0;
+			if (is_ws_bind) {
+				binds_seen++;
+				const json_t *rw = json_object_get(mt, "RW");
+				if (!json_is_true(rw))
+					ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
+							   "the workspace bind mount is not read-write");
+				continue;
+			}
+			if (!type || strcmp(type, "tmpfs") != 0)
+				ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
+						   "mount of type '%s' at '%s'",
+						   type ? type : "(missing)", dst ? dst : "?");
+		}
+	}
+	if (x->bind_source && binds_seen != 1)
+		ag_pf_findings_add(f, "mounts", U, "preflight.probe.workspace_bind",
+				   "expected exactly one bind mount of the prepared workspace, saw %zu",
+				   binds_seen);
+	const json_t *hcmounts = hc(v, "Mounts");
+	size_t hc_ws = 0, hc_other = 0;
+	if (json_is_array(hcmounts)) {
+		size_t i;
+		const json_t *mt;
+		json_array_foreach(hcmounts, i, mt)
+		{
+			const char *type = ag_json_path_str(mt, "Type");
+			const char *src = ag_json_path_str(mt, "Source");
+			const char *dst = ag_json_path_str(mt, "Target");
+			if (x->bind_source && type && strcmp(type, "bind") == 0 && src && dst &&
+			    strcmp(src, x->bind_source) == 0 && strcmp(dst, x->workspace) == 0 &&
+			    !json_is_true(json_object_get(mt, "ReadOnly")))
+				hc_ws++;
+			else
+				hc_other++;
+		}
+	}
+	if ((!empty_list(hcmounts) && !json_is_array(hcmounts)) || hc_other ||
+	    hc_ws != (x->bind_source ? 1u : 0u))
+		ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
+				   "HostConfig.Mounts holds something other than the workspace");
+	json_object_set_new(insp, "docker_socket_mount", json_boolean(sock));
+	if (sock)
+		ag_pf_findings_add(f, "docker_socket_mount", U, "preflight.probe.docker_socket",
+				   "a mount names docker.sock");
+
+	/* tmpfs */
+	const json_t *tmpfs = hc(v, "Tmpfs");
+	json_t *tp = json_array();
+	if (!json_is_object(tmpfs)) {
+		ag_pf_findings_add(f, "tmpfs", U, "preflight.probe.tmpfs",
+				   "HostConfig.Tmpfs is missing");
+	} else {
+		const char *k;
+		const json_t *o;
+		json_object_foreach((json_t *)tmpfs, k, o)
+		{
+			char *sk = san_dup(k);
+			json_array_append_new(tp, json_string(sk));
+			free(sk);
+			bool is_tmp = strcmp(k, "/tmp") == 0;
+			bool is_ws = !x->bind_source && strcmp(k, x->workspace) == 0;
+			if (!is_tmp && !is_ws) {
+				ag_pf_findings_add(f, "tmpfs", U, "preflight.probe.tmpfs",
+						   "unexpected tmpfs at '%s'", k);
+				continue;
+			}
+			if (!json_is_string(o)) {
+				ag_pf_findings_add(f, "tmpfs", U, "preflight.probe.tmpfs",
+						   "tmpfs %s options are not a string", k);
+				continue;
+			}
+			check_tmpfs_opts(k, json_string_value(o),
+					 is_tmp ? x->tmpfs_bytes : x->workspace_bytes, x->uid,
+					 x->gid, f);
+		}
+		if (!json_object_get(tmpfs, "/tmp"))
+			ag_pf_findings_add(f, "tmpfs", U, "preflight.probe.tmpfs",
+					   "no tmpfs at /tmp");
+		if (!x->bind_source && !json_object_get(tmpfs, x->workspace))
+			ag_pf_findings_add(f, "tmpfs", U, "preflight.probe.tmpfs",
+					   "no tmpfs at the workspace path");
+	}
+	json_object_set_new(insp, "tmpfs_paths", tp);
+}
+
+/* ---- probe ---- */
+
+/*
+ * Runs as the container's configured user with the rendered controls. It
+ * prints the numeric uid/gid it runs as (the host compares them), proves
+ * the workspace and /tmp tmpfs are writable and readable, and that the
+ * root filesystem refuses a write. Exit codes 10..14 name the failed step.
+ */
+const char ag_probe_script[] =
+    "u=$(id -u) && g=$(id -g) || exit 10; "
+    "w=/agentguard-workspace/.agentguard-probe; "
+    "echo agentguard-probe >\"$w\" || exit 11; "
+    "[ \"$(cat \"$w\")\" = agentguard-probe ] || exit 12; "
+    "rm -f \"$w\"; "
+    "echo agentguard-probe >/tmp/.agentguard-probe || exit 13; "
+    "if (echo x >/.agentguard-probe) 2>/dev/null; then exit 14; fi; "
+    "printf '{\"probe\":\"agentguard-preflight\",\"uid\":%s,\"gid\":%s,"
+    "\"workspace_write\":true,\"tmp_write\":true,\"root_write_blocked\":true}\\n' "
+    "\"$u\" \"$g\"";
+
+void ag_inspect_probe_output(const char *out, size_t len, bool truncated, int64_t uid, int64_t gid,
+			     struct ag_pf_findings *f)
+{
+	json_t *v = NULL;
+	struct ag_error *err = NULL;
+	if (ag_docker_json_parse(out, len, truncated, NULL, AG_DOCKER_JSON_OBJECT, &v, &err) < 0) {
+		ag_pf_findings_add(f, "uid_gid_probe", AG_PF_V_UNSAFE, "preflight.probe.output",
+				   "probe output is not the expected JSON line (%s)", err->reason);
+		ag_error_free(err);
+		return;
+	}
+	const json_t *ju = json_object_get(v, "uid");
+	const json_t *jg = json_object_get(v, "gid");
+	if (strcmp(str_or(json_object_get(v, "probe"), ""), "agentguard-preflight") != 0)
+		ag_pf_findings_add(f, "uid_gid_probe", AG_PF_V_UNSAFE, "preflight.probe.output",
+				   "probe output lacks its marker");
+	if (!json_is_integer(ju) || json_integer_value(ju) != uid || !json_is_integer(jg) ||
+	    json_integer_value(jg) != gid)
+		ag_pf_findings_add(f, "uid_gid_probe", AG_PF_V_UNSAFE, "preflight.probe.identity",
+				   "probe ran with a different uid/gid than required");
+	static const char *const flags[] = {"workspace_write", "tmp_write", "root_write_blocked"};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(flags); i++)
+		if (!json_is_true(json_object_get(v, flags[i])))
+			ag_pf_findings_add(f, "uid_gid_probe", AG_PF_V_UNSAFE,
+					   "preflight.probe.write_checks", "probe check %s failed",
+					   flags[i]);
+	json_decref(v);
+}

@@ -1,0 +1,86 @@
+/*
+ * libFuzzer harness over the bounded docker JSON parser and every preflight
+ * interpreter (version, info, network, image, container inspect, probe
+ * output, sanitizer). Built with gcc it links tests/fuzz/replay.c and
+ * replays tests/fuzz/corpus/docker_json (real answers from the test engine
+ * plus faulty variants) in `make check`.
+ */
+#include "lib/base/ag.h"
+#include "lib/base/bounds.h"
+#include "lib/base/error.h"
+#include "lib/config/imageref.h"
+#include "lib/docker/docker_json.h"
+#include "lib/docker/inspect.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *s = (const char *)data;
+	char *san = ag_pf_sanitize(s, size);
+	if (strlen(san) > AG_PF_DIAGNOSTIC_MAX_BYTES)
+		abort();
+	for (const char *p = san; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+			abort();
+	free(san);
+
+	struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+	ag_inspect_probe_output(s, size, false, 2001, 2001, &f);
+	ag_pf_findings_release(&f);
+
+	json_t *v = NULL;
+	struct ag_error *err = NULL;
+	if (ag_docker_json_parse(s, size, false, NULL,
+				 AG_DOCKER_JSON_UNWRAP_SINGLE | AG_DOCKER_JSON_OBJECT, &v, &err) < 0) {
+		if (!err || !err->reason)
+			abort();
+		ag_error_free(err);
+		return 0;
+	}
+	struct ag_engine_facts e = {.ncpu = -1};
+	ag_inspect_version(v, &e, &f);
+	ag_inspect_info(v, &e, &f);
+	ag_inspect_platform_claim(&e, AG_PLATFORM_LINUX_ENGINE, &f);
+	ag_inspect_resource_support(&e, &f);
+	ag_inspect_api_support(&e, &f);
+	ag_inspect_network(v, AG_NET_NONE, &f);
+	ag_engine_facts_release(&e);
+
+	struct ag_image_ref ref = {0};
+	if (ag_image_ref_parse("127.0.0.1:5000/agentguard-test@sha256:"
+			       "544b34f68a79d02183f4ffcc9a70bc8c09b0650b1449effa4efaaeb3c29c7c47",
+			       &ref, &err) < 0)
+		abort();
+	struct ag_image_facts im = {0};
+	ag_inspect_image(v, &ref, &im, &f);
+	ag_image_facts_release(&im);
+	ag_image_ref_release(&ref);
+
+	const struct ag_probe_expect x = {
+		.id = "0d8a852c6d70735e685f00a877aafbcd62feafc75c979a9064c6100beb866306",
+		.name = "agentguard-preflight-0123456789abcdef",
+		.owner = "preflight",
+		.kind = "resource-controls",
+		.image_id = "sha256:5a6f72bf07494de44803a393e87fa18d81b1adb5d4b3962f3c6d190b9c6448c7",
+		.uid = 2001,
+		.gid = 2001,
+		.memory_bytes = 512LL << 20,
+		.pids_limit = 256,
+		.cpu = 1.0,
+		.tmpfs_bytes = 256LL << 20,
+		.workspace_bytes = 256LL << 20,
+		.workspace = "/agentguard-workspace",
+		.network = AG_NET_NONE,
+	};
+	json_t *insp = json_object();
+	ag_inspect_container(v, &x, insp, &f);
+	/* Every finding detail is sanitized and bounded. */
+	for (size_t i = 0; i < f.n; i++)
+		if (!f.v[i].reason || strlen(f.v[i].detail) > AG_PF_DIAGNOSTIC_MAX_BYTES)
+			abort();
+	json_decref(insp);
+	ag_pf_findings_release(&f);
+	json_decref(v);
+	return 0;
+}

@@ -1,0 +1,633 @@
+/*
+ * test_inspect.c: the bounded docker JSON parser and the pure preflight
+ * validators, against real answers captured from the test engine
+ * (tests/fixtures/docker/, *.json) and hand-edited faulty variants.
+ */
+#include "lib/base/ag.h"
+#include "lib/base/bounds.h"
+#include "lib/base/error.h"
+#include "lib/config/imageref.h"
+#include "lib/docker/docker_json.h"
+#include "lib/docker/inspect.h"
+
+#include <setjmp.h>
+#include <cmocka.h>
+
+#define CID "0d8a852c6d70735e685f00a877aafbcd62feafc75c979a9064c6100beb866306"
+#define PNAME "agentguard-preflight-0123456789abcdef"
+#define IMG_ID "sha256:5a6f72bf07494de44803a393e87fa18d81b1adb5d4b3962f3c6d190b9c6448c7"
+#define IMG_REF                                                                                    \
+	"127.0.0.1:5000/agentguard-test@sha256:"                                                   \
+	"544b34f68a79d02183f4ffcc9a70bc8c09b0650b1449effa4efaaeb3c29c7c47"
+
+static char *read_fixture(const char *name, size_t *len)
+{
+	const char *root = getenv("AG_ROOT");
+	char *p = ag_xasprintf("%s/tests/fixtures/docker/%s", root ? root : ".", name);
+	FILE *f = fopen(p, "rb");
+	if (!f)
+		fail_msg("cannot open fixture %s", p);
+	free(p);
+	char *buf = ag_xmalloc(1 << 20);
+	size_t n = fread(buf, 1, (1 << 20) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+static json_t *fixture(const char *name)
+{
+	size_t len;
+	char *s = read_fixture(name, &len);
+	json_t *v = NULL;
+	struct ag_error *err = NULL;
+	int r = ag_docker_json_parse(s, len, false, NULL,
+				     AG_DOCKER_JSON_UNWRAP_SINGLE | AG_DOCKER_JSON_OBJECT, &v, &err);
+	if (r < 0)
+		fail_msg("fixture %s: %s", name, err->reason);
+	free(s);
+	return v;
+}
+
+/* ---- docker_json ---- */
+
+static const char *parse_reason(const char *doc, bool truncated, unsigned flags)
+{
+	json_t *v = NULL;
+	struct ag_error *err = NULL;
+	static char reason[64];
+	if (ag_docker_json_parse(doc, strlen(doc), truncated, NULL, flags, &v, &err) == 0) {
+		json_decref(v);
+		return "ok";
+	}
+	snprintf(reason, sizeof(reason), "%s", err->reason);
+	ag_error_free(err);
+	return reason;
+}
+
+static char *nest(size_t depth)
+{
+	char *s = ag_xmalloc(depth * 2 + 1);
+	for (size_t i = 0; i < depth; i++) {
+		s[i] = '[';
+		s[depth * 2 - 1 - i] = ']';
+	}
+	s[depth * 2] = '\0';
+	return s;
+}
+
+static void test_json_bounds(void **state)
+{
+	(void)state;
+	const unsigned O = AG_DOCKER_JSON_OBJECT, U = AG_DOCKER_JSON_UNWRAP_SINGLE;
+	assert_string_equal(parse_reason("{\"a\":1}\n", false, O), "ok");
+	assert_string_equal(parse_reason("[{\"a\":1}]", false, U | O), "ok");
+	assert_string_equal(parse_reason("", false, O), "docker.json.empty");
+	assert_string_equal(parse_reason(" \n", false, O), "docker.json.empty");
+	assert_string_equal(parse_reason("{\"a\":", false, O), "docker.json.malformed");
+	assert_string_equal(parse_reason("{\"a\":1} x", false, O), "docker.json.malformed");
+	assert_string_equal(parse_reason("{\"a\":1,\"a\":2}", false, O), "docker.json.malformed");
+	assert_string_equal(parse_reason("{\"a\":\"x\\u0000y\"}", false, O),
+			    "docker.json.malformed");
+	assert_string_equal(parse_reason("{\"a\":1}", true, O), "docker.json.too_large");
+	assert_string_equal(parse_reason("[1]", false, O), "docker.json.not_object");
+	assert_string_equal(parse_reason("[]", false, U | O), "docker.json.not_single");
+	assert_string_equal(parse_reason("[{},{}]", false, U | O), "docker.json.not_single");
+	assert_string_equal(parse_reason("\"s\"", false, U | O), "docker.json.not_object");
+	/* depth: 32 ok, 33 refused */
+	char *d32 = nest(AG_PF_JSON_MAX_DEPTH), *d33 = nest(AG_PF_JSON_MAX_DEPTH + 1);
+	assert_string_equal(parse_reason(d32, false, 0), "ok");
+	assert_string_equal(parse_reason(d33, false, 0), "docker.json.depth");
+	free(d32);
+	free(d33);
+	/* items: 512 ok, 513 refused */
+	for (size_t n = AG_PF_JSON_MAX_ITEMS; n <= AG_PF_JSON_MAX_ITEMS + 1; n++) {
+		char *s = ag_xmalloc(n * 2 + 3);
+		size_t k = 0;
+		s[k++] = '[';
+		for (size_t i = 0; i < n; i++) {
+			s[k++] = '0';
+			s[k++] = i + 1 < n ? ',' : ']';
+		}
+		s[k] = '\0';
+		assert_string_equal(parse_reason(s, false, 0),
+				    n == AG_PF_JSON_MAX_ITEMS ? "ok" : "docker.json.items");
+		free(s);
+	}
+	/* size: over 64 KiB refused before parsing */
+	size_t big = AG_PF_JSON_MAX_BYTES + 1;
+	char *s = ag_xmalloc(big + 1);
+	memset(s, ' ', big);
+	s[0] = '{';
+	s[big - 1] = '}';
+	s[big] = '\0';
+	assert_string_equal(parse_reason(s, false, O), "docker.json.too_large");
+	free(s);
+	/* string length bound, with a small custom limit */
+	struct ag_docker_json_limits lim = {1024, 4, 4, 8};
+	json_t *v = NULL;
+	struct ag_error *err = NULL;
+	assert_int_equal(ag_docker_json_parse("{\"k\":\"123456789\"}", 17, false, &lim, 0, &v, &err),
+			 -1);
+	assert_string_equal(err->reason, "docker.json.string");
+	ag_error_free(err);
+	err = NULL;
+	assert_int_equal(ag_docker_json_parse("{\"k\":[1,2,3,4,5]}", 17, false, &lim, 0, &v, &err),
+			 -1);
+	assert_string_equal(err->reason, "docker.json.items");
+	ag_error_free(err);
+}
+
+static void test_json_path(void **state)
+{
+	(void)state;
+	json_t *v = fixture("container.json");
+	assert_string_equal(ag_json_path_str(v, "HostConfig.NetworkMode"), "none");
+	assert_null(ag_json_path(v, "HostConfig.Nope"));
+	assert_null(ag_json_path_str(v, "HostConfig.Memory"));
+	assert_string_equal(ag_json_path_str(v, "Config.User"), "2001:2001");
+	json_decref(v);
+}
+
+/* ---- sanitizer ---- */
+
+static void test_sanitize(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{"plain text", "plain text"},
+		{"a\x01\tb\n\nc", "a b c"},
+		{"Cannot connect to unix:///var/run/docker.sock. Is it running?",
+		 "Cannot connect to <docker-endpoint> Is it running?"},
+		{"dial tcp://10.0.0.1:2376 refused", "dial <docker-endpoint> refused"},
+		{"open /home/alice/.docker/config.json: denied", "open <path>: denied"},
+		{"stat /tmp/ag-x/wrapper failed", "stat <path> failed"},
+		{"tmpfs /tmp ok", "tmpfs /tmp ok"},
+		{"API_TOKEN=hunter2 leaked", "API_TOKEN=<redacted> leaked"},
+		{"rc=1 fine", "rc=1 fine"},
+		{"caf\xc3\xa9", "caf??"},
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
+		char *o = ag_pf_sanitize(cases[i].in, strlen(cases[i].in));
+		assert_string_equal(o, cases[i].out);
+		free(o);
+	}
+	char *big = ag_xmalloc(5000);
+	memset(big, 'x', 4999);
+	big[4999] = '\0';
+	char *o = ag_pf_sanitize(big, 4999);
+	assert_int_equal(strlen(o), AG_PF_DIAGNOSTIC_MAX_BYTES);
+	free(o);
+	free(big);
+}
+
+/* ---- version / info / platform ---- */
+
+static void facts_from(const char *version, const char *info, struct ag_engine_facts *e,
+		       struct ag_pf_findings *f)
+{
+	memset(e, 0, sizeof(*e));
+	e->ncpu = -1;
+	json_t *v = fixture(version);
+	ag_inspect_version(v, e, f);
+	json_decref(v);
+	if (info) {
+		json_t *i = fixture(info);
+		ag_inspect_info(i, e, f);
+		json_decref(i);
+	}
+}
+
+static void test_engine_real(void **state)
+{
+	(void)state;
+	struct ag_engine_facts e;
+	_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+	facts_from("version.json", "info.json", &e, &f);
+	ag_inspect_platform_claim(&e, AG_PLATFORM_LINUX_ENGINE, &f);
+	ag_inspect_resource_support(&e, &f);
+	ag_inspect_api_support(&e, &f);
+	assert_int_equal(f.n, 0);
+	assert_string_equal(e.os, "linux");
+	assert_string_equal(e.arch, "amd64");
+	assert_string_equal(e.api_version, "1.41");
+	assert_int_equal(e.api_major, 1);
+	assert_int_equal(e.api_minor, 41);
+	assert_false(e.desktop);
+	assert_true(e.ncpu > 0);
+	assert_string_equal(e.cgroup_driver, "cgroupfs");
+	assert_int_equal(e.security_options.n, 1);
+	/* the real engine is not Desktop: a desktop plan is unsafe */
+	ag_inspect_platform_claim(&e, AG_PLATFORM_DESKTOP_EXPERIMENTAL, &f);
+	assert_true(ag_pf_findings_find(&f, "preflight.platform.not_desktop") >= 0);
+	ag_engine_facts_release(&e);
+}
+
+static void test_engine_faults(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *version, *info;
+		enum ag_platform platform;
+		const char *reason;
+		enum ag_pf_verdict verdict;
+	} cases[] = {
+		{"version.json", "info-windows.json", AG_PLATFORM_LINUX_ENGINE,
+		 "preflight.engine.contradiction", AG_PF_V_UNSAFE},
+		{"version.json", "info-desktop.json", AG_PLATFORM_LINUX_ENGINE,
+		 "preflight.platform.desktop", AG_PF_V_UNSAFE},
+		{"version-desktop.json", "info.json", AG_PLATFORM_LINUX_ENGINE,
+		 "preflight.platform.desktop", AG_PF_V_UNSAFE},
+		{"version.json", "info-no-memory-limit.json", AG_PLATFORM_LINUX_ENGINE,
+		 "preflight.resources.memory_unsupported", AG_PF_V_UNSAFE},
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
+		struct ag_engine_facts e;
+		_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+		facts_from(cases[i].version, cases[i].info, &e, &f);
+		ag_inspect_platform_claim(&e, cases[i].platform, &f);
+		ag_inspect_resource_support(&e, &f);
+		ssize_t k = ag_pf_findings_find(&f, cases[i].reason);
+		if (k < 0)
+			fail_msg("case %zu: no %s", i, cases[i].reason);
+		assert_int_equal(f.v[k].verdict, cases[i].verdict);
+		ag_engine_facts_release(&e);
+	}
+	/* desktop detected + desktop plan: passes */
+	struct ag_engine_facts e;
+	_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+	facts_from("version.json", "info-desktop.json", &e, &f);
+	ag_inspect_platform_claim(&e, AG_PLATFORM_DESKTOP_EXPERIMENTAL, &f);
+	assert_int_equal(f.n, 0);
+	assert_true(e.desktop);
+	ag_engine_facts_release(&e);
+}
+
+static void test_version_shapes(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *doc, *reason;
+	} cases[] = {
+		{"{\"Client\":{\"Version\":\"1\"}}", "docker.version.no_server"},
+		{"{\"Server\":{}}", "docker.version.no_client"},
+		{"{\"Client\":{\"Version\":\"1\"},\"Server\":{\"Version\":\"2\",\"ApiVersion\":\"x\","
+		 "\"Os\":\"linux\",\"Arch\":\"amd64\"}}",
+		 "docker.version.api_version"},
+		{"{\"Client\":{\"Version\":\"1\"},\"Server\":{\"Version\":\"2\",\"ApiVersion\":\"1.41\","
+		 "\"Os\":\"windows\",\"Arch\":\"amd64\"}}",
+		 "preflight.engine.not_linux"},
+		{"{\"Client\":{\"Version\":\"1\"},\"Server\":{\"Version\":\"2\",\"ApiVersion\":\"1.41\","
+		 "\"Os\":\"linux\",\"Arch\":\"\"}}",
+		 "docker.version.arch"},
+		{"{\"Client\":{\"Version\":\"1\"},\"Server\":{\"Version\":2,\"ApiVersion\":\"1.41\","
+		 "\"Os\":\"linux\",\"Arch\":\"amd64\"}}",
+		 "docker.version.server_version"},
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
+		json_t *v = json_loads(cases[i].doc, 0, NULL);
+		assert_non_null(v);
+		struct ag_engine_facts e = {.ncpu = -1};
+		_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+		ag_inspect_version(v, &e, &f);
+		if (ag_pf_findings_find(&f, cases[i].reason) < 0)
+			fail_msg("case %zu: no %s", i, cases[i].reason);
+		json_decref(v);
+		ag_engine_facts_release(&e);
+	}
+	/* API 1.24 is too old for read-only root + tmpfs */
+	struct ag_engine_facts e = {.api_version = ag_xstrdup("1.24"), .api_major = 1,
+				    .api_minor = 24};
+	_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+	ag_inspect_api_support(&e, &f);
+	assert_true(ag_pf_findings_find(&f, "preflight.api.too_old") >= 0);
+	ag_engine_facts_release(&e);
+}
+
+/* ---- network / image ---- */
+
+static void test_network(void **state)
+{
+	(void)state;
+	json_t *none = fixture("network-none.json"), *bridge = fixture("network-bridge.json");
+	_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+	ag_inspect_network(none, AG_NET_NONE, &f);
+	ag_inspect_network(bridge, AG_NET_BRIDGE, &f);
+	assert_int_equal(f.n, 0);
+	ag_inspect_network(bridge, AG_NET_NONE, &f);
+	assert_true(ag_pf_findings_find(&f, "preflight.network.mismatch") >= 0);
+	assert_int_equal(ag_pf_findings_worst(&f), AG_PF_V_UNSAFE);
+	json_decref(none);
+	json_decref(bridge);
+}
+
+static void image_case(const char *fixture_name, const char *ref_s, const char *want_reason)
+{
+	struct ag_image_ref ref = {0};
+	struct ag_error *err = NULL;
+	assert_int_equal(ag_image_ref_parse(ref_s, &ref, &err), 0);
+	json_t *v = fixture(fixture_name);
+	struct ag_image_facts im = {0};
+	_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+	ag_inspect_image(v, &ref, &im, &f);
+	if (!want_reason) {
+		assert_int_equal(f.n, 0);
+		assert_string_equal(im.local_image_id, IMG_ID);
+		assert_string_equal(im.registry_digest, IMG_REF);
+		assert_string_equal(im.platform, "linux/amd64");
+	} else if (ag_pf_findings_find(&f, want_reason) < 0) {
+		fail_msg("%s: no %s", fixture_name, want_reason);
+	}
+	ag_image_facts_release(&im);
+	ag_image_ref_release(&ref);
+	json_decref(v);
+}
+
+static void test_image(void **state)
+{
+	(void)state;
+	image_case("image.json", IMG_REF, NULL);
+	image_case("image-other-digest.json", IMG_REF, "preflight.image.digest_mismatch");
+	/* a tag-only reference is refused even if it reached this point */
+	image_case("image.json", "127.0.0.1:5000/agentguard-test:1", "preflight.image.not_pinned");
+	/* same digest under another repository name does not count */
+	image_case("image.json",
+		   "127.0.0.1:5000/other@sha256:"
+		   "544b34f68a79d02183f4ffcc9a70bc8c09b0650b1449effa4efaaeb3c29c7c47",
+		   "preflight.image.digest_mismatch");
+}
+
+/* ---- container inspect ---- */
+
+static const struct ag_probe_expect expect = {
+	.id = CID,
+	.name = PNAME,
+	.owner = "preflight",
+	.kind = "resource-controls",
+	.image_id = IMG_ID,
+	.uid = 2001,
+	.gid = 2001,
+	.memory_bytes = 512LL * 1024 * 1024,
+	.pids_limit = 256,
+	.cpu = 1.0,
+	.tmpfs_bytes = 256LL * 1024 * 1024,
+	.workspace_bytes = 256LL * 1024 * 1024,
+	.workspace = "/agentguard-workspace",
+	.network = AG_NET_NONE,
+};
+
+static void test_container_real(void **state)
+{
+	(void)state;
+	json_t *v = fixture("container.json");
+	json_t *insp = json_object();
+	_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+	ag_inspect_container(v, &expect, insp, &f);
+	for (size_t i = 0; i < f.n; i++)
+		print_message("finding: %s %s\n", f.v[i].reason, f.v[i].detail);
+	assert_int_equal(f.n, 0);
+	assert_string_equal(json_string_value(json_object_get(insp, "container_identity")),
+			    "matched");
+	assert_int_equal(json_integer_value(json_object_get(insp, "pids_limit")), 256);
+	assert_true(json_is_false(json_object_get(insp, "host_namespace_sharing")));
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(insp, "cpu"), "representation")),
+		"NanoCpus");
+	json_decref(insp);
+	json_decref(v);
+}
+
+static void container_fault(const char *name, const char *reason)
+{
+	json_t *v = fixture(name);
+	json_t *insp = json_object();
+	_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+	ag_inspect_container(v, &expect, insp, &f);
+	if (ag_pf_findings_find(&f, reason) < 0)
+		fail_msg("%s: no %s", name, reason);
+	assert_int_equal(ag_pf_findings_worst(&f), AG_PF_V_UNSAFE);
+	json_decref(insp);
+	json_decref(v);
+}
+
+static void test_container_fixture_faults(void **state)
+{
+	(void)state;
+	container_fault("container-downgraded-memory.json", "preflight.probe.memory");
+	container_fault("container-pids-zero.json", "preflight.probe.pids");
+	container_fault("container-nanocpus-zero.json", "preflight.probe.cpu");
+	container_fault("container-docker-sock.json", "preflight.probe.docker_socket");
+	container_fault("container-docker-sock.json", "preflight.probe.binds");
+	container_fault("container-host-namespaces.json", "preflight.probe.namespace");
+	container_fault("container-other-id.json", "preflight.probe.identity_id");
+}
+
+/* Table of single-field edits of the real inspect answer. */
+static void test_container_mutations(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *section; /* "HostConfig", "Config" or "" (top) */
+		const char *key;
+		const char *json; /* new value; NULL deletes the key */
+		const char *reason;
+	} cases[] = {
+		{"HostConfig", "Memory", "0", "preflight.probe.memory"},
+		{"HostConfig", "Memory", NULL, "preflight.probe.memory"},
+		{"HostConfig", "Memory", "\"536870912\"", "preflight.probe.memory"},
+		{"HostConfig", "Memory", "1073741824", "preflight.probe.memory"},
+		{"HostConfig", "MemorySwap", "-1", "preflight.probe.memory_swap"},
+		{"HostConfig", "MemorySwap", NULL, "preflight.probe.memory_swap"},
+		{"HostConfig", "PidsLimit", NULL, "preflight.probe.pids"},
+		{"HostConfig", "PidsLimit", "-1", "preflight.probe.pids"},
+		{"HostConfig", "PidsLimit", "4096", "preflight.probe.pids"},
+		{"HostConfig", "NanoCpus", "500000000", "preflight.probe.cpu"},
+		{"HostConfig", "NanoCpus", "\"1000000000\"", "preflight.probe.cpu"},
+		{"HostConfig", "ReadonlyRootfs", "false", "preflight.probe.read_only"},
+		{"HostConfig", "SecurityOpt", "[]", "preflight.probe.no_new_privileges"},
+		{"HostConfig", "SecurityOpt", "[\"no-new-privileges\",\"seccomp=unconfined\"]",
+		 "preflight.probe.security_opt"},
+		{"HostConfig", "CapDrop", "[\"NET_RAW\"]", "preflight.probe.cap_drop"},
+		{"HostConfig", "CapAdd", "[\"SYS_ADMIN\"]", "preflight.probe.cap_add"},
+		{"HostConfig", "Privileged", "true", "preflight.probe.privileged"},
+		{"HostConfig", "Privileged", NULL, "preflight.probe.privileged"},
+		{"HostConfig", "NetworkMode", "\"host\"", "preflight.probe.network"},
+		{"HostConfig", "NetworkMode", "\"bridge\"", "preflight.probe.network"},
+		{"HostConfig", "PidMode", "\"host\"", "preflight.probe.namespace"},
+		{"HostConfig", "IpcMode", "\"container:abc\"", "preflight.probe.namespace"},
+		{"HostConfig", "IpcMode", "\"shareable\"", "preflight.probe.namespace"},
+		{"HostConfig", "UsernsMode", "\"host\"", "preflight.probe.namespace"},
+		{"HostConfig", "UTSMode", "\"host\"", "preflight.probe.namespace"},
+		{"HostConfig", "CgroupnsMode", "\"host\"", "preflight.probe.namespace"},
+		{"HostConfig", "CgroupnsMode", "\"\"", "preflight.probe.namespace"},
+		{"HostConfig", "Cgroup", "\"container:abc\"", "preflight.probe.namespace"},
+		{"HostConfig", "Devices",
+		 "[{\"PathOnHost\":\"/dev/kvm\",\"PathInContainer\":\"/dev/kvm\","
+		 "\"CgroupPermissions\":\"rwm\"}]",
+		 "preflight.probe.devices"},
+		{"HostConfig", "DeviceRequests", "[{\"Driver\":\"nvidia\"}]",
+		 "preflight.probe.devices"},
+		{"HostConfig", "GroupAdd", "[\"docker\"]", "preflight.probe.group_add"},
+		{"HostConfig", "Binds", "[\"/srv:/srv\"]", "preflight.probe.binds"},
+		{"HostConfig", "Tmpfs", NULL, "preflight.probe.tmpfs"},
+		{"HostConfig", "Tmpfs",
+		 "{\"/tmp\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001,mode=700\"}",
+		 "preflight.probe.tmpfs"},
+		{"HostConfig", "Tmpfs",
+		 "{\"/tmp\":\"rw,exec,nosuid,nodev,size=256m,uid=2001,gid=2001,mode=700\","
+		 "\"/agentguard-workspace\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001,"
+		 "mode=700\"}",
+		 "preflight.probe.tmpfs_options"},
+		{"HostConfig", "Tmpfs",
+		 "{\"/tmp\":\"rw,noexec,nosuid,nodev,size=1g,uid=2001,gid=2001,mode=700\","
+		 "\"/agentguard-workspace\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001,"
+		 "mode=700\"}",
+		 "preflight.probe.tmpfs_options"},
+		{"HostConfig", "Tmpfs",
+		 "{\"/tmp\":\"rw,noexec,nosuid,nodev,size=256m,uid=0,gid=2001,mode=700\","
+		 "\"/agentguard-workspace\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001,"
+		 "mode=700\"}",
+		 "preflight.probe.tmpfs_options"},
+		{"HostConfig", "Tmpfs",
+		 "{\"/tmp\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001\","
+		 "\"/agentguard-workspace\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001,"
+		 "mode=700\"}",
+		 "preflight.probe.tmpfs_options"},
+		{"Config", "User", "\"0:0\"", "preflight.probe.user"},
+		{"Config", "User", "\"\"", "preflight.probe.user"},
+		{"Config", "Labels", "{\"agentguard.owner\":\"someone-else\"}",
+		 "preflight.probe.identity_labels"},
+		{"", "Name", "\"/agentguard-preflight-ffffffffffffffff\"",
+		 "preflight.probe.identity_name"},
+		{"", "Image", "\"sha256:" "0000000000000000000000000000000000000000000000000000000000000000\"",
+		 "preflight.probe.image"},
+		{"", "Mounts",
+		 "[{\"Type\":\"volume\",\"Name\":\"x\",\"Destination\":\"/data\"}]",
+		 "preflight.probe.mounts"},
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
+		json_t *v = fixture("container.json");
+		json_t *obj = *cases[i].section ? json_object_get(v, cases[i].section) : v;
+		if (cases[i].json) {
+			json_error_t je;
+			json_t *nv = json_loads(cases[i].json, JSON_DECODE_ANY, &je);
+			if (!nv)
+				fail_msg("case %zu: bad test JSON", i);
+			json_object_set_new(obj, cases[i].key, nv);
+		} else {
+			json_object_del(obj, cases[i].key);
+		}
+		json_t *insp = json_object();
+		_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+		ag_inspect_container(v, &expect, insp, &f);
+		if (ag_pf_findings_find(&f, cases[i].reason) < 0)
+			fail_msg("case %zu (%s.%s): no %s", i, cases[i].section, cases[i].key,
+				 cases[i].reason);
+		assert_int_equal(ag_pf_findings_worst(&f), AG_PF_V_UNSAFE);
+		json_decref(insp);
+		json_decref(v);
+	}
+}
+
+static void test_container_cpu_quota(void **state)
+{
+	(void)state;
+	/* CpuQuota/CpuPeriod alone is an accepted representation */
+	json_t *v = fixture("container.json");
+	json_t *h = json_object_get(v, "HostConfig");
+	json_object_set_new(h, "NanoCpus", json_integer(0));
+	json_object_set_new(h, "CpuQuota", json_integer(150000));
+	json_object_set_new(h, "CpuPeriod", json_integer(100000));
+	struct ag_probe_expect x = expect;
+	x.cpu = 1.5;
+	json_t *insp = json_object();
+	_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+	ag_inspect_container(v, &x, insp, &f);
+	assert_int_equal(f.n, 0);
+	x.cpu = 2.0;
+	ag_inspect_container(v, &x, insp, &f);
+	assert_true(ag_pf_findings_find(&f, "preflight.probe.cpu") >= 0);
+	json_decref(insp);
+	json_decref(v);
+}
+
+/* ---- probe output ---- */
+
+static void test_probe_output(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *out;
+		bool truncated;
+		const char *reason; /* NULL = passes */
+	} cases[] = {
+		{"{\"probe\":\"agentguard-preflight\",\"uid\":2001,\"gid\":2001,\"workspace_write\":true,"
+		 "\"tmp_write\":true,\"root_write_blocked\":true}\n",
+		 false, NULL},
+		{"{\"probe\":\"agentguard-preflight\",\"uid\":0,\"gid\":2001,\"workspace_write\":true,"
+		 "\"tmp_write\":true,\"root_write_blocked\":true}\n",
+		 false, "preflight.probe.identity"},
+		{"{\"probe\":\"agentguard-preflight\",\"uid\":2001,\"gid\":2001,\"workspace_write\":true,"
+		 "\"tmp_write\":true,\"root_write_blocked\":false}\n",
+		 false, "preflight.probe.write_checks"},
+		{"{\"probe\":\"agentguard-preflight\",\"uid\":2001,\"gid\":2001,\"workspace_write\":true,"
+		 "\"tmp_write\":true,\"root_write_blocked\":true}\n",
+		 true, "preflight.probe.output"},
+		{"", false, "preflight.probe.output"},
+		{"hello\n", false, "preflight.probe.output"},
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
+		_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+		ag_inspect_probe_output(cases[i].out, strlen(cases[i].out), cases[i].truncated, 2001,
+					2001, &f);
+		if (!cases[i].reason)
+			assert_int_equal(f.n, 0);
+		else if (ag_pf_findings_find(&f, cases[i].reason) < 0)
+			fail_msg("case %zu: no %s", i, cases[i].reason);
+	}
+	/* the script interpolates nothing: no config-looking text in it */
+	assert_null(strstr(ag_probe_script, "2001"));
+	assert_non_null(strstr(ag_probe_script, "/agentguard-workspace"));
+}
+
+static void test_parse_size(void **state)
+{
+	(void)state;
+	assert_int_equal(ag_pf_parse_size("256m"), 256LL * 1024 * 1024);
+	assert_int_equal(ag_pf_parse_size("64k"), 65536);
+	assert_int_equal(ag_pf_parse_size("1g"), 1LL << 30);
+	assert_int_equal(ag_pf_parse_size("1G"), 1LL << 30);
+	assert_int_equal(ag_pf_parse_size("65536"), 65536);
+	assert_int_equal(ag_pf_parse_size(""), -1);
+	assert_int_equal(ag_pf_parse_size("m"), -1);
+	assert_int_equal(ag_pf_parse_size("1x"), -1);
+	assert_int_equal(ag_pf_parse_size("99999999999999999999g"), -1);
+	assert_true(ag_is_container_id(CID));
+	assert_false(ag_is_container_id("ABC"));
+	assert_true(ag_is_image_id(IMG_ID));
+	assert_false(ag_is_image_id(CID));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_bounds),
+		cmocka_unit_test(test_json_path),
+		cmocka_unit_test(test_sanitize),
+		cmocka_unit_test(test_engine_real),
+		cmocka_unit_test(test_engine_faults),
+		cmocka_unit_test(test_version_shapes),
+		cmocka_unit_test(test_network),
+		cmocka_unit_test(test_image),
+		cmocka_unit_test(test_container_real),
+		cmocka_unit_test(test_container_fixture_faults),
+		cmocka_unit_test(test_container_mutations),
+		cmocka_unit_test(test_container_cpu_quota),
+		cmocka_unit_test(test_probe_output),
+		cmocka_unit_test(test_parse_size),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
