@@ -31,8 +31,12 @@ static const char help[] =
     "                 /usr/local/bin/docker\n"
     "  -h, --help     show this help\n"
     "\n"
+    "A config that asks for a property outside the boundary (a forbidden\n"
+    "allow_* flag, host networking, a tag-only image) is reported as unsafe\n"
+    "without any Docker call.\n"
+    "\n"
     "Exit codes: 0 supported or experimental, 3 unavailable or unsafe,\n"
-    "2 config or usage error.\n";
+    "2 other config errors or usage error.\n";
 
 static void print_text(const struct ag_preflight_result *r)
 {
@@ -99,8 +103,38 @@ int ag_cmd_preflight(int argc, char **argv)
 	_cleanup_err_ struct ag_error *err = NULL;
 	_cleanup_config_ struct ag_config *c = NULL;
 	if (ag_config_load(path, &c, &err) < 0) {
-		ag_cli_print_error(err);
-		return AG_EXIT_CONFIG;
+		/*
+		 * A config that asks for a property outside the approved boundary
+		 * (a forbidden flag, host networking, a tag-only image) is an
+		 * `unsafe` verdict for the preflight, reached with no Docker call.
+		 * Any other config error is a plain config error (exit 2).
+		 */
+		if (strncmp(err->reason, "config.contained.", 17) != 0 &&
+		    strncmp(err->reason, "config.image.", 13) != 0) {
+			ag_cli_print_error(err);
+			return AG_EXIT_CONFIG;
+		}
+		if (as_json) {
+			json_t *ev = json_pack(
+			    "{s:s, s:i, s:s, s:s, s:b, s:b, s:s, s:s, s:[{s:s, s:b, s:s, s:s, s:s}]}",
+			    "schema", "agentguard.docker-preflight", "preflight_version", 1, "status",
+			    "unsafe", "claim_level", "none", "supported", 0,
+			    "approved_boundary_constructible", 0, "failed_check",
+			    "contained_execution_contract", "reason", err->reason, "checks", "name",
+			    "contained_execution_contract", "passed", 0, "status", "unsafe", "reason",
+			    err->reason, "diagnostic", err->key ? err->key : "contained_execution");
+			char *s = ag_preflight_evidence_dump(ev);
+			puts(s);
+			free(s);
+			json_decref(ev);
+		} else {
+			puts("Docker preflight: unsafe; claim: none");
+			printf("  failed: contained_execution_contract: unsafe: ");
+			ag_cli_put_sanitized(stdout, err->key ? err->key : "contained_execution");
+			printf(" [%s]\n", err->reason);
+			ag_cli_print_error(err);
+		}
+		return AG_EXIT_PREFLIGHT;
 	}
 	struct ag_preflight_opts opts = AG_PREFLIGHT_OPTS_INIT;
 	opts.docker_path = docker;

@@ -2,9 +2,10 @@
 # t0300: `agentguard preflight` against the real Docker Engine
 # (scripts/test-env): supported as root and as the unprivileged test user,
 # unsafe for a missing pinned image and for a platform claim the engine
-# contradicts, unavailable when the real client cannot reach a daemon,
-# config errors (tag-only image, forbidden option) exit 2 before any Docker
-# call, the probe leaves no container behind, and a look-alike container
+# contradicts, unavailable when the real client cannot reach a daemon;
+# boundary conflicts in the config (tag-only image, forbidden option) are
+# unsafe (exit 3) before any Docker call, other config errors exit 2; the
+# probe leaves no container behind, and a look-alike container
 # with a foreign owner label survives.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
@@ -118,13 +119,21 @@ t_like "preflight: missing image status line" "$AG_OUT" '^Docker preflight: unsa
 t_run "$docker" image inspect "$missing"
 t_is "preflight: the missing image was not pulled" "$AG_RC" 1
 
-# --- config errors stop before any Docker call (exit 2)
+# --- boundary conflicts in the config are unsafe before any Docker call
 write_config "$T/tag.yaml" "${AG_TEST_IMAGE%@*}:1"
-ag_must_fail 2 config.contained.image_not_pinned "preflight: tag-only image is a config error (exit 2)" \
+ag_must_fail 3 config.contained.image_not_pinned "preflight: tag-only image is unsafe (exit 3)" \
 	"$AG_BIN" preflight "$T/tag.yaml"
+t_like "preflight: tag-only status line" "$AG_OUT" 'Docker preflight: unsafe; claim: none'
 write_config "$T/priv.yaml" "$AG_TEST_IMAGE" linux-docker-engine "  allow_privileged: true"
-ag_must_fail 2 config.contained.forbidden "preflight: allow_privileged is refused at config time (exit 2)" \
+ag_must_fail 3 config.contained.forbidden "preflight: allow_privileged is unsafe (exit 3)" \
 	"$AG_BIN" preflight "$T/priv.yaml"
+t_like "preflight: forbidden property status line" "$AG_OUT" 'Docker preflight: unsafe; claim: none'
+t_run "$AG_BIN" preflight "$T/priv.yaml" --json
+t_like "preflight: forbidden property JSON verdict" "$AG_OUT" '"status":"unsafe"'
+t_like "preflight: names the contract check" "$AG_OUT" '"failed_check":"contained_execution_contract"'
+printf 'task_id: x\n' >"$T/broken.yaml"
+ag_must_fail 2 config.missing_required "preflight: other config errors stay exit 2" \
+	"$AG_BIN" preflight "$T/broken.yaml"
 
 # --- unsafe through Docker evidence: the engine contradicts the platform claim
 write_config "$T/desktop.yaml" "$AG_TEST_IMAGE" docker-desktop-experimental
