@@ -1,0 +1,135 @@
+/*
+ * workspace.h: the contained workspace lifecycle: prepare (transactional
+ * copy + fixed baseline), ownership metadata, owned cleanup.
+ *
+ * Layout below the lifecycle root (an open directory fd owned by the
+ * caller), for run id ID:
+ *
+ *   ID.preparing/            staging, mode 0700, renamed into place
+ *   ID/workspace/            the only tree the agent will ever see
+ *   ID/evidence/             AgentGuard's, never mounted
+ *        workspace-metadata.json   ownership metadata (sorted keys)
+ *        baseline.txt              fixed baseline (format in docs/workspace.md)
+ *        baseline-text.bin         retained baseline text for line diffs
+ *
+ * Nothing written records an absolute host path; errors name paths only
+ * by their (escaped, bounded) relative path inside the tree.
+ */
+#ifndef AG_WS_WORKSPACE_H
+#define AG_WS_WORKSPACE_H
+
+#include "lib/base/ag.h"
+#include "lib/base/sha256.h"
+#include "lib/base/strv.h"
+#include "lib/workspace/gitinfo.h"
+#include "lib/workspace/snapshot.h"
+
+struct ag_error;
+
+#define AG_WS_AGENT_MOUNT "/agentguard-workspace"
+#define AG_WS_EVIDENCE_MOUNT "/agentguard-evidence"
+#define AG_WS_METADATA_FILE "workspace-metadata.json"
+#define AG_WS_BASELINE_FILE "baseline.txt"
+#define AG_WS_TEXT_FILE "baseline-text.bin"
+
+struct ag_ws_prepare_opts {
+	const struct ag_ws_limits *limits; /* NULL: defaults from bounds.h */
+	const char *const *writable_paths; /* NULL: {"."} */
+	size_t nwritable;
+	const char *agent_mount;    /* NULL: AG_WS_AGENT_MOUNT */
+	const char *evidence_mount; /* NULL: AG_WS_EVIDENCE_MOUNT */
+	const char *git_path;	    /* NULL: /usr/bin/git */
+	unsigned threads;	    /* 0: 2 */
+	ag_ws_hook_fn after_walk;   /* tests: between walk and copy */
+	void *hook_ctx;
+	/* skip a real `.agentguard/` directory at the source root (the caller's
+	 * runs root); recorded in the metadata as excluded_paths */
+	bool exclude_agentguard_root;
+};
+
+struct ag_ws_prepared {
+	enum ag_ws_source_kind source_kind;
+	char digest[AG_SHA256_HEX_LEN + 1]; /* SHA-256 of evidence/baseline.txt */
+	char git_head[65];
+	uint64_t entries, files, total_bytes, text_bytes;
+};
+
+/*
+ * Validates a run id: 1..AG_WS_ID_MAX bytes of [A-Za-z0-9._-], not
+ * starting with '.' or '-', not ending in ".preparing".
+ */
+int ag_ws_id_validate(const char *id, struct ag_error **err);
+
+/*
+ * Normalises agent-visible writable paths: each relative, '/'-separated,
+ * no empty, "." or ".." component (a trailing '/' is dropped), not
+ * reserved (nor a prefix collision) in any component, unique, no
+ * ancestor/descendant overlap, and "." only as the sole path. Sorted.
+ * Reasons: workspace.writable.invalid, .reserved, .duplicate, .overlap,
+ * .root_not_alone.
+ */
+int ag_ws_writable_normalise(const char *const *in, size_t n, struct ag_strv *out,
+			     struct ag_error **err);
+
+/* Mount points: absolute, normalised, not "/", neither inside the other. */
+int ag_ws_mounts_validate(const char *agent_mount, const char *evidence_mount,
+			  struct ag_error **err);
+
+/*
+ * Prepares run `id` below rootfd from the source directory srcfd: git
+ * evidence first, then walk + copy + baseline into ID.preparing, then an
+ * atomic rename to ID. On failure the staging tree is removed; if that
+ * removal fails the error is workspace.rollback_failed. An existing ID or
+ * ID.preparing is workspace.exists (nothing is touched).
+ */
+int ag_ws_prepare(int srcfd, int rootfd, const char *id, const struct ag_ws_prepare_opts *opts,
+		  struct ag_ws_prepared *out, struct ag_error **err);
+
+/* A parsed baseline (evidence/baseline.txt). */
+struct ag_ws_baseline {
+	enum ag_ws_source_kind source_kind;
+	char git_head[65];
+	struct ag_ws_gitinfo git;
+	struct ag_ws_snapshot snap;
+	char digest[AG_SHA256_HEX_LEN + 1];
+};
+void ag_ws_baseline_release(struct ag_ws_baseline *b);
+
+/*
+ * Loads and verifies the baseline of run `id`: the metadata must be
+ * well-formed and name the baseline digest; the baseline file's SHA-256
+ * must equal it and, when expected_digest is non-NULL, equal that too
+ * (reason workspace.baseline_mismatch); a malformed file is
+ * workspace.baseline_corrupt.
+ */
+int ag_ws_baseline_load(int rundirfd, const char *expected_digest, struct ag_ws_baseline *b,
+			struct ag_error **err);
+
+/* Opens rootfd/id as a real directory (no symlink), O_RDONLY|O_DIRECTORY. */
+int ag_ws_open_run(int rootfd, const char *id, struct ag_error **err);
+
+struct ag_ws_cleanup_report {
+	bool complete;
+	uint64_t removed;   /* entries removed */
+	uint64_t remaining; /* entries that could not be removed or were not owned */
+};
+
+/*
+ * Removes exactly the cleanup targets recorded in the run's metadata
+ * (workspace/, evidence/, then the run directory itself only when it is
+ * then empty), never following a link. Anything not recorded stays.
+ * Returns 0 when complete; otherwise workspace.cleanup_incomplete
+ * (AG_E_CLEANUP) with the report filled either way. A missing run is
+ * workspace.not_found.
+ */
+int ag_ws_cleanup(int rootfd, const char *id, struct ag_ws_cleanup_report *rep,
+		  struct ag_error **err);
+
+/*
+ * fd-relative recursive removal of dirfd/name, never following links;
+ * directories without owner write/search are made 0700 first. Returns 0
+ * or -1 with *remaining counting what stayed. Exposed for rollback tests.
+ */
+int ag_ws_remove_tree(int dirfd, const char *name, uint64_t *removed, uint64_t *remaining);
+
+#endif
