@@ -10,6 +10,11 @@ static const char main_help[] =
 	"properties are verified before launch, and keep evidence of what they did.\n"
 	"\n"
 	"Commands:\n"
+	"  contained-run CONFIG [OPTIONS] -- ARGV...\n"
+	"                             run ARGV in a verified container against a copy of\n"
+	"                             the repository and write evidence (the main job)\n"
+	"  cleanup [--runs-root DIR]  remove containers and run directories AgentGuard\n"
+	"                             owns after a crash\n"
 	"  validate CONFIG [--json]   check an agentguard.yaml and show the effective\n"
 	"                             contained-execution settings\n"
 	"  schema                     print the JSON Schema (Draft 2020-12) of the config\n"
@@ -17,7 +22,8 @@ static const char main_help[] =
 	"                             write a commented starter agentguard.yaml\n"
 	"  preflight CONFIG [--json] [--docker PATH]\n"
 	"                             verify Docker can enforce the contained boundary\n"
-	"  render CONFIG [--workspace DIR] -- ARGV...  print the docker argv (dry run)\n"
+	"  render CONFIG [--workspace DIR] -- ARGV...\n"
+	"                             print the docker argv (dry run, no Docker call)\n"
 	"  help [COMMAND]             show help for a command\n"
 	"\n"
 	"Options:\n"
@@ -25,7 +31,8 @@ static const char main_help[] =
 	"  -h, --help                 show this help\n"
 	"\n"
 	"Exit codes: 0 success, 1 failure (or init conflict), 2 config or usage error,\n"
-	"3 preflight, 4 workspace, 5 policy, 6 Docker, 7 timeout, 8 cleanup.\n";
+	"3 preflight, 4 workspace, 5 policy, 6 Docker, 7 timeout, 8 cleanup,\n"
+	"130/143 contained-run cancelled by SIGINT/SIGTERM.\n";
 
 /* curl's main_checkfds: make sure 0/1/2 exist so no file lands on them. */
 static void check_fds(void)
@@ -53,6 +60,8 @@ static const struct command commands[] = {
 	{"init", ag_cmd_init},
 	{"render", ag_cmd_render},
 	{"preflight", ag_cmd_preflight},
+	{"contained-run", ag_cmd_contained_run},
+	{"cleanup", ag_cmd_cleanup},
 };
 
 static const struct command *find_command(const char *name)

@@ -1,0 +1,388 @@
+#include "lib/base/ag.h"
+#include "cli/cli.h"
+#include "lib/base/bounds.h"
+#include "lib/base/error.h"
+#include "lib/base/redact.h"
+#include "lib/config/config.h"
+#include "lib/config/env_allowlist.h"
+#include "lib/run/contained_run.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+static const char help[] =
+	"Usage: agentguard contained-run CONFIG [--repo DIR] [--runs-root DIR]\n"
+	"         [--timeout SECONDS] [--allow-fail-result] [--json] [--docker PATH]\n"
+	"         -- ARGV...\n"
+	"\n"
+	"Run one explicit argv (the agent, or a command it would run) inside a\n"
+	"Docker container whose security properties are verified before launch,\n"
+	"against a lifecycle-owned copy of the repository, and write evidence of\n"
+	"what happened.\n"
+	"\n"
+	"  CONFIG               Path to the AgentGuard config file (agentguard.yaml)\n"
+	"                       with a contained_execution v1 block.\n"
+	"  --                   Required. Every token after it is the agent argv,\n"
+	"                       kept exactly (--help, -h, '--', shell characters...).\n"
+	"  --repo DIR           Repository to copy into the workspace (default: the\n"
+	"                       config's repo_template, relative to the config file,\n"
+	"                       else the current directory). It is never mounted.\n"
+	"  --runs-root DIR      Where <run-id>/contained-run.json is written (default\n"
+	"                       .agentguard/contained-runs). Inside the repository it\n"
+	"                       must be under the repository's top-level .agentguard/.\n"
+	"  --timeout SECONDS    Agent timeout, 1..86400 (default: the config's\n"
+	"                       command_timeout_seconds).\n"
+	"  --allow-fail-result  Exit 0 when the agent or a check failed (exit 1); never\n"
+	"                       hides exit codes 2-8.\n"
+	"  --json               Print a JSON summary instead of text.\n"
+	"  --docker PATH        Docker client (absolute, root-owned).\n"
+	"  -h, --help           Show this help.\n"
+	"\n"
+	"Order: config and uid/gid check, environment allowlist, Docker preflight,\n"
+	"workspace preparation, container create + verification by id, start,\n"
+	"cleanup by id (always), mutation capture, source integrity, artifact.\n"
+	"SIGINT/SIGTERM cancel cleanly: the container is removed, the artifact\n"
+	"says cancelled, the exit code is 128+signal.\n"
+	"\n"
+	"Exit codes: 0 pass, 1 agent or check failed, 2 config or usage, 3 preflight,\n"
+	"4 workspace, 5 policy, 6 Docker, 7 timeout, 8 cleanup, 130/143 cancelled.\n";
+
+static volatile sig_atomic_t cancel_signal;
+
+static void on_signal(int sig)
+{
+	cancel_signal = sig;
+}
+
+static const char *host_lookup(const char *name, void *data)
+{
+	(void)data;
+	return getenv(name);
+}
+
+static int fd_abs_path(int fd, char **out)
+{
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	char buf[4096];
+	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
+	if (n <= 0 || buf[0] != '/')
+		return -1;
+	buf[n] = '\0';
+	*out = ag_xstrdup(buf);
+	return 0;
+}
+
+/* mkdir -p of a relative or absolute path, one component at a time, no links. */
+static int open_or_make_dir(const char *path)
+{
+	_cleanup_free_ char *copy = ag_xstrdup(path);
+	int cur = open(path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char *p = copy;
+	while (cur >= 0 && *p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		char *slash = strchr(p, '/');
+		if (slash)
+			*slash = '\0';
+		if (mkdirat(cur, p, 0755) < 0 && errno != EEXIST) {
+			close(cur);
+			return -1;
+		}
+		int next = openat(cur, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		close(cur);
+		cur = next;
+		errno = e;
+		if (!slash)
+			break;
+		p = slash + 1;
+	}
+	return cur;
+}
+
+static void print_failure(const struct ag_run_outcome *o)
+{
+	if (!o->failure_stage)
+		return;
+	fprintf(stderr, "Failure: %s: ", o->failure_stage);
+	ag_cli_put_sanitized(stderr, o->failure_message ? o->failure_message : "");
+	fprintf(stderr, " [%s]\n", o->failure_reason ? o->failure_reason : "run.failed");
+	if (o->cleanup_failure_reason)
+		fprintf(stderr, "Cleanup failure: [%s]\n", o->cleanup_failure_reason);
+}
+
+int ag_cmd_contained_run(int argc, char **argv)
+{
+	int boundary = -1;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			boundary = i;
+			break;
+		}
+	int stop = boundary < 0 ? argc : boundary;
+	const char *config = NULL, *repo = NULL, *runs_root = NULL, *docker = NULL;
+	int64_t timeout = 0;
+	bool allow_fail = false, as_json = false;
+	for (int i = 1; i < stop; i++) {
+		const char *a = argv[i];
+		const char *val = NULL;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(help, stdout);
+			return AG_EXIT_PASS;
+		}
+		if (strcmp(a, "--allow-fail-result") == 0) {
+			allow_fail = true;
+			continue;
+		}
+		if (strcmp(a, "--json") == 0) {
+			as_json = true;
+			continue;
+		}
+		static const char *const valued[] = {"--repo", "--runs-root", "--timeout", "--docker"};
+		const char *opt = NULL;
+		for (size_t k = 0; k < AG_ARRAY_SIZE(valued); k++) {
+			size_t l = strlen(valued[k]);
+			if (strcmp(a, valued[k]) == 0) {
+				if (i + 1 >= stop)
+					return ag_cli_usage("contained-run", "%s needs a value",
+							    valued[k]);
+				opt = valued[k];
+				val = argv[++i];
+			} else if (strncmp(a, valued[k], l) == 0 && a[l] == '=') {
+				opt = valued[k];
+				val = a + l + 1;
+			}
+		}
+		if (opt) {
+			if (strcmp(opt, "--repo") == 0)
+				repo = val;
+			else if (strcmp(opt, "--runs-root") == 0)
+				runs_root = val;
+			else if (strcmp(opt, "--docker") == 0)
+				docker = val;
+			else if (ag_parse_i64(val, &timeout) < 0 || timeout < 1 ||
+				 timeout > AG_TIMEOUT_MAX_SECONDS)
+				return ag_cli_usage("contained-run",
+						    "--timeout must be a whole number of seconds "
+						    "from 1 to %d",
+						    AG_TIMEOUT_MAX_SECONDS);
+			continue;
+		}
+		if (a[0] == '-' && a[1])
+			return ag_cli_usage("contained-run", "unknown option '%s' before '--'", a);
+		if (config)
+			return ag_cli_usage("contained-run",
+					    "unexpected argument '%s': the agent argv goes after a "
+					    "literal '--'",
+					    a);
+		config = a;
+	}
+	if (!config)
+		return ag_cli_usage("contained-run",
+				    "missing argument CONFIG (path to the AgentGuard config file)");
+	if (boundary < 0)
+		return ag_cli_usage("contained-run",
+				    "the literal '--' boundary is required before the agent argv");
+	if (boundary + 1 >= argc)
+		return ag_cli_usage("contained-run", "the agent argv after '--' is empty");
+	if (argv[boundary + 1][0] == '\0')
+		return ag_cli_usage("contained-run", "the agent argv must not start with an empty "
+						     "string");
+
+	/* 1. config and the host identity rule */
+	_cleanup_err_ struct ag_error *err = NULL;
+	_cleanup_config_ struct ag_config *c = NULL;
+	if (ag_config_load(config, &c, &err) < 0 ||
+	    ag_config_check_contained_run(c, geteuid(), getegid(), &err) < 0) {
+		ag_cli_print_error(err);
+		return AG_EXIT_CONFIG;
+	}
+
+	/* 2. the environment allowlist; values join the redaction set */
+	struct ag_redactor red = AG_REDACTOR_INIT;
+	struct ag_env_resolved env;
+	int rc = AG_EXIT_CONFIG;
+	int repo_fd = -1, runs_fd = -1;
+	char *repo_abs = NULL, *runs_abs = NULL, *cwd_abs = NULL;
+	for (size_t i = 0; i < c->n_agent_environment; i++)
+		ag_redactor_add_secret(&red, c->agent_environment[i].value);
+	for (size_t i = 0; i < c->n_secret_content_patterns; i++)
+		ag_redactor_add_secret(&red, c->secret_content_patterns[i].contains);
+	if (ag_env_resolve(&c->contained, host_lookup, NULL, &red, &env, &err) < 0) {
+		ag_cli_print_error(err);
+		ag_redactor_release(&red);
+		return AG_EXIT_CONFIG;
+	}
+
+	/* 3. repository and runs root */
+	_cleanup_free_ char *repo_from_config = NULL;
+	if (!repo && c->repo_template) {
+		_cleanup_free_ char *dc = ag_xstrdup(config);
+		repo_from_config = c->repo_template[0] == '/'
+					   ? ag_xstrdup(c->repo_template)
+					   : ag_xasprintf("%s/%s", dirname(dc), c->repo_template);
+		repo = repo_from_config;
+	}
+	repo_fd = open(repo ? repo : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (repo_fd < 0 || fd_abs_path(repo_fd, &repo_abs) < 0) {
+		fprintf(stderr, "agentguard: error: cannot open the repository directory: %s "
+				"[run.repo]\n",
+			strerror(errno));
+		goto out;
+	}
+	int cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cwd_fd >= 0) {
+		(void)fd_abs_path(cwd_fd, &cwd_abs);
+		close(cwd_fd);
+	}
+	const char *runs = runs_root ? runs_root : ".agentguard/contained-runs";
+	runs_fd = open_or_make_dir(runs);
+	if (runs_fd < 0 || fd_abs_path(runs_fd, &runs_abs) < 0) {
+		fprintf(stderr, "agentguard: error: cannot create or open the runs root: %s "
+				"[run.runs_root]\n",
+			strerror(errno));
+		goto out;
+	}
+	size_t rl = strlen(repo_abs);
+	bool in_repo = strncmp(runs_abs, repo_abs, rl) == 0 &&
+		       (runs_abs[rl] == '/' || runs_abs[rl] == '\0');
+	if (in_repo) {
+		/* CONTRACT: evidence.outside_agent_repo */
+		const char *rest = runs_abs + rl;
+		if (strncmp(rest, "/.agentguard/", 13) != 0 && strcmp(rest, "/.agentguard") != 0) {
+			fputs("agentguard: usage error: the runs root is inside the repository but not "
+			      "under its top-level .agentguard/: evidence must stay outside what the "
+			      "agent sees [run.runs_root_in_repo]\n",
+			      stderr);
+			goto out;
+		}
+	}
+	/* Portable roles replace host roots everywhere (longest first). */
+	ag_redactor_add_root(&red, repo_abs, "${REPOSITORY_ROOT}");
+	ag_redactor_add_root(&red, runs_abs, "${RUNS_ROOT}");
+	if (cwd_abs)
+		ag_redactor_add_root(&red, cwd_abs, "${AGENTGUARD_ROOT}");
+	const char *home = getenv("HOME");
+	if (home && home[0] == '/' && home[1])
+		ag_redactor_add_root(&red, home, "${HOME}");
+
+	/* 4. cancellation: SIGINT/SIGTERM stop the run cleanly */
+	struct sigaction sa = {0};
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	struct ag_run_opts o = {
+		.cfg = c,
+		.repo_fd = repo_fd,
+		.repo_abs = repo_abs,
+		.runs_root_fd = runs_fd,
+		.runs_root_abs = runs_abs,
+		.runs_root_in_repo = in_repo,
+		.argv = (const char *const *)argv + boundary + 1,
+		.argc = (size_t)(argc - boundary - 1),
+		.timeout_seconds = timeout ? timeout : c->command_timeout_seconds,
+		.env = &env,
+		.redact = &red,
+		.docker_path = docker,
+		.cancel = &cancel_signal,
+	};
+	struct ag_run_outcome out;
+	if (ag_contained_run(&o, &out, &err) < 0) {
+		ag_cli_print_error(err);
+		rc = AG_EXIT_WORKSPACE;
+		goto out;
+	}
+	char *report = ag_xasprintf("%s/%s/contained-run.json", runs, out.run_id);
+	rc = out.exit_code;
+	if (allow_fail && rc == AG_EXIT_FAIL)
+		rc = AG_EXIT_PASS;
+	if (as_json) {
+		json_t *j = json_object();
+		json_object_set_new(j, "run_id", json_string(out.run_id));
+		json_object_set_new(j, "result", json_string(out.pass ? "PASS" : "FAIL"));
+		json_object_set_new(j, "exit_code", json_integer(out.exit_code));
+		json_object_set_new(j, "preflight", out.preflight_status
+							? json_string(out.preflight_status)
+							: json_null());
+		json_object_set_new(j, "claim_level",
+				    out.claim_level ? json_string(out.claim_level) : json_null());
+		json_object_set_new(j, "outcome", out.outcome ? json_string(out.outcome) : json_null());
+		json_object_set_new(j, "command_exit_code",
+				    out.command_ran ? json_integer(out.command_exit_code) : json_null());
+		json_object_set_new(j, "changed_files_total", json_integer((json_int_t)out.changed_total));
+		json_object_set_new(j, "cleanup_complete", json_boolean(out.cleanup_complete));
+		json_object_set_new(j, "failure_stage",
+				    out.failure_stage ? json_string(out.failure_stage) : json_null());
+		json_object_set_new(j, "failure_reason",
+				    out.failure_reason ? json_string(out.failure_reason) : json_null());
+		json_t *rp = json_string(report);
+		json_object_set_new(j, "report", rp ? rp : json_null());
+		char *s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);
+		puts(s);
+		free(s);
+		json_decref(j);
+		print_failure(&out);
+	} else {
+		puts("AgentGuard Contained Run");
+		printf("Task: %s\n", c->task_id);
+		printf("Result: %s\n", out.pass ? "PASS" : "FAIL");
+		printf("Score: %d/100\n", out.pass ? 100 : 70);
+		if (out.preflight_status)
+			printf("Docker preflight: %s; claim: %s\n", out.preflight_status,
+			       out.claim_level);
+		if (out.command_ran) {
+			printf("Command exit code: %d\n", out.command_exit_code);
+			printf("Outcome: %s\n", out.outcome ? out.outcome : "unknown");
+		}
+		if (out.timed_out)
+			puts("Command timed out: yes");
+		if (out.cancelled)
+			puts("Cancelled: yes");
+		puts("Changed files:");
+		if (out.changed_files.n == 0)
+			puts("- None");
+		for (size_t i = 0; i < out.changed_files.n; i++) {
+			fputs("- ", stdout);
+			char *s = ag_redact(&red, out.changed_files.v[i], strlen(out.changed_files.v[i]),
+					    1024, 0, NULL);
+			ag_cli_put_sanitized(stdout, s);
+			free(s);
+			putchar('\n');
+		}
+		if (out.changed_total > out.changed_files.n)
+			printf("- ... and %zu more\n", out.changed_total - out.changed_files.n);
+		if (out.source_unchanged_known)
+			printf("Source repository unchanged: %s\n",
+			       out.source_unchanged ? "yes" : "NO");
+		fflush(stdout);
+		print_failure(&out);
+		printf("Cleanup complete: %s (container %s, workspace %s)\n",
+		       out.cleanup_complete ? "True" : "False", out.cleanup_status,
+		       out.workspace_status);
+		fputs("Contained run report path: ", stdout);
+		ag_cli_put_sanitized(stdout, report);
+		putchar('\n');
+	}
+	free(report);
+	ag_run_outcome_release(&out);
+out:
+	ag_env_resolved_release(&env);
+	ag_redactor_release(&red);
+	if (repo_fd >= 0)
+		close(repo_fd);
+	if (runs_fd >= 0)
+		close(runs_fd);
+	free(repo_abs);
+	free(runs_abs);
+	free(cwd_abs);
+	return rc;
+}

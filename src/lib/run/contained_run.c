@@ -1,0 +1,902 @@
+/*
+ * contained_run.c: orchestration only. Each stage calls into the library
+ * (preflight, workspace, exec_spec, container) and records what it
+ * observed; a failure jumps to the common tail, which always cleans up what
+ * exists (container first, by id), then writes the artifact.
+ */
+#include "lib/base/ag.h"
+#include "lib/run/contained_run.h"
+#include "lib/base/bounds.h"
+#include "lib/base/buf.h"
+#include "lib/base/error.h"
+#include "lib/base/fsx.h"
+#include "lib/base/redact.h"
+#include "lib/base/sha256.h"
+#include "lib/config/config.h"
+#include "lib/config/env_allowlist.h"
+#include "lib/docker/container.h"
+#include "lib/docker/docker_cli.h"
+#include "lib/docker/docker_json.h"
+#include "lib/docker/exec_spec.h"
+#include "lib/docker/inspect.h"
+#include "lib/docker/preflight.h"
+#include "lib/evidence/canon.h"
+#include "lib/run/evidence.h"
+#include "lib/workspace/mutation.h"
+#include "lib/workspace/snapshot.h"
+#include "lib/workspace/workspace.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+
+
+char *ag_run_id_new(const char *task_id)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	struct tm tm;
+	gmtime_r(&ts.tv_sec, &tm);
+	unsigned char rnd[AG_RUN_ID_RANDOM_BYTES] = {0};
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		abort();
+	return ag_xasprintf("%s-contained-%04d%02d%02d%02d%02d%02d%06ld-%02x%02x%02x%02x", task_id,
+			    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			    tm.tm_sec, ts.tv_nsec / 1000, rnd[0], rnd[1], rnd[2], rnd[3]);
+}
+
+void ag_run_outcome_release(struct ag_run_outcome *o)
+{
+	free(o->run_id);
+	free(o->failure_message);
+	ag_strv_release(&o->changed_files);
+	memset(o, 0, sizeof(*o));
+}
+
+/* Everything one run observed; the artifact is built from this alone. */
+struct run {
+	const struct ag_run_opts *o;
+	struct ag_run_outcome *out;
+	char *run_id;
+	char *suffix; /* lowercased tail of the run id: container name and run label */
+	char *container_name;
+	int run_fd;
+	int lifecycle_fd;
+	uint64_t started_ms;
+
+	/* failure bookkeeping */
+	const char *stage;
+	const char *reason;
+	int exit_code;
+	char *message;
+	const char *cleanup_reason;
+	char *cleanup_message;
+
+	/* preflight */
+	struct ag_docker_cli cli;
+	bool cli_ok;
+	struct ag_preflight_result pf;
+	bool pf_ran;
+
+	/* policy */
+	bool policy_blocked;
+	const char *policy_match; /* the configured unsafe_commands entry (not secret) */
+
+	/* residue */
+	bool residue_before_ok, residue_after_ok;
+	size_t residue_before, residue_after, residue_ours_after;
+
+	/* workspace */
+	bool ws_prepared;
+	struct ag_ws_prepared prep;
+	const char *ws_status; /* not_prepared, removed, retained, incomplete */
+	struct ag_ws_mutations mut;
+	bool mut_ok;
+	const char *capture_reason;
+	bool source_checked, source_unchanged;
+	struct ag_strv source_diff;
+	size_t source_diff_total;
+	const char *source_reason;
+
+	/* container */
+	char *container_id;
+	char *bound_image_id;
+	bool verified;
+	json_t *verified_controls;
+	struct ag_cleanup_result cleanup;
+	bool fingerprint_checked, fingerprint_same;
+
+	/* execution */
+	bool executed;
+	struct ag_proc_result pr;
+	const char *outcome;
+	int exit_status;
+	bool oom_killed;
+	char *stdout_red, *stderr_red;
+	bool stdout_trunc, stderr_trunc;
+	uint64_t exec_ms;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Records the primary failure (the first one wins). */
+static void fail(struct run *r, const char *stage, int exit_code, const char *reason,
+		 const char *fmt, ...) AG_PRINTF(5, 6);
+static void fail(struct run *r, const char *stage, int exit_code, const char *reason,
+		 const char *fmt, ...)
+{
+	if (r->stage)
+		return;
+	char *m = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&m, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	r->stage = stage;
+	r->exit_code = exit_code;
+	r->reason = reason;
+	r->message = ag_redact(r->o->redact, m, strlen(m), AG_PF_DIAGNOSTIC_MAX_BYTES, 0, NULL);
+	free(m);
+}
+
+static void fail_err(struct run *r, const char *stage, int exit_code, const struct ag_error *e)
+{
+	fail(r, stage, exit_code, e->reason, "%s", e->msg);
+}
+
+/* ---- run directory, marker ---- */
+
+static int write_json_file(struct run *r, const char *name, json_t *v,
+			   const struct ag_canon_bounds *b, struct ag_error **err)
+{
+	char *s = NULL;
+	size_t n = 0;
+	if (ag_canon_dump(v, b, &s, &n, err) < 0)
+		return -1;
+	char *nl = ag_xasprintf("%s\n", s);
+	free(s);
+	int rc = ag_write_file_atomic_at(r->run_fd, name, name, nl, n + 1, 0644, false, err);
+	free(nl);
+	return rc;
+}
+
+char *ag_run_suffix(const char *run_id)
+{
+	size_t n = strlen(run_id);
+	const char *tail = n > 32 ? run_id + n - 32 : run_id;
+	char *s = ag_xstrdup(tail);
+	for (char *p = s; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	/* Names must start with [a-z0-9] after "agentguard-". */
+	while (s[0] && !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= '0' && s[0] <= '9')))
+		memmove(s, s + 1, strlen(s));
+	return s;
+}
+
+unsigned long long ag_process_start_ticks(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char buf[1024];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* Field 22 (starttime) counts from after the ")" that ends field 2. */
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	unsigned long long v = 0;
+	int field = 2;
+	for (p++; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	if (field != 22)
+		return 0;
+	v = strtoull(p, NULL, 10);
+	return v;
+}
+
+static int write_marker(struct run *r, const char *state)
+{
+	/* The owner process identity lets `agentguard cleanup` tell a live run from a crash. */
+	json_t *m = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:I}", "schema",
+			      "agentguard.contained-run-artifact", "schema_version", 1, "owner",
+			      "agentguard", "artifact_kind", "contained-run", "run_id", r->run_id,
+			      "lifecycle_state", state, "owner_pid", (int)getpid(),
+			      "owner_start_ticks", (json_int_t)ag_process_start_ticks(getpid()));
+	struct ag_error *e = NULL;
+	int rc = write_json_file(r, AG_RUN_MARKER_FILE, m, &ag_canon_artifact_bounds, &e);
+	json_decref(m);
+	ag_error_free(e);
+	return rc;
+}
+
+static int make_run_dir(struct run *r, struct ag_error **err)
+{
+	for (int attempt = 0; attempt < 4; attempt++) {
+		free(r->run_id);
+		r->run_id = ag_run_id_new(r->o->cfg->task_id);
+		if (mkdirat(r->o->runs_root_fd, r->run_id, 0700) == 0)
+			break;
+		if (errno != EEXIST || attempt == 3)
+			return ag_err(err, AG_E_IO, errno, "run.dir.create",
+				      "cannot create the run directory: %s", strerror(errno));
+	}
+	r->run_fd = openat(r->o->runs_root_fd, r->run_id,
+			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (r->run_fd < 0)
+		return ag_err(err, AG_E_IO, errno, "run.dir.open", "cannot open the run directory");
+	/* The bind-mounted workspace lives below; 0711 lets only the owner list. */
+	(void)fchmod(r->run_fd, 0711);
+	r->suffix = ag_run_suffix(r->run_id);
+	r->container_name = ag_xasprintf("agentguard-%s", r->suffix);
+	if (write_marker(r, "created") < 0)
+		return ag_err(err, AG_E_IO, errno, "run.marker", "cannot write the run marker");
+	/* Paths below the run root become ${RUN_ROOT} wherever they appear. */
+	char *abs = ag_xasprintf("%s/%s", r->o->runs_root_abs, r->run_id);
+	ag_redactor_add_root(r->o->redact, abs, "${RUN_ROOT}");
+	free(abs);
+	return 0;
+}
+
+/* ---- stages ---- */
+
+/* CONTRACT: policy.unsafe_commands (enforce blocks before any container exists) */
+static int stage_policy(struct run *r)
+{
+	const struct ag_config *c = r->o->cfg;
+	if (c->command_policy != AG_CMD_POLICY_ENFORCE || c->unsafe_commands.n == 0)
+		return 0;
+	/* Substring match over the argv joined by spaces (upstream semantics). */
+	struct ag_buf b = AG_BUF_INIT(SIZE_MAX / 2, "limit.run.argv");
+	struct ag_error *e = NULL;
+	for (size_t i = 0; i < r->o->argc; i++)
+		if ((i && ag_buf_add(&b, " ", 1, &e) < 0) || ag_buf_adds(&b, r->o->argv[i], &e) < 0)
+			abort();
+	for (size_t i = 0; i < c->unsafe_commands.n; i++) {
+		if (strstr(b.buf, c->unsafe_commands.v[i])) {
+			r->policy_blocked = true;
+			r->policy_match = c->unsafe_commands.v[i];
+			fail(r, "policy", 5, "policy.unsafe_command",
+			     "the agent argv matches an unsafe_commands entry; blocked before launch");
+			break;
+		}
+	}
+	ag_buf_release(&b);
+	return r->policy_blocked ? -1 : 0;
+}
+
+static int stage_preflight(struct run *r)
+{
+	struct ag_error *e = NULL;
+	if (ag_docker_cli_resolve(r->o->docker_path, &r->cli, &e) < 0) {
+		fail(r, "preflight", 3, e->reason, "Docker client unavailable: %s", e->msg);
+		ag_error_free(e);
+		return -1;
+	}
+	r->cli_ok = true;
+	ag_preflight_result_init(&r->pf);
+	r->pf_ran = true;
+	if (ag_preflight_run(r->o->cfg, &r->cli, NULL, &r->pf, &e) < 0) {
+		fail_err(r, "preflight", 3, e);
+		ag_error_free(e);
+		return -1;
+	}
+	if (!ag_preflight_passed(&r->pf)) {
+		fail(r, "preflight", 3, r->pf.reason ? r->pf.reason : "preflight.failed",
+		     "Docker contained-execution preflight failed: %s",
+		     ag_pf_status_name(r->pf.status));
+		return -1;
+	}
+	return 0;
+}
+
+static void residue(struct run *r, bool after)
+{
+	struct ag_strv ids = AG_STRV_INIT;
+	int rc = ag_container_list_labelled(&r->cli, AG_RUN_OWNER_LABEL, AG_RUN_OWNER_VALUE,
+					    AG_DOCKER_CONTROL_TIMEOUT_MS, &ids);
+	if (!after) {
+		r->residue_before_ok = rc == 0;
+		r->residue_before = ids.n;
+	} else {
+		r->residue_after_ok = rc == 0;
+		r->residue_after = ids.n;
+		struct ag_strv ours = AG_STRV_INIT;
+		int rc2 = ag_container_list_labelled(&r->cli, AG_RUN_ID_LABEL, r->suffix,
+						     AG_DOCKER_CONTROL_TIMEOUT_MS, &ours);
+		if (rc2 < 0)
+			r->residue_after_ok = false;
+		r->residue_ours_after = ours.n;
+		ag_strv_release(&ours);
+	}
+	ag_strv_release(&ids);
+}
+
+static int stage_workspace(struct run *r)
+{
+	struct ag_error *e = NULL;
+	if (mkdirat(r->run_fd, AG_RUN_LIFECYCLE_DIR, 0711) < 0) {
+		fail(r, "workspace_prep", 4, "workspace.lifecycle_dir",
+		     "cannot create the lifecycle directory");
+		return -1;
+	}
+	r->lifecycle_fd =
+	    openat(r->run_fd, AG_RUN_LIFECYCLE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (r->lifecycle_fd < 0) {
+		fail(r, "workspace_prep", 4, "workspace.lifecycle_dir",
+		     "cannot open the lifecycle directory");
+		return -1;
+	}
+	struct ag_ws_prepare_opts po = {0};
+	po.exclude_agentguard_root = r->o->runs_root_in_repo;
+	if (ag_ws_prepare(r->o->repo_fd, r->lifecycle_fd, AG_RUN_WORKSPACE_ID, &po, &r->prep, &e) < 0) {
+		fail_err(r, "workspace_prep", 4, e);
+		ag_error_free(e);
+		return -1;
+	}
+	r->ws_prepared = true;
+	r->ws_status = "prepared";
+	/* The container user must be able to write its workspace: it is ours (same uid). */
+	return 0;
+}
+
+static char *workspace_host_path(const struct run *r)
+{
+	return ag_xasprintf("%s/%s/%s/%s/workspace", r->o->runs_root_abs, r->run_id,
+			    AG_RUN_LIFECYCLE_DIR, AG_RUN_WORKSPACE_ID);
+}
+
+/* Re-reads the daemon facts the preflight relied on; false when they changed. */
+static bool fingerprint_same(struct run *r)
+{
+	const char *vargs[] = {"version", "--format", "{{json .}}", NULL};
+	const char *iargs[] = {"info", "--format", "{{json .}}", NULL};
+	struct ag_engine_facts f = {0};
+	struct ag_pf_findings fi = AG_PF_FINDINGS_INIT;
+	bool ok = false;
+	struct ag_proc_result pv, pi;
+	ag_proc_result_init(&pv);
+	ag_proc_result_init(&pi);
+	struct ag_error *e = NULL;
+	json_t *jv = NULL, *ji = NULL;
+	if (ag_docker_run(&r->cli, vargs, AG_PF_JSON_MAX_BYTES + 1, 0, &pv, &e) < 0 ||
+	    ag_docker_check(&pv, "docker version", &e) < 0 ||
+	    ag_docker_json_parse(pv.out.buf, pv.out.len, pv.stdout_truncated, NULL,
+				 AG_DOCKER_JSON_OBJECT, &jv, &e) < 0)
+		goto out;
+	if (ag_docker_run(&r->cli, iargs, AG_PF_JSON_MAX_BYTES + 1, 0, &pi, &e) < 0 ||
+	    ag_docker_check(&pi, "docker info", &e) < 0 ||
+	    ag_docker_json_parse(pi.out.buf, pi.out.len, pi.stdout_truncated, NULL,
+				 AG_DOCKER_JSON_OBJECT, &ji, &e) < 0)
+		goto out;
+	ag_inspect_version(jv, &f, &fi);
+	ag_inspect_info(ji, &f, &fi);
+	if (fi.n)
+		goto out;
+#define SAME(a, b) ((!(a) && !(b)) || ((a) && (b) && strcmp((a), (b)) == 0))
+	ok = SAME(f.server_version, r->pf.engine_version) && SAME(f.api_version, r->pf.api_version) &&
+	     SAME(f.os, r->pf.os) && SAME(f.arch, r->pf.arch) &&
+	     SAME(f.cgroup_driver, r->pf.cgroup_driver) &&
+	     SAME(f.cgroup_version, r->pf.cgroup_version) && SAME(f.runtime, r->pf.runtime) &&
+	     f.desktop == r->pf.docker_desktop;
+#undef SAME
+out:
+	json_decref(jv);
+	json_decref(ji);
+	ag_error_free(e);
+	ag_engine_facts_release(&f);
+	ag_pf_findings_release(&fi);
+	ag_proc_result_release(&pv);
+	ag_proc_result_release(&pi);
+	return ok;
+}
+
+static bool should_cancel(void *data)
+{
+	const struct run *r = data;
+	return r->o->cancel && *r->o->cancel;
+}
+
+static int stage_container(struct run *r)
+{
+	const struct ag_config *c = r->o->cfg;
+	struct ag_error *e = NULL;
+	char *host_ws = workspace_host_path(r);
+	const struct ag_label labels[] = {{AG_RUN_OWNER_LABEL, AG_RUN_OWNER_VALUE}, {AG_RUN_ID_LABEL, r->suffix}};
+	struct ag_exec_inputs in = {
+		.workspace_host_path = host_ws,
+		.container_name = r->container_name,
+		.env = (const char *const *)ag_strv_argv(&r->o->env->assignments),
+		.n_env = r->o->env->assignments.n,
+		.labels = labels,
+		.n_labels = AG_ARRAY_SIZE(labels),
+		.command = r->o->argv,
+		.n_command = r->o->argc,
+	};
+	/* The renderer adds the four defaults itself: pass configured entries only. */
+	struct ag_strv configured = AG_STRV_INIT;
+	for (size_t i = 0; i < r->o->env->assignments.n; i++) {
+		const char *a = r->o->env->assignments.v[i];
+		bool is_default = false;
+		for (size_t k = 0; k < AG_ARRAY_SIZE(ag_env_defaults); k++)
+			if (strcmp(a, ag_env_defaults[k]) == 0)
+				is_default = true;
+		if (!is_default)
+			ag_strv_push(&configured, a);
+	}
+	in.env = (const char *const *)ag_strv_argv(&configured);
+	in.n_env = configured.n;
+	struct ag_exec_spec spec;
+	struct ag_strv argv = AG_STRV_INIT;
+	int rc = -1;
+	if (ag_exec_spec_from_config(c, &in, &spec, &e) < 0 ||
+	    ag_render_argv(&spec, AG_RENDER_CREATE, &argv, &e) < 0) {
+		fail_err(r, "docker", 6, e);
+		goto out;
+	}
+	/* create, then bind identity by the returned id and the owner labels */
+	if (ag_container_create(&r->cli, &argv, AG_DOCKER_CONTROL_TIMEOUT_MS, &r->container_id,
+				&e) < 0) {
+		fail_err(r, "docker", 6, e);
+		/* Docker may have created it anyway: find it by name, act only if owned. */
+		json_t *v = NULL;
+		if (ag_container_lookup(&r->cli, r->container_name, AG_DOCKER_CONTROL_TIMEOUT_MS,
+					&v) == 0) {
+			const char *id = ag_json_path_str(v, "Id");
+			const struct ag_label_expect le[] = {{AG_RUN_OWNER_LABEL, AG_RUN_OWNER_VALUE},
+							     {AG_RUN_ID_LABEL, r->suffix}};
+			struct ag_container_owner own = {r->container_name, le, 2};
+			if (id && ag_is_container_id(id) && ag_container_owned(v, id, &own))
+				r->container_id = ag_xstrdup(id);
+		}
+		json_decref(v);
+		goto out;
+	}
+	{
+		json_t *v = NULL;
+		if (ag_container_lookup(&r->cli, r->container_id, AG_DOCKER_CONTROL_TIMEOUT_MS, &v) !=
+		    0) {
+			fail(r, "docker", 6, "run.identity.inspect",
+			     "the created container could not be inspected by its id");
+			goto out;
+		}
+		const struct ag_label_expect le[] = {{AG_RUN_OWNER_LABEL, AG_RUN_OWNER_VALUE},
+						     {AG_RUN_ID_LABEL, r->suffix}};
+		struct ag_probe_expect x = {
+			.id = r->container_id,
+			.name = r->container_name,
+			.image_id = r->pf.local_image_id,
+			.uid = c->contained.required_uid,
+			.gid = c->contained.required_gid,
+			.memory_bytes = c->contained.memory_bytes,
+			.pids_limit = c->contained.pids_limit,
+			.cpu = c->contained.cpu_limit,
+			.tmpfs_bytes = c->contained.tmpfs_bytes,
+			.workspace_bytes = 0,
+			.workspace = AG_EXEC_WORKSPACE_PATH,
+			.network = c->contained.network,
+			.labels = le,
+			.n_labels = 2,
+			.bind_source = host_ws,
+		};
+		struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+		r->verified_controls = json_object();
+		ag_inspect_container(v, &x, r->verified_controls, &f);
+		const char *img = ag_json_path_str(v, "Image");
+		if (img && ag_is_image_id(img))
+			r->bound_image_id = ag_xstrdup(img);
+		json_decref(v);
+		if (f.n) {
+			/* CONTRACT: run.verify_created (the container that runs shows every control) */
+			fail(r, "preflight", 3, f.v[0].reason,
+			     "the created container does not show a required control: %s: %s",
+			     f.v[0].control, f.v[0].detail ? f.v[0].detail : "");
+			ag_pf_findings_release(&f);
+			goto out;
+		}
+		ag_pf_findings_release(&f);
+		r->verified = true;
+	}
+	/* CONTRACT: run.daemon_fingerprint (facts preflight relied on, re-checked) */
+	r->fingerprint_checked = true;
+	r->fingerprint_same = fingerprint_same(r);
+	if (!r->fingerprint_same) {
+		fail(r, "preflight", 3, "run.daemon_changed",
+		     "the Docker daemon facts changed since the preflight");
+		goto out;
+	}
+	if (should_cancel(r)) {
+		r->outcome = "cancelled";
+		fail(r, "cancelled", 128 + (int)*r->o->cancel, "run.cancelled",
+		     "the run was cancelled before start");
+		goto out;
+	}
+	{
+		const char *start[] = {"start", "-a", "--", r->container_id, NULL};
+		struct ag_proc_spec tmpl = {
+			.stdout_max = (size_t)c->max_output_bytes,
+			.stderr_max = (size_t)c->max_output_bytes,
+			.cap_policy = AG_PROC_CAP_TRUNCATE,
+			.timeout_ms = (unsigned)(r->o->timeout_seconds * 1000),
+			.kill_grace_ms = 1000,
+			.should_cancel = should_cancel,
+			.should_cancel_data = r,
+		};
+		ag_proc_result_init(&r->pr);
+		uint64_t t0 = now_ms();
+		if (ag_docker_run_ex(&r->cli, start, &tmpl, &r->pr, &e) < 0) {
+			fail_err(r, "docker", 6, e);
+			goto out;
+		}
+		r->exec_ms = now_ms() - t0;
+		r->executed = true;
+	}
+	rc = 0;
+out:
+	ag_error_free(e);
+	ag_strv_release(&argv);
+	ag_strv_release(&configured);
+	free(host_ws);
+	return rc;
+}
+
+/* Outcome taxonomy from the container's own state, not colliding exit codes. */
+static void classify(struct run *r)
+{
+	if (!r->executed)
+		return;
+	const struct ag_proc_result *p = &r->pr;
+	json_t *v = NULL;
+	bool have_state = r->container_id && ag_container_lookup(&r->cli, r->container_id,
+								 AG_DOCKER_CONTROL_TIMEOUT_MS, &v) == 0;
+	const json_t *ec = have_state ? ag_json_path(v, "State.ExitCode") : NULL;
+	const char *derr = have_state ? ag_json_path_str(v, "State.Error") : NULL;
+	const char *started = have_state ? ag_json_path_str(v, "State.StartedAt") : NULL;
+	r->oom_killed = have_state && json_is_true(ag_json_path(v, "State.OOMKilled"));
+	bool never_started = started && strncmp(started, "0001-01-01", 10) == 0;
+	r->exit_status = json_is_integer(ec) ? (int)json_integer_value(ec)
+					     : (p->status == AG_PROC_EXITED ? p->exit_code : -1);
+	if (p->cancelled) {
+		r->outcome = "cancelled";
+		fail(r, "cancelled", 128 + (int)(r->o->cancel ? *r->o->cancel : 2), "run.cancelled",
+		     "AgentGuard was asked to stop; the container was cleaned up");
+	} else if (p->status == AG_PROC_TIMED_OUT) {
+		r->outcome = "timed_out";
+		fail(r, "timeout", 7, "run.timeout",
+		     "the contained command timed out after %" PRId64 " seconds",
+		     r->o->timeout_seconds);
+	} else if (r->oom_killed) {
+		r->outcome = "oom_killed";
+	} else if ((derr && *derr) || never_started || p->status == AG_PROC_FAILED_TO_START ||
+		   (p->status == AG_PROC_EXITED && p->exit_code != 0 && !json_is_integer(ec))) {
+		r->outcome = "docker_launch_failure";
+		fail(r, "docker", 6, "run.launch_failed",
+		     "Docker failed before or while launching the contained command");
+	} else if (p->status == AG_PROC_SIGNALED) {
+		r->outcome = "docker_client_signaled";
+		fail(r, "docker", 6, "run.client_signaled", "the attached Docker client was killed");
+	} else {
+		r->outcome = "exited";
+	}
+	json_decref(v);
+	bool t1 = false, t2 = false;
+	r->stdout_red = ag_redact(r->o->redact, p->out.buf, p->out.len,
+				  (size_t)r->o->cfg->max_output_bytes, AG_REDACT_KEEP_NEWLINES, &t1);
+	r->stderr_red = ag_redact(r->o->redact, p->err.buf, p->err.len,
+				  (size_t)r->o->cfg->max_output_bytes, AG_REDACT_KEEP_NEWLINES, &t2);
+	r->stdout_trunc = p->stdout_truncated || t1;
+	r->stderr_trunc = p->stderr_truncated || t2;
+}
+
+static void stage_cleanup_container(struct run *r)
+{
+	const struct ag_label_expect le[] = {{AG_RUN_OWNER_LABEL, AG_RUN_OWNER_VALUE}, {AG_RUN_ID_LABEL, r->suffix}};
+	struct ag_container_owner own = {r->container_name, le, 2};
+	if (!r->cli_ok) {
+		r->cleanup.state = AG_CLEANUP_NOT_CREATED;
+		r->cleanup.liveness_verified = true;
+		r->cleanup.message = "no container was created";
+		return;
+	}
+	ag_container_cleanup(&r->cli, r->container_id, &own, AG_DOCKER_CONTROL_TIMEOUT_MS,
+			     &r->cleanup);
+	if (r->pf_ran && ag_preflight_passed(&r->pf))
+		residue(r, true);
+}
+
+/* Compares the source against the fixed baseline: did anything touch it? */
+static void stage_source_integrity(struct run *r)
+{
+	struct ag_ws_baseline b = {0};
+	struct ag_ws_snapshot now = AG_WS_SNAPSHOT_INIT;
+	struct ag_error *e = NULL;
+	int wsfd = ag_ws_open_run(r->lifecycle_fd, AG_RUN_WORKSPACE_ID, &e);
+	if (wsfd < 0 || ag_ws_baseline_load(wsfd, r->prep.digest, &b, &e) < 0) {
+		r->source_reason = e ? e->reason : "run.source.baseline";
+		goto out;
+	}
+	struct ag_ws_snapshot_opts so = {.mode = AG_WS_PREPARE, .dest_rootfd = -1, .text_fd = -1,
+					 .exclude_agentguard_root = r->o->runs_root_in_repo};
+	if (ag_ws_snapshot_take(r->o->repo_fd, &so, &now, &e) < 0) {
+		r->source_reason = e->reason;
+		goto out;
+	}
+	r->source_checked = true;
+	size_t i = 0, j = 0;
+	while (i < b.snap.n || j < now.n) {
+		const struct ag_ws_entry *x = i < b.snap.n ? &b.snap.v[i] : NULL;
+		const struct ag_ws_entry *y = j < now.n ? &now.v[j] : NULL;
+		int c = !x ? 1 : !y ? -1 : strcmp(x->path, y->path);
+		const char *path = NULL;
+		if (c < 0) {
+			path = x->path;
+			i++;
+		} else if (c > 0) {
+			path = y->path;
+			j++;
+		} else {
+			if (x->kind != y->kind || x->size != y->size || x->mode != y->mode ||
+			    memcmp(x->sha, y->sha, 32) != 0)
+				path = x->path;
+			i++;
+			j++;
+		}
+		if (path) {
+			r->source_diff_total++;
+			if (r->source_diff.n < AG_RUN_SOURCE_DIFF_MAX)
+				ag_strv_push_owned(&r->source_diff, ag_ws_path_display(path));
+		}
+	}
+	r->source_unchanged = r->source_diff_total == 0;
+out:
+	if (wsfd >= 0)
+		close(wsfd);
+	ag_error_free(e);
+	ag_ws_baseline_release(&b);
+	ag_ws_snapshot_release(&now);
+}
+
+static void stage_capture(struct run *r)
+{
+	struct ag_error *e = NULL;
+	struct ag_ws_capture_opts co = {.expected_digest = r->prep.digest};
+	if (ag_ws_capture(r->lifecycle_fd, AG_RUN_WORKSPACE_ID, &co, &r->mut, &e) < 0) {
+		r->capture_reason = e->reason;
+		fail_err(r, "workspace_prep", 4, e);
+		ag_error_free(e);
+		return;
+	}
+	r->mut_ok = true;
+}
+
+static void stage_workspace_cleanup(struct run *r)
+{
+	if (!r->ws_prepared) {
+		r->ws_status = "not_prepared";
+		/* A staging tree is rolled back by prepare itself. */
+		if (r->lifecycle_fd >= 0)
+			(void)unlinkat(r->run_fd, AG_RUN_LIFECYCLE_DIR, AT_REMOVEDIR);
+		return;
+	}
+	if (!ag_cleanup_state_complete(r->cleanup.state)) {
+		/* CONTRACT: cleanup.workspace_after_absence */
+		r->ws_status = "retained";
+		return;
+	}
+	struct ag_ws_cleanup_report rep;
+	struct ag_error *e = NULL;
+	if (ag_ws_cleanup(r->lifecycle_fd, AG_RUN_WORKSPACE_ID, &rep, &e) < 0) {
+		r->ws_status = "incomplete";
+		ag_error_free(e);
+		return;
+	}
+	r->ws_status = "removed";
+	if (unlinkat(r->run_fd, AG_RUN_LIFECYCLE_DIR, AT_REMOVEDIR) < 0)
+		r->ws_status = "incomplete";
+}
+
+/* ---- result ---- */
+
+static void record_cleanup_failure(struct run *r)
+{
+	bool container_ok = ag_cleanup_state_complete(r->cleanup.state);
+	bool residue_ok = !r->residue_after_ok ? !(r->pf_ran && ag_preflight_passed(&r->pf))
+					       : r->residue_ours_after == 0;
+	bool ws_ok = strcmp(r->ws_status, "incomplete") != 0;
+	r->out->cleanup_complete = container_ok && residue_ok && ws_ok;
+	if (r->out->cleanup_complete)
+		return;
+	r->cleanup_reason = !container_ok ? "cleanup.container"
+			    : !residue_ok ? "cleanup.residue"
+					  : "cleanup.workspace";
+	r->cleanup_message = ag_xasprintf(
+	    "cleanup not verified: container %s, residue %s, workspace %s",
+	    ag_cleanup_state_name(r->cleanup.state), residue_ok ? "none" : "present or unknown",
+	    r->ws_status);
+	if (!r->stage) {
+		fail(r, "cleanup", 8, r->cleanup_reason, "%s", r->cleanup_message);
+		r->cleanup_reason = NULL;
+	}
+}
+
+int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
+		     struct ag_error **err)
+{
+	memset(out, 0, sizeof(*out));
+	struct run R = {.o = o, .out = out, .run_fd = -1, .lifecycle_fd = -1};
+	struct run *r = &R;
+	r->started_ms = now_ms();
+	r->ws_status = "not_prepared";
+	if (make_run_dir(r, err) < 0) {
+		if (r->run_fd >= 0)
+			close(r->run_fd);
+		free(r->run_id);
+		free(r->suffix);
+		free(r->container_name);
+		return -1;
+	}
+	/* stages: each stops the run on failure; the tail always runs */
+	if (stage_policy(r) == 0 && stage_preflight(r) == 0) {
+		residue(r, false);
+		if (stage_workspace(r) == 0)
+			(void)stage_container(r);
+	}
+	classify(r);
+	stage_cleanup_container(r);
+	if (r->ws_prepared && ag_cleanup_state_complete(r->cleanup.state)) {
+		/* Capture only once nothing can write the workspace any more. */
+		stage_capture(r);
+	}
+	if (r->ws_prepared)
+		stage_source_integrity(r);
+	stage_workspace_cleanup(r);
+	record_cleanup_failure(r);
+
+	/* verdict */
+	bool tests_passed = r->executed && r->outcome && strcmp(r->outcome, "exited") == 0 &&
+			    r->exit_status == 0;
+	out->pass = !r->stage && tests_passed && out->cleanup_complete && r->mut_ok;
+	out->exit_code = r->stage ? r->exit_code : (out->pass ? 0 : 1);
+	if (!r->stage && r->executed && !tests_passed)
+		r->reason = "run.agent_failed";
+
+	struct ag_run_facts facts = {
+		.run_id = r->run_id,
+		.config = o->cfg,
+		.argv = o->argv,
+		.argc = o->argc,
+		.redact = o->redact,
+		.env = o->env,
+		.pf = r->pf_ran ? &r->pf : NULL,
+		.cli_version = r->cli_ok ? r->cli.version : NULL,
+		.policy_blocked = r->policy_blocked,
+		.ws_prepared = r->ws_prepared,
+		.prep = &r->prep,
+		.ws_status = r->ws_status,
+		.mut = r->mut_ok ? &r->mut : NULL,
+		.source_checked = r->source_checked,
+		.source_unchanged = r->source_unchanged,
+		.source_diff = &r->source_diff,
+		.source_diff_total = r->source_diff_total,
+		.source_reason = r->source_reason,
+		.container_id = r->container_id,
+		.container_name = r->container_name,
+		.owner_label = r->suffix,
+		.bound_image_id = r->bound_image_id,
+		.verified = r->verified,
+		.verified_controls = r->verified_controls,
+		.fingerprint_checked = r->fingerprint_checked,
+		.fingerprint_same = r->fingerprint_same,
+		.residue_before_ok = r->residue_before_ok,
+		.residue_before = r->residue_before,
+		.residue_after_ok = r->residue_after_ok,
+		.residue_after = r->residue_after,
+		.residue_ours_after = r->residue_ours_after,
+		.cleanup = &r->cleanup,
+		.cleanup_complete = out->cleanup_complete,
+		.executed = r->executed,
+		.outcome = r->outcome,
+		.exit_status = r->exit_status,
+		.oom_killed = r->oom_killed,
+		.timed_out = r->executed && r->pr.status == AG_PROC_TIMED_OUT,
+		.cancelled = r->outcome && strcmp(r->outcome, "cancelled") == 0,
+		.stdout_text = r->stdout_red,
+		.stderr_text = r->stderr_red,
+		.stdout_truncated = r->stdout_trunc,
+		.stderr_truncated = r->stderr_trunc,
+		.exec_ms = r->exec_ms,
+		.duration_ms = now_ms() - r->started_ms,
+		.pass = out->pass,
+		.exit_code = out->exit_code,
+		.stage = r->stage,
+		.reason = r->reason,
+		.message = r->message,
+		.cleanup_reason = r->cleanup_reason,
+		.cleanup_message = r->cleanup_message,
+	};
+	json_t *artifact = ag_run_artifact_build(&facts);
+	struct ag_error *e = NULL;
+	if (write_json_file(r, AG_RUN_ARTIFACT_FILE, artifact, &ag_canon_artifact_bounds, &e) == 0)
+		out->artifact_written = true;
+	else
+		fail_err(r, "evidence", 4, e);
+	ag_error_free(e);
+	json_decref(artifact);
+	(void)write_marker(r, ag_cleanup_state_complete(r->cleanup.state) ? "complete" : "retained");
+
+	/* what the CLI prints */
+	out->run_id = ag_steal_ptr(&r->run_id);
+	out->preflight_status = r->pf_ran ? ag_pf_status_name(r->pf.status) : NULL;
+	out->claim_level = r->pf_ran ? ag_pf_claim_name(r->pf.claim) : NULL;
+	out->command_ran = r->executed;
+	out->command_exit_code = r->exit_status;
+	out->timed_out = facts.timed_out;
+	out->cancelled = facts.cancelled;
+	out->outcome = r->outcome;
+	if (r->mut_ok) {
+		out->changed_total = r->mut.n;
+		for (size_t i = 0; i < r->mut.n && i < AG_RUN_CHANGED_LIST_MAX; i++) {
+			const struct ag_ws_change *ch = &r->mut.v[i];
+			if (ch->kind == AG_WS_RENAMED) {
+				char *a = ag_ws_path_display(ch->old_path);
+				char *b2 = ag_ws_path_display(ch->path);
+				ag_strv_pushf(&out->changed_files, "%s -> %s (renamed)", a, b2);
+				free(a);
+				free(b2);
+			} else {
+				char *a = ag_ws_path_display(ch->path);
+				ag_strv_pushf(&out->changed_files, "%s (%s)", a,
+					      ag_ws_change_name(ch->kind));
+				free(a);
+			}
+		}
+	}
+	out->failure_stage = r->stage;
+	out->failure_reason = r->reason;
+	out->failure_message = r->message ? ag_steal_ptr(&r->message) : NULL;
+	out->cleanup_failure_reason = r->cleanup_reason;
+	out->cleanup_status = ag_cleanup_state_name(r->cleanup.state);
+	out->workspace_status = r->ws_status;
+	out->source_unchanged_known = r->source_checked;
+	out->source_unchanged = r->source_unchanged;
+	out->exit_code = r->stage ? r->exit_code : out->exit_code;
+
+	/* release */
+	free(r->suffix);
+	free(r->container_name);
+	free(r->message);
+	free(r->cleanup_message);
+	free(r->container_id);
+	free(r->bound_image_id);
+	json_decref(r->verified_controls);
+	free(r->stdout_red);
+	free(r->stderr_red);
+	if (r->executed)
+		ag_proc_result_release(&r->pr);
+	if (r->pf_ran)
+		ag_preflight_result_release(&r->pf);
+	if (r->cli_ok)
+		ag_docker_cli_release(&r->cli);
+	if (r->mut_ok)
+		ag_ws_mutations_release(&r->mut);
+	ag_strv_release(&r->source_diff);
+	if (r->lifecycle_fd >= 0)
+		close(r->lifecycle_fd);
+	close(r->run_fd);
+	return 0;
+}

@@ -1,0 +1,100 @@
+/*
+ * contained_run.h: the contained workflow, in order, failing closed
+ * (contract: "Contained Run Entrypoint", "Preconditions And Failure",
+ * "Containment Evidence"; docs/contained-run.md).
+ *
+ *   policy (unsafe commands, enforce) -> preflight -> residue inventory ->
+ *   workspace prepare -> render -> create -> bind identity + verify
+ *   controls -> daemon fingerprint re-check -> start -a (bounded, timeout,
+ *   cancellable) -> state -> cleanup by id (always, after create) ->
+ *   residue re-check -> capture mutations -> source integrity ->
+ *   checks -> artifact (canonical, redacted) -> workspace cleanup (only
+ *   after the container is verified gone).
+ *
+ * Config loading, the uid/gid rule and environment resolution happen
+ * before (the CLI does them: they need the host), so a config error never
+ * creates a run directory.
+ */
+#ifndef AG_CONTAINED_RUN_H
+#define AG_CONTAINED_RUN_H
+
+#include "lib/base/ag.h"
+#include "lib/base/strv.h"
+
+#include <signal.h>
+
+struct ag_config;
+struct ag_env_resolved;
+struct ag_redactor;
+struct ag_error;
+
+struct ag_run_opts {
+	const struct ag_config *cfg;
+	int repo_fd;		   /* the source repository (a directory) */
+	const char *repo_abs;	   /* its absolute path: redaction only, never recorded */
+	int runs_root_fd;	   /* where <run-id>/ is created */
+	const char *runs_root_abs; /* its absolute path: the bind source prefix */
+	bool runs_root_in_repo;	   /* the runs root lies inside the repository */
+	const char *const *argv;   /* the agent argv, verbatim */
+	size_t argc;
+	int64_t timeout_seconds; /* effective agent timeout */
+	const struct ag_env_resolved *env;
+	struct ag_redactor *redact; /* secrets + path roots; extended by the run */
+	const char *docker_path;    /* NULL: default client */
+	volatile sig_atomic_t *cancel; /* the signal number that asked to stop, or 0 */
+};
+
+struct ag_run_outcome {
+	int exit_code;
+	bool pass;
+	char *run_id;
+	const char *preflight_status; /* static, or NULL when preflight did not run */
+	const char *claim_level;      /* static, or NULL */
+	bool command_ran;
+	int command_exit_code;
+	bool timed_out, cancelled;
+	const char *outcome; /* static: exited, oom_killed, timed_out, cancelled, ... */
+	struct ag_strv changed_files; /* escaped, bounded */
+	size_t changed_total;
+	const char *failure_stage; /* static, or NULL */
+	const char *failure_reason;
+	char *failure_message;	   /* sanitized */
+	const char *cleanup_failure_reason;
+	bool cleanup_complete;
+	const char *cleanup_status;	   /* container cleanup state name */
+	const char *workspace_status;	   /* removed, retained, incomplete, not_prepared */
+	bool source_unchanged_known, source_unchanged;
+	bool artifact_written;
+};
+
+void ag_run_outcome_release(struct ag_run_outcome *o);
+
+/*
+ * Runs the workflow. Returns 0 whenever a run directory was created and an
+ * outcome reached (success or any failure: see out->exit_code); -1 with
+ * *err when not even the run directory could be made (exit 4).
+ */
+int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
+		     struct ag_error **err);
+
+/* The run id: <task_id>-contained-<UTC yyyymmddHHMMSSffffff>-<8 hex>. */
+char *ag_run_id_new(const char *task_id);
+/*
+ * The run's container suffix: the run id's last 32 characters, lowercased,
+ * without leading separators. The container is "agentguard-" + suffix and
+ * carries the label AG_RUN_ID_LABEL=suffix.
+ */
+char *ag_run_suffix(const char *run_id);
+/* /proc/PID/stat starttime (clock ticks since boot), 0 when unknown. */
+unsigned long long ag_process_start_ticks(pid_t pid);
+
+/* Names shared by a run and by `agentguard cleanup`. */
+#define AG_RUN_MARKER_FILE "agentguard-contained-run-artifact.json"
+#define AG_RUN_ARTIFACT_FILE "contained-run.json"
+#define AG_RUN_LIFECYCLE_DIR "workspace-lifecycle"
+#define AG_RUN_WORKSPACE_ID "agent-workspace"
+#define AG_RUN_OWNER_LABEL "agentguard.owner"
+#define AG_RUN_OWNER_VALUE "contained-run"
+#define AG_RUN_ID_LABEL "agentguard.contained-run.id"
+
+#endif

@@ -1,0 +1,79 @@
+# shellcheck shell=bash
+# tests/cli/lib-contained.sh: helpers shared by the contained-run tests.
+# Source after lib-test.sh and require_docker. Runs AgentGuard as the
+# unprivileged test user from a working directory $W whose path carries a
+# canary (it must never be recorded), with a small known environment that
+# plants canaries of its own.
+
+PY=/usr/bin/python3
+U=$AG_TEST_USER
+chmod 755 "$T"
+# A working directory whose path carries a canary: it must never be recorded.
+W="$T/CANARY-PATH-w0rk"
+mkdir -p "$W"
+chown "$U:$U" "$W"
+
+# as_user CMD...: run as the test user from $W with a small, known environment.
+as_user() {
+	runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$W" \
+		AG_CANARY_HOST=CANARY-HOST-ENV-7f3a AGENT_API_TOKEN=CANARY-SENSITIVE-91c2 \
+		bash -c 'cd "$1" && shift && exec "$@"' _ "$W" "$@"
+}
+
+# config NAME [extra contained_execution lines...]: $W/NAME.yaml
+config() {
+	local name=$1
+	shift
+	{
+		printf '%s\n' "task_id: t0400" "description: contained-run test" "test_command: 'true'" \
+			"mode: ci" "expected_modified_files: {min: 0, max: 50}" \
+			"command_timeout_seconds: 30" "max_output_bytes: 65536" \
+			"sandbox: {type: docker, image: '$AG_TEST_IMAGE', network: none}" \
+			"contained_execution:" "  version: 1" "  platform: linux-docker-engine" \
+			"  required_uid: $AG_TEST_UID" "  required_gid: $AG_TEST_GID" \
+			"  memory_limit: 128m" "  pids_limit: 64" "  tmpfs_size: 16m" \
+			"  environment:" \
+			"    - {name: AGENT_MODE, value: batch}" \
+			"    - {name: AGENT_API_TOKEN, source: host, required: true, allow_sensitive: true}"
+		local l
+		for l in "$@"; do printf '%s\n' "$l"; done
+	} >"$W/$name.yaml"
+	chown "$U:$U" "$W/$name.yaml"
+}
+
+# make_repo: a fresh repository owned by the test user at $W/repo
+make_repo() {
+	rm -rf "$W/repo"
+	mkdir -p "$W/repo/src" "$W/repo/tests" "$W/repo/docs"
+	printf 'one\ntwo\nthree\n' >"$W/repo/src/edit.txt"
+	printf 'gone\n' >"$W/repo/src/delete.txt"
+	printf 'moving content\nline 2\n' >"$W/repo/docs/old-name.md"
+	printf 'test\n' >"$W/repo/tests/test_a.sh"
+	chown -R "$U:$U" "$W/repo"
+	(cd "$W/repo" && find . -type f -exec sha256sum {} + | sort) >"$T/repo.sum"
+}
+
+repo_unchanged() { (cd "$W/repo" && find . -type f -exec sha256sum {} + | sort) | cmp -s - "$T/repo.sum"; }
+
+# run [agentguard options] -- ARGV...: contained-run as the test user; sets
+# $AG_RC, $AG_OUT and $REPORT (the artifact path from the JSON summary).
+run() {
+	t_run as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo --json "$@"
+	REPORT=$(printf '%s\n' "$AG_OUT" | grep -m1 '^{' |
+		"$PY" -c 'import json,sys; print(json.load(sys.stdin).get("report") or "")' 2>/dev/null || true)
+	[ -n "$REPORT" ] && REPORT="$W/$REPORT"
+	return 0
+}
+
+# jq-like: art EXPR -> prints eval of EXPR on the artifact dict `a`
+art() { "$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$REPORT" "$1"; }
+
+no_containers() {
+	[ -z "$("$AG_DOCKER" ps -aq --filter label=agentguard.owner=contained-run)" ]
+}
+
+check_clean() { # DESC
+	t_ok "$1: no AgentGuard container is left" no_containers
+	t_ok "$1: the source repository is untouched" repo_unchanged
+}
+

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# t0401: hostile agents under `agentguard contained-run` on the real engine:
+# each tries something the boundary must stop (writing outside the
+# workspace, reading the host environment, reaching a network, fork-bombing,
+# filling tmpfs, flooding stdout, leaving background processes, planting
+# escaping symlinks, hardlinks, FIFOs or a .git) and each is contained,
+# recorded and cleaned, with no container left and the host untouched.
+# Also: SIGKILL to AgentGuard mid-run, then `agentguard cleanup`.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib-test.sh"
+require_docker
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib-contained.sh"
+
+config c
+make_repo
+host_sentinel=/var/tmp/agentguard-t0401-sentinel
+rm -f "$host_sentinel"
+
+# --- writing outside the workspace: root fs, /etc, and the host path itself
+run -- /bin/sh -c 'touch /x 2>/dev/null && exit 77; touch /etc/x 2>/dev/null && exit 77; touch '"$host_sentinel"' 2>/dev/null && exit 77; echo contained'
+t_is "outside: nothing outside the workspace is writable" "$AG_RC" 0
+t_ok "outside: the host sentinel does not exist" test ! -e "$host_sentinel"
+check_clean "outside"
+
+# --- the host environment is not visible; only the allowlist and defaults are
+run -- /bin/env
+t_is "env: exit 0" "$AG_RC" 0
+names=$(art '",".join(sorted(l.split("=",1)[0] for l in a["command_result"]["stdout"].splitlines()))')
+t_is "env: exactly the defaults, the allowlist and Docker's HOSTNAME" "$names" "AGENT_API_TOKEN,AGENT_MODE,HOME,HOSTNAME,LANG,LC_ALL,PATH"
+t_unlike "env: no host canary" "$(cat "$REPORT")" 'CANARY-HOST-ENV'
+
+# --- no network: only loopback exists (no traffic is sent anywhere)
+run -- /bin/ls /sys/class/net
+t_is "network: only lo" "$(art 'a["command_result"]["stdout"].split()')" "['lo']"
+
+# --- fork bomb: the pids limit holds, the run ends, everything is cleaned
+run --timeout 5 -- /bin/sh -c 'b() { b | b & }; b; sleep 10'
+t_like "forkbomb: contained (timeout or failure, never a pass)" "$AG_RC" '^(1|7)$'
+check_clean "forkbomb"
+t_ok "forkbomb: the host can still start processes" /bin/true
+
+# --- filling tmpfs stops at its size
+run -- /bin/sh -c 'dd if=/dev/zero of=/tmp/fill bs=1M count=64 2>/dev/null; echo rc=$?; ls -l /tmp/fill | tr -s " " | cut -d" " -f5'
+t_like "tmpfs: the write fails at the 16m bound" "$(art 'a["command_result"]["stdout"]')" 'rc=1'
+t_like "tmpfs: no more than 16 MiB was written" "$(art 'a["command_result"]["stdout"].split()[-1]')" '^(1677721[0-9]|1[0-6][0-9]{6}|[0-9]{1,7})$'
+check_clean "tmpfs"
+
+# --- stdout flood: capture is bounded and says so
+run --timeout 3 -- /bin/yes flood
+t_is "flood: times out" "$AG_RC" 7
+t_is "flood: stdout marked truncated" "$(art 'a["command_result"]["stdout_truncated"]')" True
+t_ok "flood: the artifact stays small" test "$(stat -c %s "$REPORT")" -lt 400000
+check_clean "flood"
+
+# --- background processes die with the container
+run -- /bin/sh -c 'sleep 300 & sleep 300 & echo started'
+t_is "background: the run ends when the agent exits" "$AG_RC" 0
+check_clean "background"
+
+# --- planted escaping symlink, hardlink, FIFO, .git: capture fails closed (exit 4)
+for plant in 'ln -s /etc/passwd leak:workspace.symlink' 'ln -s ../../../../etc escape:workspace.symlink' \
+	'ln src/edit.txt hard:workspace.hardlink' 'mkfifo pipe:workspace.special_file' \
+	'mkdir .git:workspace.git_spoofing'; do
+	cmd=${plant%%:*}
+	reason=${plant##*:}
+	run -- /bin/sh -c "cd /agentguard-workspace && $cmd"
+	t_is "plant '$cmd': capture fails closed (exit 4)" "$AG_RC" 4
+	t_like "plant '$cmd': the reason is named" "$(art 'a["failure"]["reason"]')" "^$reason"
+	t_is "plant '$cmd': the container was removed first" "$(art 'a["cleanup"]["status"]')" removed
+	check_clean "plant '$cmd'"
+done
+
+# --- SIGKILL to AgentGuard mid-run, then `agentguard cleanup`
+as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo -- /bin/sleep 120 >/dev/null 2>&1 &
+for _ in $(seq 1 100); do
+	[ -n "$("$AG_DOCKER" ps -q --filter label=agentguard.owner=contained-run)" ] && break
+	sleep 0.1
+done
+pkill -KILL -u "$U" -f 'agentguard contained-run' || true
+wait || true
+t_ok "sigkill: a container is left running by the crash" test -n "$("$AG_DOCKER" ps -q --filter label=agentguard.owner=contained-run)"
+# A look-alike that is not ours must survive cleanup.
+"$AG_DOCKER" create --name agentguard-lookalike-t0401 --label agentguard.owner=contained-run \
+	--label agentguard.contained-run.id=not-a-run-of-ours "$AG_TEST_IMAGE" /bin/true >/dev/null
+t_cleanup "$AG_DOCKER" rm -f agentguard-lookalike-t0401
+t_run as_user "$AG_BIN" cleanup
+t_is "cleanup: exit 0" "$AG_RC" 0
+t_like "cleanup: reports the recovered run" "$AG_OUT" 'recovered'
+t_is "cleanup: the crashed run's container is gone" "$("$AG_DOCKER" ps -aq --filter label=agentguard.owner=contained-run --filter status=running)" ""
+t_ok "cleanup: the look-alike survives" "$AG_DOCKER" inspect agentguard-lookalike-t0401
+"$AG_DOCKER" rm -f agentguard-lookalike-t0401 >/dev/null
+t_ok "cleanup: no workspace is left" bash -c '! ls -d "$1"/.agentguard/contained-runs/*/workspace-lifecycle 2>/dev/null | grep -q .' _ "$W"
+t_run as_user "$AG_BIN" cleanup
+t_like "cleanup: a second pass finds nothing to do" "$AG_OUT" '0 recovered'
+check_clean "sigkill"
+t_done
