@@ -372,6 +372,10 @@ int ag_cmd_contained_run(int argc, char **argv)
 		ag_cli_put_sanitized(stdout, report);
 		putchar('\n');
 	}
+	if (out.seal_failed)
+		fputs("agentguard: warning: the artifact was written but could not be sealed "
+		      "into the runs root's chain [evidence.seal]\n",
+		      stderr);
 	free(report);
 	ag_run_outcome_release(&out);
 out:

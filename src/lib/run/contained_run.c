@@ -21,6 +21,7 @@
 #include "lib/docker/inspect.h"
 #include "lib/docker/preflight.h"
 #include "lib/evidence/canon.h"
+#include "lib/evidence/seal.h"
 #include "lib/run/evidence.h"
 #include "lib/workspace/mutation.h"
 #include "lib/workspace/snapshot.h"
@@ -835,6 +836,10 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		out->artifact_written = true;
 	else
 		fail_err(r, "evidence", 4, e);
+	/* CONTRACT: evidence.tamper_evident (seal + chain in the runs root) */
+	if (out->artifact_written &&
+	    ag_seal_run(o->runs_root_fd, r->run_id, AG_RUN_ARTIFACT_FILE, &e) < 0)
+		out->seal_failed = true;
 	ag_error_free(e);
 	json_decref(artifact);
 	(void)write_marker(r, ag_cleanup_state_complete(r->cleanup.state) ? "complete" : "retained");

@@ -65,6 +65,7 @@ struct ag_run_outcome {
 	const char *workspace_status;	   /* removed, retained, incomplete, not_prepared */
 	bool source_unchanged_known, source_unchanged;
 	bool artifact_written;
+	bool seal_failed; /* the artifact exists but could not be sealed */
 };
 
 void ag_run_outcome_release(struct ag_run_outcome *o);
