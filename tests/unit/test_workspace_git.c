@@ -6,6 +6,8 @@
  */
 #include "fixtures/workspace/ws_test.h"
 
+#include <time.h>
+
 static char *head_of(struct fx *f)
 {
 	char *h = read_rel(f->srcfd, ".git/refs/heads/main");
@@ -198,12 +200,44 @@ static void test_git_not_toplevel_and_broken(void **state)
 	assert_int_equal(count_dir(f->rootfd, "."), 1); /* only "sub" */
 }
 
+/* A git that hangs with its pipes closed, or floods its output, is bounded. */
+static void test_git_runner_bounds(void **state)
+{
+	struct fx *f = *state;
+	mkd(f->srcfd, ".git");
+	wstr(f->srcfd, "a", "a\n");
+	char fake[160];
+	snprintf(fake, sizeof(fake), "%s/fake-git", f->dir);
+	int dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const char hang[] = "#!/bin/sh\nexec >&- 2>&-\nexec sleep 30\n";
+	wfile(dfd, "fake-git", hang, sizeof(hang) - 1, 0755);
+	struct ag_ws_prepare_opts o = {.git_path = fake, .git_timeout_ms = 300};
+	struct ag_ws_prepared p;
+	struct ag_error *e = NULL;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	expect_fail(f, prep(f, "hang", &o, &p, &e), &e, "workspace.git_timeout");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 5);
+	/* the whole process group is gone: nothing holds the fake script open */
+	const char flood[] = "#!/bin/sh\nexec head -c 40000000 /dev/zero\n";
+	wfile(dfd, "fake-git", flood, sizeof(flood) - 1, 0755);
+	o.git_timeout_ms = 0;
+	expect_fail(f, prep(f, "flood", &o, &p, &e), &e, "limit.workspace.git_output");
+	const char bad[] = "#!/bin/sh\nprintf 'not a prefix'\n";
+	wfile(dfd, "fake-git", bad, sizeof(bad) - 1, 0755);
+	expect_fail(f, prep(f, "bad", &o, &p, &e), &e, "workspace.git_failed");
+	close(dfd);
+	expect_root_empty(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_git_dirty_baseline, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_empty_repository, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_commit_after_prepare, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_git_runner_bounds, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_hostile_config, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_not_toplevel_and_broken, fx_setup,
 					    fx_teardown),

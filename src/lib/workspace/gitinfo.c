@@ -56,8 +56,8 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int run_git(int srcfd, const char *git, const char *const *args, struct git_run *res,
-		   struct ag_error **err)
+static int run_git(int srcfd, const char *git, const char *const *args, unsigned timeout_ms,
+		   struct git_run *res, struct ag_error **err)
 {
 	static const char *const envp[] = {
 	    "PATH=/usr/bin:/bin",
@@ -125,7 +125,7 @@ static int run_git(int srcfd, const char *git, const char *const *args, struct g
 		return ag_err(err, AG_E_IO, rc, R_GIT, "cannot run git: %s", strerror(rc));
 	}
 	struct ag_buf eb = AG_BUF_INIT(65536, NULL);
-	int64_t deadline = now_ms() + AG_WS_GIT_TIMEOUT_MS;
+	int64_t deadline = now_ms() + (timeout_ms ? timeout_ms : AG_WS_GIT_TIMEOUT_MS);
 	const char *fail = NULL;
 	struct pollfd pf[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
 	char chunk[65536];
@@ -168,11 +168,28 @@ static int run_git(int srcfd, const char *git, const char *const *args, struct g
 	for (int i = 0; i < 2; i++)
 		if (pf[i].fd >= 0)
 			close(pf[i].fd);
-	if (fail)
-		kill(-pid, SIGKILL);
+	/* both pipes closed: the child still gets only the rest of the deadline */
 	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	while (!fail) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			fail = R_GIT;
+			break;
+		}
+		if (now_ms() >= deadline) {
+			fail = "workspace.git_timeout";
+			break;
+		}
+		struct timespec nap = {0, 5 * 1000 * 1000};
+		nanosleep(&nap, NULL);
+	}
+	if (fail) {
+		kill(-pid, SIGKILL);
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
 	ag_buf_release(&eb); /* stderr may name host paths: never echoed */
 	if (fail)
 		return ag_err(err, strcmp(fail, R_GIT) ? AG_E_LIMIT : AG_E_IO, 0, fail,
@@ -181,12 +198,12 @@ static int run_git(int srcfd, const char *git, const char *const *args, struct g
 	return 0;
 }
 
-static int git_call(int srcfd, const char *git, const char *const *args, int *status,
-		    struct ag_buf *out, struct ag_error **err)
+static int git_call(int srcfd, const char *git, const char *const *args, unsigned timeout_ms,
+		    int *status, struct ag_buf *out, struct ag_error **err)
 {
 	struct git_run r = {.exit_status = -1};
 	r.out = *out;
-	int rc = run_git(srcfd, git, args, &r, err);
+	int rc = run_git(srcfd, git, args, timeout_ms, &r, err);
 	*out = r.out;
 	if (rc < 0)
 		return -1;
@@ -213,8 +230,8 @@ static bool is_hex_oid(const char *s, size_t n)
 	return true;
 }
 
-int ag_ws_gitinfo_collect(int srcfd, const char *git_path, struct ag_ws_gitinfo *g,
-			  struct ag_error **err)
+int ag_ws_gitinfo_collect(int srcfd, const char *git_path, unsigned timeout_ms,
+			  struct ag_ws_gitinfo *g, struct ag_error **err)
 {
 	memset(g, 0, sizeof(*g));
 	struct stat st;
@@ -234,7 +251,7 @@ int ag_ws_gitinfo_collect(int srcfd, const char *git_path, struct ag_ws_gitinfo 
 	    AG_BUF_INIT(AG_WS_GIT_OUTPUT_MAX_BYTES, "limit.workspace.git_output");
 	int status = -1;
 	static const char *const a_top[] = {"rev-parse", "--show-prefix", NULL};
-	if (git_call(srcfd, git, a_top, &status, &out, err) < 0)
+	if (git_call(srcfd, git, a_top, timeout_ms, &status, &out, err) < 0)
 		return -1;
 	if (status != 0 || strcmp(out.buf, "\n") != 0)
 		return ag_err(err, AG_E_IO, 0, R_GIT,
@@ -244,7 +261,7 @@ int ag_ws_gitinfo_collect(int srcfd, const char *git_path, struct ag_ws_gitinfo 
 	ag_buf_reset(&out);
 	static const char *const a_head[] = {"rev-parse", "--verify", "--quiet", "HEAD^{commit}",
 					     NULL};
-	if (git_call(srcfd, git, a_head, &status, &out, err) < 0)
+	if (git_call(srcfd, git, a_head, timeout_ms, &status, &out, err) < 0)
 		return -1;
 	if (status == 0) {
 		size_t l = out.len;
@@ -265,7 +282,7 @@ int ag_ws_gitinfo_collect(int srcfd, const char *git_path, struct ag_ws_gitinfo 
 	ag_buf_reset(&out);
 	static const char *const a_st[] = {"status",	"--porcelain=v1",	 "-z",
 					   "--ignored", "--untracked-files=all", NULL};
-	if (git_call(srcfd, git, a_st, &status, &out, err) < 0)
+	if (git_call(srcfd, git, a_st, timeout_ms, &status, &out, err) < 0)
 		return -1;
 	if (status != 0)
 		return ag_err(err, AG_E_IO, 0, R_GIT, "git status failed (exit %d)", status);

@@ -38,10 +38,12 @@ void ag_ws_gitinfo_release(struct ag_ws_gitinfo *g);
  * /dev/null, environment built from scratch (PATH=/usr/bin:/bin,
  * HOME=/nonexistent, GIT_CONFIG_NOSYSTEM=1, GIT_CONFIG_GLOBAL=/dev/null,
  * GIT_TERMINAL_PROMPT=0, LC_ALL=C), -c core.fsmonitor=false and
- * --no-optional-locks, bounded output and a timeout. Status entries are
- * sorted by path.
+ * --no-optional-locks, bounded output and a timeout per call (timeout_ms;
+ * 0: AG_WS_GIT_TIMEOUT_MS). Status entries are sorted by path.
+ * Reasons: workspace.git_failed, workspace.git_timeout,
+ * limit.workspace.git_output, limit.workspace.git_status.
  */
-int ag_ws_gitinfo_collect(int srcfd, const char *git_path, struct ag_ws_gitinfo *g,
-			  struct ag_error **err);
+int ag_ws_gitinfo_collect(int srcfd, const char *git_path, unsigned timeout_ms,
+			  struct ag_ws_gitinfo *g, struct ag_error **err);
 
 #endif

@@ -45,6 +45,7 @@ struct ag_ws_prepare_opts {
 	/* skip a real `.agentguard/` directory at the source root (the caller's
 	 * runs root); recorded in the metadata as excluded_paths */
 	bool exclude_agentguard_root;
+	unsigned git_timeout_ms; /* per git call; 0: AG_WS_GIT_TIMEOUT_MS */
 };
 
 struct ag_ws_prepared {
