@@ -23,11 +23,9 @@ void ag_cli_print_error(const struct ag_error *e)
 
 int ag_cli_usage(const char *cmd, const char *fmt, ...)
 {
-	char *msg = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		abort();
+	char *msg = ag_xvasprintf(fmt, ap);
 	va_end(ap);
 	fputs("agentguard: usage error: ", stderr);
 	ag_cli_put_sanitized(stderr, msg);

@@ -71,6 +71,7 @@ void *ag_xrealloc(void *p, size_t n);
 char *ag_xstrdup(const char *s);
 char *ag_xstrndup(const char *s, size_t n);
 char *ag_xasprintf(const char *fmt, ...) AG_PRINTF(1, 2);
+char *ag_xvasprintf(const char *fmt, va_list ap) AG_PRINTF(1, 0);
 
 /* Checked decimal parsing: the whole string must be a number in range. */
 int ag_parse_i64(const char *s, int64_t *out);

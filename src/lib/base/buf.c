@@ -56,14 +56,11 @@ int ag_buf_adds(struct ag_buf *b, const char *s, struct ag_error **err)
 
 int ag_buf_addf(struct ag_buf *b, struct ag_error **err, const char *fmt, ...)
 {
-	char *s = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vasprintf(&s, fmt, ap);
+	char *s = ag_xvasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		abort();
-	int r = ag_buf_add(b, s, (size_t)n, err);
+	int r = ag_buf_add(b, s, strlen(s), err);
 	free(s);
 	return r;
 }

@@ -1,16 +1,6 @@
 #include "lib/base/ag.h"
 #include "lib/base/error.h"
 
-static char *vformat(const char *fmt, va_list ap)
-{
-	char *s = NULL;
-	if (vasprintf(&s, fmt, ap) < 0) {
-		fputs("agentguard: out of memory\n", stderr);
-		abort();
-	}
-	return s;
-}
-
 int ag_err(struct ag_error **err, enum ag_code code, int sys_errno, const char *reason,
 	   const char *fmt, ...)
 {
@@ -19,7 +9,7 @@ int ag_err(struct ag_error **err, enum ag_code code, int sys_errno, const char *
 	struct ag_error *e = ag_xcalloc(1, sizeof(*e));
 	va_list ap;
 	va_start(ap, fmt);
-	e->msg = vformat(fmt, ap);
+	e->msg = ag_xvasprintf(fmt, ap);
 	va_end(ap);
 	e->code = code;
 	e->sys_errno = sys_errno;
@@ -37,7 +27,7 @@ int ag_err_at(struct ag_error **err, enum ag_code code, const char *reason, cons
 	struct ag_error *e = ag_xcalloc(1, sizeof(*e));
 	va_list ap;
 	va_start(ap, fmt);
-	e->msg = vformat(fmt, ap);
+	e->msg = ag_xvasprintf(fmt, ap);
 	va_end(ap);
 	e->code = code;
 	e->reason = reason ? reason : "internal.unnamed";
@@ -56,7 +46,7 @@ int ag_err_wrap(struct ag_error **err, const char *fmt, ...)
 		return -1;
 	va_list ap;
 	va_start(ap, fmt);
-	char *prefix = vformat(fmt, ap);
+	char *prefix = ag_xvasprintf(fmt, ap);
 	va_end(ap);
 	char *joined = ag_xasprintf("%s: %s", prefix, (*err)->msg);
 	free(prefix);

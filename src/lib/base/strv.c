@@ -18,13 +18,10 @@ void ag_strv_push(struct ag_strv *s, const char *str)
 
 void ag_strv_pushf(struct ag_strv *s, const char *fmt, ...)
 {
-	char *str = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	int r = vasprintf(&str, fmt, ap);
+	char *str = ag_xvasprintf(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		abort();
 	ag_strv_push_owned(s, str);
 }
 

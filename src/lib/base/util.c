@@ -47,15 +47,20 @@ char *ag_xstrndup(const char *s, size_t n)
 	return p;
 }
 
-char *ag_xasprintf(const char *fmt, ...)
+char *ag_xvasprintf(const char *fmt, va_list ap)
 {
 	char *s = NULL;
+	if (vasprintf(&s, fmt, ap) < 0)
+		oom();
+	return s;
+}
+
+char *ag_xasprintf(const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	int r = vasprintf(&s, fmt, ap);
+	char *s = ag_xvasprintf(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		oom();
 	return s;
 }
 

@@ -49,11 +49,9 @@ void ag_walk_pop(struct ag_walk *w, size_t saved)
 int ag_walk_fail(struct ag_walk *w, const struct ag_ynode *at, const char *reason,
 		 const char *fmt, ...)
 {
-	char *msg = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		abort();
+	char *msg = ag_xvasprintf(fmt, ap);
 	va_end(ap);
 	ag_err_at(w->err, AG_E_CONFIG, reason, w->file, at ? at->line : 0, at ? at->column : 0,
 		  w->plen ? w->path : NULL, "%s", msg);

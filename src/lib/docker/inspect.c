@@ -150,11 +150,9 @@ char *ag_pf_sanitize(const char *in, size_t len)
 void ag_pf_findings_add(struct ag_pf_findings *f, const char *control, enum ag_pf_verdict verdict,
 			const char *reason, const char *fmt, ...)
 {
-	char *raw = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&raw, fmt, ap) < 0)
-		abort();
+	char *raw = ag_xvasprintf(fmt, ap);
 	va_end(ap);
 	if (f->n == f->alloc) {
 		f->alloc = f->alloc ? f->alloc * 2 : 8;
@@ -664,6 +662,25 @@ static const char *str_or(const json_t *j, const char *dflt)
 	return json_is_string(j) ? json_string_value(j) : dflt;
 }
 
+/*
+ * A resource limit Docker must show exactly as requested: a missing, zero,
+ * negative (unlimited) or different value is a downgrade.
+ */
+static void expect_limit(const json_t *got, const char *field, const char *evidence_key,
+			 const char *control, const char *reason, int64_t want, json_t *insp,
+			 struct ag_pf_findings *f)
+{
+	json_object_set_new(insp, evidence_key,
+			    json_is_integer(got) ? json_integer(json_integer_value(got)) : json_null());
+	if (!json_is_integer(got) || json_integer_value(got) <= 0)
+		ag_pf_findings_add(f, control, AG_PF_V_UNSAFE, reason,
+				   "HostConfig.%s missing, zero or unlimited", field);
+	else if (json_integer_value(got) != want)
+		ag_pf_findings_add(f, control, AG_PF_V_UNSAFE, reason,
+				   "HostConfig.%s is %" JSON_INTEGER_FORMAT ", requested %" PRId64,
+				   field, json_integer_value(got), want);
+}
+
 void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json_t *insp,
 			  struct ag_pf_findings *f)
 {
@@ -726,19 +743,9 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 				   want_user);
 	free(want_user);
 
-	/* memory */
-	const json_t *mem = hc(v, "Memory");
-	json_object_set_new(insp, "memory_bytes",
-			    json_is_integer(mem) ? json_integer(json_integer_value(mem))
-						 : json_null());
-	if (!json_is_integer(mem) || json_integer_value(mem) <= 0)
-		ag_pf_findings_add(f, "memory", U, "preflight.probe.memory",
-				   "HostConfig.Memory missing or zero (no memory limit)");
-	else if (json_integer_value(mem) != x->memory_bytes)
-		ag_pf_findings_add(f, "memory", U, "preflight.probe.memory",
-				   "HostConfig.Memory is %" JSON_INTEGER_FORMAT
-				   ", requested %" PRId64,
-				   json_integer_value(mem), x->memory_bytes);
+	/* memory, then pids: positive integers equal to what was requested */
+	expect_limit(hc(v, "Memory"), "Memory", "memory_bytes", "memory", "preflight.probe.memory",
+		     x->memory_bytes, insp, f);
 
 	/* swap: the renderer sets --memory-swap equal to --memory (no swap) */
 	const json_t *swap = hc(v, "MemorySwap");
@@ -750,19 +757,8 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 				   "HostConfig.MemorySwap differs from the memory limit (swap "
 				   "would extend it)");
 
-	/* pids */
-	const json_t *pids = hc(v, "PidsLimit");
-	json_object_set_new(insp, "pids_limit",
-			    json_is_integer(pids) ? json_integer(json_integer_value(pids))
-						  : json_null());
-	if (!json_is_integer(pids) || json_integer_value(pids) <= 0)
-		ag_pf_findings_add(f, "pids", U, "preflight.probe.pids",
-				   "HostConfig.PidsLimit missing, zero or unlimited");
-	else if (json_integer_value(pids) != x->pids_limit)
-		ag_pf_findings_add(f, "pids", U, "preflight.probe.pids",
-				   "HostConfig.PidsLimit is %" JSON_INTEGER_FORMAT
-				   ", requested %" PRId64,
-				   json_integer_value(pids), x->pids_limit);
+	expect_limit(hc(v, "PidsLimit"), "PidsLimit", "pids_limit", "pids", "preflight.probe.pids",
+		     x->pids_limit, insp, f);
 
 	/* cpu: NanoCpus and/or CpuQuota/CpuPeriod; strings are refused */
 	const json_t *nano = hc(v, "NanoCpus");
