@@ -95,4 +95,21 @@ t_ok "cleanup: no workspace is left" bash -c '! ls -d "$1"/.agentguard/contained
 t_run as_user "$AG_BIN" cleanup
 t_like "cleanup: a second pass finds nothing to do" "$AG_OUT" '0 recovered'
 check_clean "sigkill"
+
+# --- preflight probes orphaned by a crash: only a fully labelled one goes
+"$AG_DOCKER" create --name agentguard-preflight-00000000000000aa --label agentguard.owner=preflight \
+	--label agentguard.preflight=resource-controls \
+	--label agentguard.preflight.name=agentguard-preflight-00000000000000aa "$AG_TEST_IMAGE" /bin/true >/dev/null
+"$AG_DOCKER" create --name agentguard-preflight-00000000000000bb --label agentguard.owner=preflight \
+	--label agentguard.preflight=resource-controls \
+	--label agentguard.preflight.name=agentguard-preflight-somebody-else "$AG_TEST_IMAGE" /bin/true >/dev/null
+t_cleanup "$AG_DOCKER" rm -f agentguard-preflight-00000000000000bb agentguard-preflight-00000000000000aa
+t_run as_user "$AG_BIN" cleanup
+t_ok "probes: a young probe is never touched (it may be a live preflight's)" "$AG_DOCKER" inspect agentguard-preflight-00000000000000aa
+t_run as_user "$AG_BIN" cleanup --probe-age 0
+t_like "probes: the orphaned probe is reported" "$AG_OUT" 'orphaned preflight probe'
+t_run "$AG_DOCKER" inspect agentguard-preflight-00000000000000aa
+t_is "probes: the fully labelled orphan is removed" "$AG_RC" 1
+t_ok "probes: a probe whose name label is not its own survives" "$AG_DOCKER" inspect agentguard-preflight-00000000000000bb
+"$AG_DOCKER" rm -f agentguard-preflight-00000000000000bb >/dev/null
 t_done

@@ -227,8 +227,54 @@
 #define AG_RUN_MARKER_MAX_BYTES 8192
 /* Most run directories examined by one `agentguard cleanup`. */
 #define AG_RUN_CLEANUP_SCAN_MAX 4096
+/* A preflight probe older than this is orphaned (a live one lasts at most
+ * the probe timeout plus a few control calls, well under a minute). */
+#define AG_RUN_PROBE_ORPHAN_SECONDS 120
+
+/* ---- evidence verify / reports (src/lib/evidence/verify.c, src/lib/report) ---- */
+/* Largest contained-run.json verified or reported: the writer's 16 MiB
+ * canonical bound plus its trailing newline. Protects memory. */
+#define AG_VERIFY_ARTIFACT_MAX_BYTES (AG_RUN_ARTIFACT_MAX_BYTES + 1)
+/* Largest seal or chain head read; both are one small canonical line. */
+#define AG_VERIFY_SEAL_MAX_BYTES 4096
+/* Largest report rendered (HTML escaping can grow a 16 MiB artifact ~6x). */
+#define AG_REPORT_MAX_BYTES (128 * 1024 * 1024)
+/* Most paths listed per change kind in text/md/html; the counts stay exact. */
+#define AG_REPORT_LIST_ITEMS 200
+/* Longest single value shown in a report (bytes, before escaping). */
+#define AG_REPORT_VALUE_MAX 512
+/* Most evidence lines shown per check in text/md/html/SARIF/JUnit. */
+#define AG_REPORT_EVIDENCE_ITEMS 6
+/* Most run directories listed by `agentguard report --list`. */
+#define AG_REPORT_LIST_RUNS_MAX 4096
 
 _Static_assert(AG_CONFIG_MAX_DEPTH <= 128, "walkers recurse once per level");
 _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed defaults");
+
+/* ---- policy checks (src/lib/policy; upstream-reference 8; docs/checks.md) ---- */
+/* Work (character steps) one path-pattern match may spend; past it the match
+ * has no answer and the check fails closed (reason policy.pathmatch.limit).
+ * The matcher is O(pattern x path): 4096-byte paths against 1000-byte
+ * patterns stay below it. */
+#define AG_PATHMATCH_MAX_STEPS (4u * 1024 * 1024)
+/* Secret content scan: most changed text files read; one more makes the scan
+ * incomplete, and an incomplete scan fails secret-scan (upstream bound). */
+#define AG_CHECK_SCAN_MAX_FILES 256
+/* Largest single file scanned; a larger changed file makes the scan incomplete. */
+#define AG_CHECK_SCAN_MAX_FILE_BYTES 1000000
+/* Most bytes read over all scanned files; past it the scan is incomplete. */
+#define AG_CHECK_SCAN_MAX_TOTAL_BYTES 8000000
+/* Longest line scanned (bytes, without its newline); a longer line makes the
+ * scan incomplete (a detector could straddle any cut). */
+#define AG_CHECK_SCAN_MAX_LINE_BYTES 16384
+/* Most content matches recorded per run; the scan stops there (the check
+ * fails anyway, since every match fails it). */
+#define AG_CHECK_SCAN_MAX_MATCHES 100
+/* Most matches recorded for one detector in one file. */
+#define AG_CHECK_SCAN_MAX_PER_DETECTOR_FILE 5
+/* Evidence strings kept per check, and the longest one (bytes, redacted);
+ * the message carries the exact totals. */
+#define AG_CHECK_EVIDENCE_MAX_ITEMS 6
+#define AG_CHECK_EVIDENCE_MAX_BYTES 360
 
 #endif

@@ -6,6 +6,8 @@
 #include "lib/base/strv.h"
 #include "lib/docker/container.h"
 #include "lib/docker/docker_cli.h"
+#include "lib/docker/docker_json.h"
+#include "lib/docker/preflight.h"
 #include "lib/run/contained_run.h"
 #include "lib/workspace/workspace.h"
 
@@ -13,6 +15,7 @@
 #include <jansson.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static bool valid_run_id(const char *s)
 {
@@ -85,11 +88,9 @@ static void logf_(ag_recover_log_fn log, void *data, const char *fmt, ...)
 {
 	if (!log)
 		return;
-	char *s = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		abort();
+	char *s = ag_xvasprintf(fmt, ap);
 	va_end(ap);
 	log(s, data);
 	free(s);
@@ -210,13 +211,73 @@ static void recover_one(int root_fd, const char *run_id, const struct ag_docker_
 	close(run_fd);
 }
 
+/* Seconds since an RFC 3339 "Created" stamp; -1 when unparsable. */
+static long long age_seconds(const char *created)
+{
+	struct tm tm = {0};
+	const char *rest = created ? strptime(created, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+	if (!rest)
+		return -1;
+	time_t t = timegm(&tm);
+	time_t now = time(NULL);
+	return t == (time_t)-1 || now < t ? -1 : (long long)(now - t);
+}
+
+/*
+ * Preflight probes orphaned by a crash: a probe lives at most
+ * AG_PF_PROBE_TIMEOUT_MS plus a few control calls, so one older than
+ * AG_RUN_PROBE_ORPHAN_SECONDS that carries all three probe labels (the name
+ * label equal to its own name) cannot belong to a live preflight.
+ */
+static void recover_probes(const struct ag_docker_cli *cli, long long min_age,
+			   ag_recover_log_fn log, void *data, struct ag_recover_report *rep)
+{
+	struct ag_strv ids = AG_STRV_INIT;
+	if (ag_container_list_labelled(cli, AG_PF_LABEL_OWNER, AG_PF_LABEL_OWNER_VALUE,
+				       AG_DOCKER_CONTROL_TIMEOUT_MS, &ids) < 0) {
+		rep->runs_incomplete++;
+		logf_(log, data, "preflight probes: cannot list them; nothing removed");
+		return;
+	}
+	for (size_t i = 0; i < ids.n; i++) {
+		json_t *v = NULL;
+		if (ag_container_lookup(cli, ids.v[i], AG_DOCKER_CONTROL_TIMEOUT_MS, &v) != 0)
+			continue;
+		const char *name = ag_json_path_str(v, "Name");
+		long long age = age_seconds(ag_json_path_str(v, "Created"));
+		char *bare = name && name[0] == '/' ? ag_xstrdup(name + 1) : NULL;
+		json_decref(v);
+		if (!bare || age < 0 || age < min_age) {
+			free(bare);
+			continue;
+		}
+		const struct ag_label_expect le[] = {{AG_PF_LABEL_OWNER, AG_PF_LABEL_OWNER_VALUE},
+						     {AG_PF_LABEL_KIND, AG_PF_LABEL_KIND_VALUE},
+						     {AG_PF_LABEL_NAME, bare}};
+		struct ag_container_owner own = {bare, le, 3};
+		struct ag_cleanup_result cr;
+		ag_container_cleanup(cli, ids.v[i], &own, AG_DOCKER_CONTROL_TIMEOUT_MS, &cr);
+		if (ag_cleanup_state_complete(cr.state)) {
+			if (cr.state != AG_CLEANUP_ALREADY_ABSENT)
+				rep->containers_removed++;
+		} else {
+			rep->runs_incomplete++;
+		}
+		logf_(log, data, "orphaned preflight probe %.12s: %s", ids.v[i],
+		      ag_cleanup_state_name(cr.state));
+		free(bare);
+	}
+	ag_strv_release(&ids);
+}
+
 static int cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int ag_run_recover(int runs_root_fd, const struct ag_docker_cli *cli, ag_recover_log_fn log,
-		   void *data, struct ag_recover_report *rep, struct ag_error **err)
+int ag_run_recover(int runs_root_fd, const struct ag_docker_cli *cli, long long probe_age_s,
+		   ag_recover_log_fn log, void *data, struct ag_recover_report *rep,
+		   struct ag_error **err)
 {
 	memset(rep, 0, sizeof(*rep));
 	int dfd = fcntl(runs_root_fd, F_DUPFD_CLOEXEC, 3);
@@ -253,6 +314,7 @@ int ag_run_recover(int runs_root_fd, const struct ag_docker_cli *cli, ag_recover
 			qsort(names.v, names.n, sizeof(*names.v), cmp);
 		for (size_t i = 0; i < names.n; i++)
 			recover_one(runs_root_fd, names.v[i], cli, log, data, rep);
+		recover_probes(cli, probe_age_s, log, data, rep);
 	}
 	ag_strv_release(&names);
 	return rc;

@@ -14,6 +14,10 @@
  *   - a container is acted on only by the id Docker lists for the run's
  *     label, and only while inspection shows that id, the run's container
  *     name and both owner labels.
+ * It also removes preflight probe containers orphaned by a crash: only
+ * those with all three probe labels (the name label equal to the
+ * container's own name) created more than AG_RUN_PROBE_ORPHAN_SECONDS ago,
+ * far longer than any live preflight keeps its probe.
  */
 #ifndef AG_RECOVER_H
 #define AG_RECOVER_H
@@ -36,7 +40,9 @@ struct ag_recover_report {
 /* Called once per run with a one-line, sanitized description. */
 typedef void (*ag_recover_log_fn)(const char *line, void *data);
 
-int ag_run_recover(int runs_root_fd, const struct ag_docker_cli *cli, ag_recover_log_fn log,
-		   void *data, struct ag_recover_report *rep, struct ag_error **err);
+/* probe_age_s: the orphan age for preflight probes (AG_RUN_PROBE_ORPHAN_SECONDS). */
+int ag_run_recover(int runs_root_fd, const struct ag_docker_cli *cli, long long probe_age_s,
+		   ag_recover_log_fn log, void *data, struct ag_recover_report *rep,
+		   struct ag_error **err);
 
 #endif
