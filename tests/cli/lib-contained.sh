@@ -14,10 +14,13 @@ mkdir -p "$W"
 chown "$U:$U" "$W"
 
 # as_user CMD...: run as the test user from $W with a small, known environment.
+# With PIDFILE set, the pid of CMD (the same process after exec) is written
+# there, so a test can signal exactly its own AgentGuard and no other run.
 as_user() {
 	runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$W" \
 		AG_CANARY_HOST=CANARY-HOST-ENV-7f3a AGENT_API_TOKEN=CANARY-SENSITIVE-91c2 \
-		bash -c 'cd "$1" && shift && exec "$@"' _ "$W" "$@"
+		bash -c 'cd "$1" && shift && { [ -z "$1" ] || echo $$ >"$1"; } && shift && exec "$@"' \
+		_ "$W" "${PIDFILE:-}" "$@"
 }
 
 # config NAME [extra contained_execution lines...]: $W/NAME.yaml
@@ -68,8 +71,40 @@ run() {
 # jq-like: art EXPR -> prints eval of EXPR on the artifact dict `a`
 art() { "$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$REPORT" "$1"; }
 
+# run_suffix RUN_DIR: the run's container label value (AgentGuard's rule:
+# the run id's last 32 characters, lowercased, leading separators dropped).
+run_suffix() {
+	local id
+	id=$(basename "$1")
+	[ ${#id} -le 32 ] || id=${id: -32}
+	id=${id,,}
+	printf '%s\n' "$id" | sed 's/^[^a-z0-9]*//'
+}
+
+# no_containers: none of the runs made from $W left a container. Checked by
+# each run's own label, so tests running at the same time cannot interfere.
 no_containers() {
-	[ -z "$("$AG_DOCKER" ps -aq --filter label=agentguard.owner=contained-run)" ]
+	local d s
+	for d in "$W"/.agentguard/contained-runs/*/; do
+		[ -d "$d" ] || continue
+		s=$(run_suffix "$d")
+		[ -z "$("$AG_DOCKER" ps -aq --filter "label=agentguard.contained-run.id=$s")" ] || return 1
+	done
+	return 0
+}
+
+# wait_running: until the newest run of $W has a running container (10 s max).
+wait_running() {
+	local d s
+	for _ in $(seq 1 100); do
+		d=$(ls -1d "$W"/.agentguard/contained-runs/*/ 2>/dev/null | sort | tail -n 1)
+		if [ -n "$d" ]; then
+			s=$(run_suffix "$d")
+			[ -n "$("$AG_DOCKER" ps -q --filter "label=agentguard.contained-run.id=$s")" ] && return 0
+		fi
+		sleep 0.1
+	done
+	return 1
 }
 
 check_clean() { # DESC

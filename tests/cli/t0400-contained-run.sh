@@ -44,6 +44,14 @@ done
 t_unlike "pass: no private host path in the artifact" "$(cat "$REPORT")" '/tmp/|/home/'
 t_ok "pass: the artifact is canonical JSON (sorted, compact)" "$PY" -c 'import json,sys; s=open(sys.argv[1]).read().rstrip("\n"); assert s==json.dumps(json.loads(s),sort_keys=True,separators=(",",":"),ensure_ascii=True)' "$REPORT"
 
+# --- source integrity can fail: something else edits the source during the run
+(sleep 1.5 && echo "edited behind the agent's back" >>"$W/repo/src/edit.txt") &
+run -- /bin/sleep 3
+wait
+t_is "source: recorded as changed" "$(art 'a["source_integrity"]["source_unchanged"]')" False
+t_is "source: the differing path is named" "$(art 'a["source_integrity"]["differing_paths"]')" "['src/edit.txt']"
+make_repo
+
 # --- the argv after "--" is kept exactly
 run -- /bin/printf '<%s>\n' --help -h -- '--empty=' '$(id);|&<>' 'ü-non-ascii' '' '--repo'
 t_is "argv: exit 0" "$AG_RC" 0
@@ -109,14 +117,11 @@ t_is "timeout: recorded" "$(art '(a["command_result"]["timed_out"], a["failure"]
 check_clean "timeout"
 
 # --- cancellation: SIGTERM to AgentGuard cleans up and says so (128+15)
-as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo --json -- /bin/sh -c 'sleep 60' >"$T/cancel.out" 2>&1 &
+PIDFILE="$W/cancel.pid" as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo --json -- /bin/sh -c 'sleep 60' >"$T/cancel.out" 2>&1 &
 pid=$!
-for _ in $(seq 1 100); do
-	[ -n "$("$AG_DOCKER" ps -q --filter label=agentguard.owner=contained-run)" ] && break
-	sleep 0.1
-done
+wait_running || true
 sleep 0.5
-pkill -TERM -u "$U" -f 'agentguard contained-run' || true
+kill -TERM "$(cat "$W/cancel.pid")"
 rc=0
 wait "$pid" || rc=$?
 t_is "cancel: exit 143" "$rc" 143

@@ -73,14 +73,12 @@ for plant in 'ln -s /etc/passwd leak:workspace.symlink' 'ln -s ../../../../etc e
 done
 
 # --- SIGKILL to AgentGuard mid-run, then `agentguard cleanup`
-as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo -- /bin/sleep 120 >/dev/null 2>&1 &
-for _ in $(seq 1 100); do
-	[ -n "$("$AG_DOCKER" ps -q --filter label=agentguard.owner=contained-run)" ] && break
-	sleep 0.1
-done
-pkill -KILL -u "$U" -f 'agentguard contained-run' || true
+PIDFILE="$W/kill.pid" as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo -- /bin/sleep 120 >/dev/null 2>&1 &
+wait_running || true
+kill -KILL "$(cat "$W/kill.pid")"
 wait || true
-t_ok "sigkill: a container is left running by the crash" test -n "$("$AG_DOCKER" ps -q --filter label=agentguard.owner=contained-run)"
+t_run no_containers
+t_is "sigkill: a container is left by the crash" "$AG_RC" 1
 # A look-alike that is not ours must survive cleanup.
 "$AG_DOCKER" create --name agentguard-lookalike-t0401 --label agentguard.owner=contained-run \
 	--label agentguard.contained-run.id=not-a-run-of-ours "$AG_TEST_IMAGE" /bin/true >/dev/null
@@ -88,7 +86,7 @@ t_cleanup "$AG_DOCKER" rm -f agentguard-lookalike-t0401
 t_run as_user "$AG_BIN" cleanup
 t_is "cleanup: exit 0" "$AG_RC" 0
 t_like "cleanup: reports the recovered run" "$AG_OUT" 'recovered'
-t_is "cleanup: the crashed run's container is gone" "$("$AG_DOCKER" ps -aq --filter label=agentguard.owner=contained-run --filter status=running)" ""
+t_ok "cleanup: the crashed run's container is gone" no_containers
 t_ok "cleanup: the look-alike survives" "$AG_DOCKER" inspect agentguard-lookalike-t0401
 "$AG_DOCKER" rm -f agentguard-lookalike-t0401 >/dev/null
 t_ok "cleanup: no workspace is left" bash -c '! ls -d "$1"/.agentguard/contained-runs/*/workspace-lifecycle 2>/dev/null | grep -q .' _ "$W"
