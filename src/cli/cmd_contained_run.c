@@ -43,7 +43,8 @@ static const char help[] =
 	"\n"
 	"Order: config and uid/gid check, environment allowlist, Docker preflight,\n"
 	"workspace preparation, container create + verification by id, start,\n"
-	"cleanup by id (always), mutation capture, source integrity, artifact.\n"
+	"cleanup by id (always), mutation capture, policy checks (docs/checks.md),\n"
+	"source integrity, artifact. A failed error or critical check exits 1.\n"
 	"SIGINT/SIGTERM cancel cleanly: the container is removed, the artifact\n"
 	"says cancelled, the exit code is 128+signal.\n"
 	"\n"
@@ -309,6 +310,13 @@ int ag_cmd_contained_run(int argc, char **argv)
 		json_t *j = json_object();
 		json_object_set_new(j, "run_id", json_string(out.run_id));
 		json_object_set_new(j, "result", json_string(out.pass ? "PASS" : "FAIL"));
+		json_object_set_new(j, "score", json_integer(out.score));
+		json_t *fc = json_array();
+		for (size_t i = 0; i < out.failed_checks.n; i++) {
+			json_t *x = json_string(out.failed_checks.v[i]);
+			json_array_append_new(fc, x ? x : json_string("[UNREPRESENTABLE]"));
+		}
+		json_object_set_new(j, "failed_checks", fc);
 		json_object_set_new(j, "exit_code", json_integer(out.exit_code));
 		json_object_set_new(j, "preflight", out.preflight_status
 							? json_string(out.preflight_status)
@@ -335,7 +343,15 @@ int ag_cmd_contained_run(int argc, char **argv)
 		puts("AgentGuard Contained Run");
 		printf("Task: %s\n", c->task_id);
 		printf("Result: %s\n", out.pass ? "PASS" : "FAIL");
-		printf("Score: %d/100\n", out.pass ? 100 : 70);
+		printf("Score: %d/100\n", out.score);
+		if (out.failed_checks.n) {
+			puts("Failed checks:");
+			for (size_t i = 0; i < out.failed_checks.n; i++) {
+				fputs("- ", stdout);
+				ag_cli_put_sanitized(stdout, out.failed_checks.v[i]);
+				putchar('\n');
+			}
+		}
 		if (out.preflight_status)
 			printf("Docker preflight: %s; claim: %s\n", out.preflight_status,
 			       out.claim_level);

@@ -22,6 +22,7 @@
 #include "lib/docker/preflight.h"
 #include "lib/evidence/canon.h"
 #include "lib/evidence/seal.h"
+#include "lib/policy/checks.h"
 #include "lib/run/evidence.h"
 #include "lib/workspace/mutation.h"
 #include "lib/workspace/snapshot.h"
@@ -53,6 +54,7 @@ void ag_run_outcome_release(struct ag_run_outcome *o)
 	free(o->run_id);
 	free(o->failure_message);
 	ag_strv_release(&o->changed_files);
+	ag_strv_release(&o->failed_checks);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -108,6 +110,10 @@ struct run {
 	json_t *verified_controls;
 	struct ag_cleanup_result cleanup;
 	bool fingerprint_checked, fingerprint_same;
+
+	/* post-execution policy checks */
+	struct ag_checks checks;
+	bool checks_ok;
 
 	/* execution */
 	bool executed;
@@ -685,6 +691,46 @@ static void stage_capture(struct run *r)
 	r->mut_ok = true;
 }
 
+/*
+ * Post-execution policy checks: after the capture, while the workspace
+ * still exists (the content scan reads it beneath its fd, no links).
+ */
+static void stage_checks(struct run *r)
+{
+	struct ag_error *e = NULL;
+	int wsfd = -1;
+	if (r->mut_ok) {
+		int rundir = ag_ws_open_run(r->lifecycle_fd, AG_RUN_WORKSPACE_ID, &e);
+		if (rundir >= 0) {
+			wsfd = openat(rundir, "workspace",
+				      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			close(rundir);
+		}
+		ag_error_free(e);
+		e = NULL;
+	}
+	bool exited = r->outcome && strcmp(r->outcome, "exited") == 0;
+	struct ag_check_input in = {
+		.cfg = r->o->cfg,
+		.mut = r->mut_ok ? &r->mut : NULL,
+		.command_ran = r->executed,
+		/* only a normal exit can pass tests-passed */
+		.command_exit = exited || r->exit_status != 0 ? r->exit_status : -1,
+		.command_label = "contained-run",
+		.argv = r->o->argv,
+		.argc = r->o->argc,
+		.policy_blocked = r->policy_blocked,
+		.workspace_fd = wsfd,
+	};
+	if (ag_checks_evaluate(&in, &r->checks, &e) == 0)
+		r->checks_ok = true;
+	else
+		fail_err(r, "evidence", 4, e);
+	ag_error_free(e);
+	if (wsfd >= 0)
+		close(wsfd);
+}
+
 static void stage_workspace_cleanup(struct run *r)
 {
 	if (!r->ws_prepared) {
@@ -763,18 +809,34 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		/* Capture only once nothing can write the workspace any more. */
 		stage_capture(r);
 	}
+	stage_checks(r);
 	if (r->ws_prepared)
 		stage_source_integrity(r);
 	stage_workspace_cleanup(r);
 	record_cleanup_failure(r);
 
-	/* verdict */
-	bool tests_passed = r->executed && r->outcome && strcmp(r->outcome, "exited") == 0 &&
-			    r->exit_status == 0;
-	out->pass = !r->stage && tests_passed && out->cleanup_complete && r->mut_ok;
+	/* verdict: no failure stage, checks pass, cleanup complete, capture ok */
+	bool tests_passed = r->checks_ok && r->checks.v[AG_CK_TESTS_PASSED].passed;
+	bool checks_pass = r->checks_ok && r->checks.pass;
+	out->pass = !r->stage && checks_pass && out->cleanup_complete && r->mut_ok;
 	out->exit_code = r->stage ? r->exit_code : (out->pass ? 0 : 1);
 	if (!r->stage && r->executed && !tests_passed)
 		r->reason = "run.agent_failed";
+	else if (!r->stage && !checks_pass)
+		r->reason = "run.checks_failed";
+	out->score = r->checks_ok ? r->checks.score : 0;
+	for (int i = 0; r->checks_ok && i < AG_CK__COUNT; i++) {
+		const struct ag_check_result *ck = &r->checks.v[i];
+		if (!ck->evaluated || ck->passed)
+			continue;
+		const char *first = ck->evidence.n ? ck->evidence.v[0] : (ck->message ? ck->message : "");
+		char *line = ag_xasprintf("%s (%s): %s", ag_check_name(ck->id),
+					  ag_severity_name(ck->severity), first);
+		ag_strv_push_owned(&out->failed_checks,
+				   ag_redact(o->redact, line, strlen(line), AG_CHECK_EVIDENCE_MAX_BYTES + 64,
+					     0, NULL));
+		free(line);
+	}
 
 	struct ag_run_facts facts = {
 		.run_id = r->run_id,
@@ -824,6 +886,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		.duration_ms = now_ms() - r->started_ms,
 		.pass = out->pass,
 		.exit_code = out->exit_code,
+		.checks = r->checks_ok ? &r->checks : NULL,
 		.stage = r->stage,
 		.reason = r->reason,
 		.message = r->message,
@@ -899,6 +962,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		ag_docker_cli_release(&r->cli);
 	if (r->mut_ok)
 		ag_ws_mutations_release(&r->mut);
+	ag_checks_release(&r->checks);
 	ag_strv_release(&r->source_diff);
 	if (r->lifecycle_fd >= 0)
 		close(r->lifecycle_fd);

@@ -47,6 +47,8 @@ struct ag_run_opts {
 struct ag_run_outcome {
 	int exit_code;
 	bool pass;
+	int score;		       /* 0..100 from the policy checks */
+	struct ag_strv failed_checks;  /* "name (severity): first evidence", redacted */
 	char *run_id;
 	const char *preflight_status; /* static, or NULL when preflight did not run */
 	const char *claim_level;      /* static, or NULL */

@@ -11,6 +11,7 @@
 #include "lib/docker/inspect.h"
 #include "lib/docker/preflight.h"
 #include "lib/evidence/canon.h"
+#include "lib/policy/checks.h"
 #include "lib/workspace/mutation.h"
 #include "lib/workspace/snapshot.h"
 #include "lib/workspace/gitinfo.h"
@@ -305,14 +306,11 @@ static json_t *mutations_json(const struct ag_run_facts *f, json_t **diff_summar
 	json_t *mod = json_array(), *add = json_array(), *del = json_array(), *ren = json_array(),
 	       *changed = json_array();
 	const struct ag_ws_mutations *mu = f->mut;
-	const char *line_status = "exact";
+	/* worst wins: unavailable > binary > incomplete > exact (upstream 3.5) */
+	const char *line_status = ag_checks_line_status(mu);
 	for (size_t i = 0; mu && i < mu->n; i++) {
 		const struct ag_ws_change *c = &mu->v[i];
 		bool listed = i < AG_RUN_CHANGED_LIST_MAX;
-		if (c->lines == AG_WS_LINES_BINARY && strcmp(line_status, "exact") == 0)
-			line_status = "binary";
-		if (c->lines == AG_WS_LINES_INCOMPLETE)
-			line_status = "incomplete";
 		if (!listed)
 			continue;
 		switch (c->kind) {
@@ -354,8 +352,6 @@ static json_t *mutations_json(const struct ag_run_facts *f, json_t **diff_summar
 	json_object_set_new(m, "current_digest", mu ? json_string(mu->current_digest) : json_null());
 
 	json_t *d = json_object();
-	if (!mu)
-		line_status = "unavailable";
 	json_object_set_new(d, "files_changed", mu ? json_integer((json_int_t)mu->n) : json_null());
 	json_object_set_new(d, "lines_added", mu ? json_integer((json_int_t)mu->lines_added) : json_null());
 	json_object_set_new(d, "lines_deleted",
@@ -378,9 +374,7 @@ json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 	json_object_set_new(a, "task_id", json_string(c->task_id));
 	json_object_set_new(a, "run_id", json_string(f->run_id));
 	json_object_set_new(a, "result", json_string(f->pass ? "PASS" : "FAIL"));
-	bool tests_passed = f->executed && f->outcome && strcmp(f->outcome, "exited") == 0 &&
-			    f->exit_status == 0;
-	json_object_set_new(a, "score", json_integer(f->pass ? 100 : tests_passed ? 70 : 70));
+	json_object_set_new(a, "score", json_integer(f->checks ? f->checks->score : 0));
 	json_object_set_new(a, "exit_code", json_integer(f->exit_code));
 	json_object_set_new(a, "duration_seconds", json_real((double)f->duration_ms / 1000.0));
 	json_object_set_new(a, "config_path", json_string("${CONFIG_PATH}"));
@@ -426,18 +420,8 @@ json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 	json_object_set_new(a, "mutations", mutations_json(f, &diff));
 	json_object_set_new(a, "diff_summary", diff);
 
-	json_t *checks = json_array();
-	if (f->executed) {
-		char *ev = ag_xasprintf("`contained-run` exited %d", f->exit_status);
-		json_array_append_new(
-		    checks, json_pack("{s:s, s:b, s:s, s:s, s:[s]}", "name", "tests-passed", "passed",
-				      tests_passed, "severity", "error", "message",
-				      tests_passed ? "The contained command exited 0."
-						   : "The contained command did not exit 0.",
-				      "evidence", ev));
-		free(ev);
-	}
-	json_object_set_new(a, "checks", checks);
+	/* post-execution policy checks (src/lib/policy/checks.c, docs/checks.md) */
+	json_object_set_new(a, "checks", f->checks ? ag_checks_json(f->checks, f->redact) : json_array());
 
 	json_t *res = json_object();
 	json_object_set_new(res, "before_count",

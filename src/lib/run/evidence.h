@@ -23,6 +23,7 @@ struct ag_preflight_result;
 struct ag_ws_prepared;
 struct ag_ws_mutations;
 struct ag_cleanup_result;
+struct ag_checks;
 
 struct ag_run_facts {
 	const char *run_id;
@@ -62,6 +63,7 @@ struct ag_run_facts {
 	uint64_t exec_ms, duration_ms;
 	bool pass;
 	int exit_code;
+	const struct ag_checks *checks; /* NULL: not evaluated (empty `checks`, score 0) */
 	const char *stage, *reason, *message;
 	const char *cleanup_reason, *cleanup_message;
 };
