@@ -57,6 +57,15 @@ run -- /bin/printf '<%s>\n' --help -h -- '--empty=' '$(id);|&<>' 'ü-non-ascii' 
 t_is "argv: exit 0" "$AG_RC" 0
 t_is "argv: every token arrives verbatim" "$(art 'a["command_result"]["stdout"]')" "$(printf '<%s>\n' --help -h -- '--empty=' '$(id);|&<>' 'ü-non-ascii' '' '--repo')"
 
+# --- a huge argv stays within the containment evidence's bounds
+long=$(printf 'x%.0s' $(seq 1 700))
+big=()
+for _ in $(seq 1 100); do big+=("$long"); done
+run -- /bin/true "${big[@]}"
+t_is "big argv: exit 0" "$AG_RC" 0
+t_is "big argv: the containment command list is cut and says so" "$(art 'a["containment_evidence"]["requested"]["command"][-1]')" "[TRUNCATED]"
+t_is "big argv: the artifact's own command keeps every token" "$(art 'len(a["command"])')" 101
+
 # --- usage errors before any Docker call (exit 2)
 ag_must_fail 2 usage "usage: a missing boundary" as_user "$AG_BIN" contained-run "$W/c.yaml" /bin/true
 ag_must_fail 2 usage "usage: an empty argv" as_user "$AG_BIN" contained-run "$W/c.yaml" --

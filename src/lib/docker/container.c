@@ -21,10 +21,21 @@ static bool blank(const char *s, size_t n)
 	return true;
 }
 
+/*
+ * Only the fields AgentGuard judges: not Config.Cmd/Args (an agent argv can
+ * be megabytes and would break the output bound) nor Config.Env (values
+ * never need to reach AgentGuard again).
+ */
+static const char inspect_format[] =
+	"{\"Id\":{{json .Id}},\"Name\":{{json .Name}},\"Created\":{{json .Created}},"
+	"\"Image\":{{json .Image}},\"Config\":{\"User\":{{json .Config.User}},"
+	"\"Labels\":{{json .Config.Labels}}},\"HostConfig\":{{json .HostConfig}},"
+	"\"Mounts\":{{json .Mounts}},\"State\":{{json .State}}}";
+
 int ag_container_lookup(const struct ag_docker_cli *cli, const char *what, unsigned timeout_ms,
 			json_t **obj)
 {
-	const char *args[] = {"container", "inspect", "--", what, NULL};
+	const char *args[] = {"container", "inspect", "--format", inspect_format, "--", what, NULL};
 	struct ag_proc_result r;
 	ag_proc_result_init(&r);
 	struct ag_error *e = NULL;

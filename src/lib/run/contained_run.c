@@ -895,6 +895,33 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 	};
 	json_t *artifact = ag_run_artifact_build(&facts);
 	struct ag_error *e = NULL;
+	/* CONTRACT: evidence.bounds (the containment object keeps its own, tighter bounds) */
+	if (ag_canon_check(json_object_get(artifact, "containment_evidence"),
+			   &ag_canon_containment_bounds, &e) < 0) {
+		fail_err(r, "evidence", 4, e);
+		ag_error_free(e);
+		e = NULL;
+		out->pass = false;
+		out->exit_code = 4;
+		facts.pass = false;
+		facts.exit_code = 4;
+		facts.stage = r->stage;
+		facts.reason = r->reason;
+		facts.message = r->message;
+		json_decref(artifact);
+		artifact = ag_run_artifact_build(&facts);
+		/* Still over its bounds: record that the object is unavailable. */
+		if (ag_canon_check(json_object_get(artifact, "containment_evidence"),
+				   &ag_canon_containment_bounds, &e) < 0) {
+			json_object_set_new(artifact, "containment_evidence",
+					    json_pack("{s:s, s:i, s:s, s:s}", "schema",
+						      "agentguard.containment-evidence",
+						      "schema_version", 1, "state", "unavailable",
+						      "reason", e->reason));
+			ag_error_free(e);
+			e = NULL;
+		}
+	}
 	if (write_json_file(r, AG_RUN_ARTIFACT_FILE, artifact, &ag_canon_artifact_bounds, &e) == 0)
 		out->artifact_written = true;
 	else

@@ -94,11 +94,26 @@ static json_t *sorted_names(const struct ag_strv *s)
 	return a;
 }
 
-static json_t *command_json(const struct ag_run_facts *f, size_t max_items)
+/*
+ * The redacted agent argv, at most max_items items and about max_bytes of
+ * text; a cut list ends with the item "[TRUNCATED]", so the containment
+ * evidence stays inside its 32 KiB bound whatever the argv.
+ */
+static json_t *command_json(const struct ag_run_facts *f, size_t max_items, size_t max_bytes)
 {
 	json_t *a = json_array();
-	for (size_t i = 0; i < f->argc && i < max_items; i++)
-		json_array_append_new(a, rstr(f->redact, f->argv[i], EVIDENCE_STRING_MAX));
+	size_t used = 0;
+	for (size_t i = 0; i < f->argc; i++) {
+		json_t *s = rstr(f->redact, f->argv[i], EVIDENCE_STRING_MAX);
+		size_t n = json_string_length(s);
+		if (i + 1 >= max_items || used + n > max_bytes) {
+			json_decref(s);
+			json_array_append_new(a, json_string("[TRUNCATED]"));
+			break;
+		}
+		used += n;
+		json_array_append_new(a, s);
+	}
 	return a;
 }
 
@@ -125,7 +140,7 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 	json_object_set_new(req, "network", json_string(ag_network_name(ce->network)));
 	json_object_set_new(req, "image_provenance", json_string("digest-required"));
 	json_object_set_new(req, "configured_image", rstr(f->redact, c->sandbox.image, 256));
-	json_object_set_new(req, "command", command_json(f, 64));
+	json_object_set_new(req, "command", command_json(f, 32, 4096));
 	json_object_set_new(req, "source_dir", json_string("${REPOSITORY_ROOT}"));
 	json_object_set_new(req, "run_dir", json_string("${RUN_ROOT}"));
 	json_object_set_new(ev, "requested", req);
@@ -244,7 +259,7 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 	json_object_set_new(ex, "state", json_string(f->executed ? "recorded" : "not_applicable"));
 	json_object_set_new(ex, "status", json_string(status));
 	json_object_set_new(ex, "outcome", f->outcome ? json_string(f->outcome) : json_null());
-	json_object_set_new(ex, "command", command_json(f, 64));
+	json_object_set_new(ex, "command", command_json(f, 32, 4096));
 	json_object_set_new(ex, "exit_code", f->executed ? json_integer(f->exit_status) : json_null());
 	json_object_set_new(ex, "timed_out", json_boolean(f->timed_out));
 	json_object_set_new(ex, "cancelled", json_boolean(f->cancelled));
@@ -380,7 +395,7 @@ json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 	json_object_set_new(a, "config_path", json_string("${CONFIG_PATH}"));
 	json_object_set_new(a, "source_dir", json_string("${REPOSITORY_ROOT}"));
 	json_object_set_new(a, "run_dir", json_string("${RUN_ROOT}"));
-	json_object_set_new(a, "command", command_json(f, 4096));
+	json_object_set_new(a, "command", command_json(f, 4096, 1u << 20));
 	json_object_set_new(a, "preflight",
 			    f->pf && f->pf->evidence ? json_deep_copy(f->pf->evidence) : json_null());
 	json_object_set_new(a, "containment_evidence", containment_evidence(f));
