@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 SANITIZE ?=
 PKGS := yaml-0.1 jansson libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS := $(shell pkg-config --libs $(PKGS))
+PKG_LIBS := $(shell pkg-config --libs $(PKGS)) -lm
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -48,6 +48,9 @@ $(BUILD)/%.o: %.c
 
 # The schema is compiled into the binary so `agentguard schema` needs no data dir.
 $(BUILD)/src/cli/schema_blob.o: $(SCHEMA_JSON)
+# The evidence schemas are compiled into the library for `agentguard evidence verify`.
+$(BUILD)/src/lib/evidence/schema_data.o: data/schemas/contained-run-v1.schema.json \
+	data/schemas/containment-evidence-v1.schema.json
 
 $(BUILD)/libagentguard.a: $(LIB_OBJ)
 	@rm -f $@
@@ -97,6 +100,8 @@ fuzz-long:
 install: $(BUILD)/agentguard
 	install -D -m 0755 $(BUILD)/agentguard $(DESTDIR)$(PREFIX)/bin/agentguard
 	install -D -m 0644 $(SCHEMA_JSON) $(DESTDIR)$(PREFIX)/share/agentguard/schemas/agentguard-config-v1.schema.json
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/agentguard/schemas \
+		data/schemas/contained-run-v1.schema.json data/schemas/containment-evidence-v1.schema.json
 
 format-check:
 	clang-format --dry-run -Werror $(LIB_SRC) $(CLI_SRC) $(wildcard src/lib/*/*.h)

@@ -15,6 +15,11 @@ static const char main_help[] =
 	"                             the repository and write evidence (the main job)\n"
 	"  cleanup [--runs-root DIR]  remove containers and run directories AgentGuard\n"
 	"                             owns after a crash\n"
+	"  evidence verify FILE|RUN_DIR [--json]\n"
+	"                             verify a run's artifact, seal and hash chain\n"
+	"  report RUN_DIR|FILE [--format text|md|html|json|sarif|junit]\n"
+	"  report --list [--runs-root DIR]\n"
+	"                             render a verified run artifact, or list runs\n"
 	"  validate CONFIG [--json]   check an agentguard.yaml and show the effective\n"
 	"                             contained-execution settings\n"
 	"  schema                     print the JSON Schema (Draft 2020-12) of the config\n"
@@ -62,6 +67,8 @@ static const struct command commands[] = {
 	{"preflight", ag_cmd_preflight},
 	{"contained-run", ag_cmd_contained_run},
 	{"cleanup", ag_cmd_cleanup},
+	{"evidence", ag_cmd_evidence},
+	{"report", ag_cmd_report},
 };
 
 static const struct command *find_command(const char *name)

@@ -1,0 +1,223 @@
+#include "lib/base/ag.h"
+#include "cli/cli.h"
+#include "lib/base/bounds.h"
+#include "lib/base/buf.h"
+#include "lib/base/error.h"
+#include "lib/base/fsx.h"
+#include "lib/evidence/verify.h"
+#include "lib/report/report.h"
+
+#include <dirent.h>
+#include <jansson.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static const char help[] =
+    "Usage: agentguard report RUN_DIR|FILE [--format FORMAT]\n"
+    "       agentguard report --list [--runs-root DIR]\n"
+    "\n"
+    "Render a contained-run artifact after verifying it exactly as\n"
+    "`agentguard evidence verify` does; an artifact that does not verify is\n"
+    "refused (exit 2). FORMAT is one of:\n"
+    "  text    terminal summary (default)\n"
+    "  md      Markdown for $GITHUB_STEP_SUMMARY, with ## Containment Evidence\n"
+    "  html    one self-contained page (inline CSS, no script, no external URL)\n"
+    "  json    the canonical artifact as-is\n"
+    "  sarif   SARIF 2.1.0 of the checks (failed checks are results)\n"
+    "  junit   JUnit XML of the checks\n"
+    "The report goes to standard output.\n"
+    "\n"
+    "--list prints the runs of DIR (default .agentguard/contained-runs), newest\n"
+    "first, one line each: run id, result, exit code, time (UTC), evidence state.\n"
+    "\n"
+    "Exit codes: 0 written, 2 invalid artifact or usage error.\n";
+
+struct row {
+	char *run_id;
+	char *line;
+	time_t mtime;
+};
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	if (x->mtime != y->mtime)
+		return x->mtime < y->mtime ? 1 : -1;
+	return -strcmp(x->run_id, y->run_id);
+}
+
+static void put_field(struct ag_buf *b, const char *s)
+{
+	struct ag_error *e = NULL;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		char x[8];
+		if (*p < 0x20 || *p == 0x7f)
+			snprintf(x, sizeof(x), "\\x%02x", *p);
+		else
+			snprintf(x, sizeof(x), "%c", *p);
+		if (ag_buf_adds(b, x, &e) < 0)
+			break;
+	}
+	ag_error_free(e);
+}
+
+static int list_runs(const char *root)
+{
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT) {
+			puts("no runs: the runs root does not exist");
+			return AG_EXIT_PASS;
+		}
+		fprintf(stderr,
+			"agentguard: error: cannot open the runs root: %s [report.runs_root]\n",
+			strerror(errno));
+		return AG_EXIT_CONFIG;
+	}
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		fprintf(stderr,
+			"agentguard: error: cannot read the runs root [report.runs_root]\n");
+		return AG_EXIT_CONFIG;
+	}
+	struct row *rows = NULL;
+	size_t n = 0;
+	bool more = false;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode))
+			continue;
+		if (n >= AG_REPORT_LIST_RUNS_MAX) {
+			more = true;
+			break;
+		}
+		char *path = ag_xasprintf("%s/%s", root, de->d_name);
+		struct ag_verify_report rep;
+		struct ag_error *err = NULL;
+		int rc = ag_evidence_verify(path, &rep, &err);
+		free(path);
+		time_t mt = st.st_mtime;
+		int afd =
+		    openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (afd >= 0) {
+			struct stat as;
+			if (fstatat(afd, "contained-run.json", &as, AT_SYMLINK_NOFOLLOW) == 0)
+				mt = as.st_mtime;
+			close(afd);
+		}
+		struct ag_buf b = AG_BUF_INIT(4096, "limit.report.list");
+		put_field(&b, de->d_name);
+		const json_t *a = rep.artifact;
+		const char *result = json_string_value(json_object_get(a, "result"));
+		const json_t *ec = json_object_get(a, "exit_code");
+		char exitbuf[32] = "-";
+		if (json_is_integer(ec))
+			snprintf(exitbuf, sizeof(exitbuf), "%" JSON_INTEGER_FORMAT,
+				 json_integer_value(ec));
+		struct tm tm;
+		char when[32] = "-";
+		if (gmtime_r(&mt, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		struct ag_error *e = NULL;
+		if (ag_buf_addf(&b, &e, "  %-4s  exit %-3s  %s  ",
+				result && strlen(result) <= 4 ? result : "?", exitbuf, when) < 0 ||
+		    ag_buf_adds(&b, rc == 0 ? "verified" : "INVALID [", &e) < 0 ||
+		    (rc < 0 &&
+		     (ag_buf_adds(&b, err->reason, &e) < 0 || ag_buf_adds(&b, "]", &e) < 0)))
+			ag_error_free(e);
+		rows = ag_xrealloc(rows, (n + 1) * sizeof(*rows));
+		rows[n].run_id = ag_xstrdup(de->d_name);
+		rows[n].line = ag_buf_detach(&b, NULL);
+		rows[n].mtime = mt;
+		n++;
+		ag_error_free(err);
+		ag_verify_report_release(&rep);
+	}
+	closedir(d);
+	qsort(rows, n, sizeof(*rows), row_cmp);
+	if (n == 0)
+		puts("no runs");
+	for (size_t i = 0; i < n; i++) {
+		puts(rows[i].line);
+		free(rows[i].line);
+		free(rows[i].run_id);
+	}
+	free(rows);
+	if (more)
+		printf("(more than %d runs; the rest are not listed)\n", AG_REPORT_LIST_RUNS_MAX);
+	return AG_EXIT_PASS;
+}
+
+int ag_cmd_report(int argc, char **argv)
+{
+	const char *path = NULL, *format = "text", *runs = ".agentguard/contained-runs";
+	bool list = false, runs_given = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(help, stdout);
+			return AG_EXIT_PASS;
+		}
+		if (strcmp(a, "--list") == 0) {
+			list = true;
+		} else if (strcmp(a, "--format") == 0 || strcmp(a, "--runs-root") == 0) {
+			if (i + 1 >= argc)
+				return ag_cli_usage("report", "%s needs a value", a);
+			if (a[2] == 'f')
+				format = argv[++i];
+			else {
+				runs = argv[++i];
+				runs_given = true;
+			}
+		} else if (strncmp(a, "--format=", 9) == 0) {
+			format = a + 9;
+		} else if (a[0] == '-' && a[1]) {
+			return ag_cli_usage("report", "unknown option '%s'", a);
+		} else if (!path) {
+			path = a;
+		} else {
+			return ag_cli_usage("report", "unexpected argument '%s'", a);
+		}
+	}
+	if (list) {
+		if (path)
+			return ag_cli_usage("report", "--list takes no RUN_DIR");
+		return list_runs(runs);
+	}
+	if (runs_given)
+		return ag_cli_usage("report", "--runs-root goes with --list");
+	if (!path)
+		return ag_cli_usage("report", "missing argument RUN_DIR|FILE");
+	enum ag_report_format fmt;
+	if (ag_report_format_parse(format, &fmt) < 0)
+		return ag_cli_usage(
+		    "report", "unknown format '%s' (text, md, html, json, sarif, junit)", format);
+	_cleanup_err_ struct ag_error *err = NULL;
+	struct ag_verify_report rep;
+	if (ag_evidence_verify(path, &rep, &err) < 0) {
+		ag_err_wrap(&err, "refusing to report an artifact that does not verify");
+		ag_cli_print_error(err);
+		ag_verify_report_release(&rep);
+		return AG_EXIT_CONFIG;
+	}
+	struct ag_buf out = AG_BUF_INIT(AG_REPORT_MAX_BYTES, "limit.report.size");
+	int rc = ag_report_render(rep.artifact, rep.bytes, rep.len, fmt, &out, &err);
+	ag_verify_report_release(&rep);
+	if (rc < 0) {
+		ag_buf_release(&out);
+		ag_cli_print_error(err);
+		return AG_EXIT_CONFIG;
+	}
+	bool ok = fwrite(out.buf, 1, out.len, stdout) == out.len && fflush(stdout) == 0;
+	ag_buf_release(&out);
+	if (!ok) {
+		fprintf(stderr, "agentguard: error: cannot write the report [report.io]\n");
+		return AG_EXIT_CONFIG;
+	}
+	return AG_EXIT_PASS;
+}

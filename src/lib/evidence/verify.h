@@ -1,0 +1,70 @@
+/*
+ * verify.h: `agentguard evidence verify`: is a contained-run artifact what
+ * AgentGuard wrote, unmodified, and still linked into its runs root's chain?
+ *
+ * Checks, in order, each failing closed with its reason token:
+ *   read       O_NOFOLLOW regular file <= AG_VERIFY_ARTIFACT_MAX_BYTES
+ *              (evidence.read.symlink/.not_regular/.io/.too_large)
+ *   parse      one JSON object, duplicate keys rejected (evidence.parse)
+ *   version    schema agentguard.contained-run, schema_version 1 (evidence.version)
+ *   bounds     artifact bounds, then containment_evidence against
+ *              ag_canon_containment_bounds incl. 32 KiB serialized
+ *              (evidence.depth/.items/.string/.number/.key/.size)
+ *   structure  the shipped JSON Schemas, interpreted in C (evidence.schema.*)
+ *   canonical  re-serialized canonically + "\n" equals the file bytes
+ *              (evidence.canonical)
+ *   identity   bound image id == local image id, identity_consistent agrees,
+ *              registry digest in the configured repository
+ *              (evidence.image_identity)
+ *   privacy    no string changes under ag_redact(NULL) beyond control-char
+ *              escaping: private host path (evidence.host_path) or credential
+ *              shape (evidence.secret); no NUL inside a string (evidence.nul)
+ *   seal       contained-run.seal.json is well formed, names this run and
+ *              artifact, and artifact_sha256 is the file's SHA-256
+ *              (evidence.seal.missing/.malformed/.run_id/.mismatch)
+ *   chain      previous run exists in the same runs root and its seal hashes
+ *              to previous.seal_sha256 (evidence.chain.previous_missing,
+ *              evidence.chain.broken); the chain head exists, names an
+ *              existing run whose seal it hashes to (this seal, when it
+ *              names this run)
+ *              (evidence.chain.head)
+ */
+#ifndef AG_VERIFY_H
+#define AG_VERIFY_H
+
+#include "lib/base/ag.h"
+
+#include <jansson.h>
+
+struct ag_error;
+
+#define AG_VERIFY_CHECKS 10
+
+struct ag_verify_report {
+	const char *passed[AG_VERIFY_CHECKS]; /* names of the checks that passed, in order */
+	size_t npassed;
+	const char *failed; /* name of the check that failed, or NULL */
+	json_t *artifact;   /* the parsed artifact once it parsed (caller decrefs) */
+	char *bytes;	    /* the artifact's exact bytes (caller frees) */
+	size_t len;
+	char *run_id; /* the artifact's run id (caller frees), once parsed */
+};
+
+/* The check names, in order (for --json and docs). */
+extern const char *const ag_verify_check_names[AG_VERIFY_CHECKS];
+
+/*
+ * Verifies the artifact at `path`: a run directory (its contained-run.json)
+ * or the artifact file itself; the seal is beside it, the runs root is the
+ * run directory's parent. Returns 0 when every check passed; -1 with *err
+ * (reason as above, AG_E_UNVERIFIED / AG_E_IO / AG_E_LIMIT) otherwise. The
+ * report is filled either way; release it with ag_verify_report_release.
+ */
+int ag_evidence_verify(const char *path, struct ag_verify_report *rep, struct ag_error **err);
+void ag_verify_report_release(struct ag_verify_report *rep);
+
+/* Only the in-memory checks (parse .. privacy) on bytes already read. */
+int ag_evidence_verify_bytes(const char *bytes, size_t len, struct ag_verify_report *rep,
+			     struct ag_error **err);
+
+#endif

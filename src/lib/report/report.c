@@ -1,0 +1,1084 @@
+#include "lib/base/ag.h"
+#include "lib/report/report.h"
+#include "lib/base/bounds.h"
+#include "lib/base/buf.h"
+#include "lib/base/error.h"
+
+#include <inttypes.h>
+#include <math.h>
+
+enum esc { ESC_TEXT, ESC_MD, ESC_HTML, ESC_XML };
+
+/* An output buffer that latches its first error, so renderers stay linear. */
+struct out {
+	struct ag_buf *b;
+	struct ag_error **err;
+	bool failed;
+};
+
+static void put(struct out *o, const char *s)
+{
+	if (!o->failed && ag_buf_adds(o->b, s, o->err) < 0)
+		o->failed = true;
+}
+
+static void putn(struct out *o, const char *s, size_t n)
+{
+	if (!o->failed && ag_buf_add(o->b, s, n, o->err) < 0)
+		o->failed = true;
+}
+
+AG_PRINTF(2, 3) static void putf(struct out *o, const char *fmt, ...)
+{
+	if (o->failed)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = ag_xvasprintf(fmt, ap);
+	va_end(ap);
+	put(o, s);
+	free(s);
+}
+
+/* Writes an untrusted value, bounded and escaped for `mode`. */
+static void val(struct out *o, enum esc mode, const char *s)
+{
+	if (!s) {
+		put(o, "-");
+		return;
+	}
+	size_t n = strlen(s);
+	bool cut = false;
+	if (n > AG_REPORT_VALUE_MAX) {
+		n = AG_REPORT_VALUE_MAX;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+		cut = true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char e[16];
+		const char *r = NULL;
+		unsigned char c1 = i + 1 < n ? (unsigned char)s[i + 1] : 0;
+		unsigned char c2 = i + 2 < n ? (unsigned char)s[i + 2] : 0;
+		if (c < 0x20 || c == 0x7f) {
+			snprintf(e, sizeof(e), "\\x%02x", c);
+			r = e;
+		} else if (c == 0xe2 && ((c1 == 0x80 && c2 >= 0xaa && c2 <= 0xae) ||
+					 (c1 == 0x81 && c2 >= 0xa6 && c2 <= 0xa9))) {
+			/* bidirectional overrides (U+202A..E, U+2066..9) could make a
+			 * name read differently from what it is: show them */
+			snprintf(e, sizeof(e), "\\u%04x",
+				 0x2000u | ((c1 & 0x3fu) << 6) | (c2 & 0x3fu));
+			put(o, e);
+			i += 2;
+			continue;
+		} else if (mode == ESC_HTML || mode == ESC_XML || mode == ESC_MD) {
+			switch (c) {
+			case '&':
+				r = "&amp;";
+				break;
+			case '<':
+				r = "&lt;";
+				break;
+			case '>':
+				r = "&gt;";
+				break;
+			case '"':
+				r = "&quot;";
+				break;
+			case '\'':
+				r = "&#39;";
+				break;
+			default:
+				break;
+			}
+			if (!r && mode == ESC_MD && strchr("\\`*_{}[]()#|~$", c)) {
+				e[0] = '\\';
+				e[1] = (char)c;
+				e[2] = '\0';
+				r = e;
+			}
+		}
+		if (r)
+			put(o, r);
+		else
+			putn(o, s + i, 1);
+	}
+	if (cut)
+		put(o, "...[TRUNCATED]");
+}
+
+/* ---- artifact access ---- */
+
+static const json_t *jget(const json_t *v, const char *path)
+{
+	/* "a.b.c" */
+	char key[64];
+	while (v && *path) {
+		size_t n = strcspn(path, ".");
+		if (n >= sizeof(key))
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		v = json_object_get(v, key);
+		path += n;
+		if (*path == '.')
+			path++;
+	}
+	return v;
+}
+
+static const char *jstr(const json_t *v, const char *path)
+{
+	return json_string_value(jget(v, path));
+}
+
+/* A scalar as display text ("-" for null/missing); *buf holds numbers. */
+static const char *jtext(const json_t *v, const char *path, char buf[64])
+{
+	const json_t *x = jget(v, path);
+	if (json_is_string(x))
+		return json_string_value(x);
+	if (json_is_integer(x))
+		snprintf(buf, 64, "%" JSON_INTEGER_FORMAT, json_integer_value(x));
+	else if (json_is_real(x))
+		snprintf(buf, 64, "%.3g", json_real_value(x));
+	else if (json_is_true(x))
+		return "yes";
+	else if (json_is_false(x))
+		return "no";
+	else
+		return "-";
+	return buf;
+}
+
+static long long jint(const json_t *v, const char *path, long long dflt)
+{
+	const json_t *x = jget(v, path);
+	return json_is_integer(x) ? (long long)json_integer_value(x) : dflt;
+}
+
+static size_t count_failed(const json_t *checks)
+{
+	size_t n = 0, i;
+	const json_t *c;
+	json_array_foreach(checks, i, c) if (!json_is_true(json_object_get(c, "passed"))) n++;
+	return n;
+}
+
+struct control_row;
+static size_t control_rows(const json_t *a, struct control_row *rows, size_t max);
+static bool controls_mismatch(const json_t *a);
+
+/* Loud warnings: cleanup/liveness not verified, reduced claim, a mismatch. */
+static size_t warnings(const json_t *a, const char *w[5])
+{
+	size_t n = 0;
+	const json_t *ce = json_object_get(a, "containment_evidence");
+	if (!json_is_true(json_object_get(a, "cleanup_complete")))
+		w[n++] = "Cleanup was not verified complete: a container or the workspace copy may "
+			 "remain.";
+	const json_t *lv = jget(ce, "cleanup.liveness_verified");
+	if (json_is_false(lv) || (json_is_null(lv) && jstr(ce, "cleanup.container_status") &&
+				  strcmp(jstr(ce, "cleanup.container_status"), "not_created") != 0))
+		w[n++] = "Container liveness was not verified: the agent container may still be "
+			 "running.";
+	const char *claim = jstr(ce, "security_claim_level");
+	if (claim && strcmp(claim, "docker-desktop-reduced") == 0)
+		w[n++] =
+		    "Reduced claim (docker-desktop-reduced): a desktop-managed VM sits between "
+		    "host and container.";
+	else if (claim && strcmp(claim, "linux-docker-engine") != 0)
+		w[n++] =
+		    "No containment claim: the Docker preflight did not establish the boundary.";
+	if (controls_mismatch(a))
+		w[n++] = "A requested control differs from what Docker reported for the created "
+			 "container (see MISMATCH below).";
+	return n;
+}
+
+/* ---- requested vs verified controls ---- */
+
+static long long size_bytes(const char *s)
+{
+	if (!s || !*s)
+		return -1;
+	char *end = NULL;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || v < 0)
+		return -1;
+	long long m = 1;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'b':
+	case 'B':
+		end++;
+		break;
+	case 'k':
+	case 'K':
+		m = 1024LL, end++;
+		break;
+	case 'm':
+	case 'M':
+		m = 1024LL * 1024, end++;
+		break;
+	case 'g':
+	case 'G':
+		m = 1024LL * 1024 * 1024, end++;
+		break;
+	default:
+		return -1;
+	}
+	return *end || v > INT64_MAX / m ? -1 : v * m;
+}
+
+struct control_row {
+	const char *label;
+	char requested[128];
+	char verified[128]; /* "" when not verified */
+	const char *status; /* verified, requested-unverified, MISMATCH */
+};
+
+static void fmt_scalar(const json_t *x, char *buf, size_t n)
+{
+	if (json_is_string(x))
+		snprintf(buf, n, "%s", json_string_value(x));
+	else if (json_is_integer(x))
+		snprintf(buf, n, "%" JSON_INTEGER_FORMAT, json_integer_value(x));
+	else if (json_is_real(x))
+		snprintf(buf, n, "%g", json_real_value(x));
+	else if (json_is_boolean(x))
+		snprintf(buf, n, "%s", json_is_true(x) ? "true" : "false");
+	else if (json_is_array(x)) {
+		size_t i, o = 0;
+		const json_t *e;
+		buf[0] = '\0';
+		json_array_foreach(x, i, e)
+		{
+			if (o + 2 >= n)
+				break;
+			int w = snprintf(buf + o, n - o, "%s%s", i ? ", " : "",
+					 json_is_string(e) ? json_string_value(e) : "?");
+			if (w < 0 || (size_t)w >= n - o)
+				break;
+			o += (size_t)w;
+		}
+	} else
+		buf[0] = '\0';
+}
+
+static size_t control_rows(const json_t *a, struct control_row *rows, size_t max)
+{
+	const json_t *ctl = jget(a, "containment_evidence.controls");
+	const json_t *ver = json_object_get(ctl, "verified_resource_controls");
+	bool have = json_is_object(ver) && json_object_size(ver) > 0;
+	static const struct {
+		const char *label, *req, *ver;
+	} map[] = {
+	    {"network", "network", "network"},
+	    {"read-only root filesystem", "read_only_root", "read_only_rootfs"},
+	    {"no-new-privileges", "no_new_privileges", "no_new_privileges"},
+	    {"drop all capabilities", "cap_drop_all", "cap_drop_all"},
+	    {"pids limit", "pids_limit", "pids_limit"},
+	    {"memory limit", "memory_limit", "memory_bytes"},
+	    {"cpu limit", "cpu_limit", "cpu.requested_cpus"},
+	    {"uid:gid", NULL, "uid_gid"},
+	    {"tmpfs paths", "tmpfs_paths", "tmpfs_paths"},
+	    {"privileged", "privileged", "privileged"},
+	    {"docker socket mount", "docker_socket_mount", "docker_socket_mount"},
+	    {"device exposure", "device_exposure", "device_exposure"},
+	    {"host namespace sharing", "host_namespace_sharing", "host_namespace_sharing"},
+	    {"image identity", NULL, "image_identity"},
+	    {"container identity", NULL, "container_identity"},
+	};
+	size_t n = 0;
+	for (size_t i = 0; i < AG_ARRAY_SIZE(map) && n < max; i++) {
+		struct control_row *r = &rows[n++];
+		r->label = map[i].label;
+		if (map[i].req)
+			fmt_scalar(json_object_get(ctl, map[i].req), r->requested,
+				   sizeof(r->requested));
+		else if (strcmp(map[i].label, "uid:gid") == 0)
+			snprintf(r->requested, sizeof(r->requested), "%lld:%lld",
+				 jint(ctl, "uid", -1), jint(ctl, "gid", -1));
+		else
+			snprintf(r->requested, sizeof(r->requested), "matched");
+		const json_t *v = have ? jget(ver, map[i].ver) : NULL;
+		fmt_scalar(v, r->verified, sizeof(r->verified));
+		if (!v || !r->verified[0]) {
+			r->verified[0] = '\0';
+			r->status = "requested-unverified";
+			continue;
+		}
+		bool same;
+		if (strcmp(map[i].ver, "memory_bytes") == 0)
+			same = size_bytes(r->requested) == json_integer_value(v);
+		else if (strcmp(map[i].ver, "cpu.requested_cpus") == 0)
+			same = json_is_number(json_object_get(ctl, "cpu_limit")) &&
+			       fabs(json_number_value(json_object_get(ctl, "cpu_limit")) -
+				    json_number_value(v)) < 1e-9;
+		else if (strcmp(map[i].ver, "tmpfs_paths") == 0) {
+			/* the workspace mount is a tmpfs on the probe only; the
+			 * requested /tmp must be among the verified ones */
+			same = strstr(r->verified, "/tmp") != NULL;
+		} else
+			same = strcmp(r->requested, r->verified) == 0;
+		r->status = same ? "verified" : "MISMATCH";
+	}
+	return n;
+}
+
+static bool controls_mismatch(const json_t *a)
+{
+	struct control_row rows[20];
+	size_t n = control_rows(a, rows, AG_ARRAY_SIZE(rows));
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rows[i].status, "MISMATCH") == 0)
+			return true;
+	return false;
+}
+
+/* ---- mutation summary ---- */
+
+struct muts {
+	size_t modified, added, deleted, renamed;
+	long long total, lines_added, lines_deleted;
+	const char *line_status;
+};
+
+static struct muts mutation_counts(const json_t *a)
+{
+	struct muts m;
+	m.modified = json_array_size(jget(a, "mutations.modified_files"));
+	m.added = json_array_size(jget(a, "mutations.added_files"));
+	m.deleted = json_array_size(jget(a, "mutations.deleted_files"));
+	m.renamed = json_array_size(jget(a, "mutations.renamed_files"));
+	m.total = jint(a, "mutations.changed_files_total", -1);
+	m.lines_added = jint(a, "diff_summary.lines_added", -1);
+	m.lines_deleted = jint(a, "diff_summary.lines_deleted", -1);
+	m.line_status = jstr(a, "diff_summary.line_count_status");
+	return m;
+}
+
+/* Calls fn(kind letter, path, new path or NULL) for listed changes, bounded. */
+static void each_change(const json_t *a,
+			void (*fn)(struct out *, enum esc, char, const char *, const char *),
+			struct out *o, enum esc mode)
+{
+	static const struct {
+		char k;
+		const char *key;
+	} kinds[] = {{'M', "mutations.modified_files"},
+		     {'A', "mutations.added_files"},
+		     {'D', "mutations.deleted_files"}};
+	for (size_t k = 0; k < AG_ARRAY_SIZE(kinds); k++) {
+		size_t i;
+		const json_t *p;
+		json_array_foreach(jget(a, kinds[k].key), i, p)
+		{
+			if (i >= AG_REPORT_LIST_ITEMS)
+				break;
+			fn(o, mode, kinds[k].k, json_string_value(p), NULL);
+		}
+	}
+	size_t i;
+	const json_t *r;
+	json_array_foreach(jget(a, "mutations.renamed_files"), i, r)
+	{
+		if (i >= AG_REPORT_LIST_ITEMS)
+			break;
+		fn(o, mode, 'R', jstr(r, "source_path"), jstr(r, "destination_path"));
+	}
+}
+
+static const char *kind_name(char k)
+{
+	return k == 'M' ? "modified" : k == 'A' ? "added" : k == 'D' ? "deleted" : "renamed";
+}
+
+/* ---- text ---- */
+
+static void text_change(struct out *o, enum esc mode, char k, const char *p, const char *np)
+{
+	putf(o, "  %c ", k);
+	val(o, mode, p);
+	if (np) {
+		put(o, " -> ");
+		val(o, mode, np);
+	}
+	put(o, "\n");
+}
+
+static void evidence_lines(struct out *o, enum esc mode, const json_t *c, const char *prefix,
+			   const char *suffix)
+{
+	size_t i;
+	const json_t *e;
+	json_array_foreach(json_object_get(c, "evidence"), i, e)
+	{
+		if (i >= AG_REPORT_EVIDENCE_ITEMS) {
+			putf(o, "%s(%zu more)%s", prefix,
+			     json_array_size(json_object_get(c, "evidence")) - i, suffix);
+			break;
+		}
+		put(o, prefix);
+		val(o, mode, json_string_value(e));
+		put(o, suffix);
+	}
+}
+
+static void render_text(const json_t *a, struct out *o)
+{
+	char b1[64], b2[64], b3[64];
+	const json_t *ce = json_object_get(a, "containment_evidence");
+	put(o, "AgentGuard contained run ");
+	val(o, ESC_TEXT, jstr(a, "run_id"));
+	put(o, " (task ");
+	val(o, ESC_TEXT, jstr(a, "task_id"));
+	put(o, ")\n");
+	putf(o, "Result:     %s  score %s  exit %s  duration %s s\n", jtext(a, "result", b1),
+	     jtext(a, "score", b2), jtext(a, "exit_code", b3), jtext(a, "duration_seconds", b1));
+	if (json_is_object(json_object_get(a, "failure"))) {
+		put(o, "Failure:    stage ");
+		val(o, ESC_TEXT, jstr(a, "failure.stage"));
+		put(o, " [");
+		val(o, ESC_TEXT, jstr(a, "failure.reason"));
+		put(o, "] ");
+		val(o, ESC_TEXT, jstr(a, "failure.message"));
+		put(o, "\n");
+	}
+	put(o, "Preflight:  ");
+	val(o, ESC_TEXT, jstr(ce, "preflight.status"));
+	put(o, " (claim ");
+	val(o, ESC_TEXT, jstr(ce, "security_claim_level"));
+	put(o, ")\n");
+	put(o, "Command:    ");
+	val(o, ESC_TEXT,
+	    jstr(a, "command_result.outcome") ? jstr(a, "command_result.outcome") : "not executed");
+	if (json_is_object(json_object_get(a, "command_result")))
+		putf(o, ", exit status %s", jtext(a, "command_result.exit_code", b1));
+	put(o, "\n");
+	struct muts m = mutation_counts(a);
+	putf(o, "Changes:    %s file(s): %zu modified, %zu added, %zu deleted, %zu renamed; ",
+	     jtext(a, "mutations.changed_files_total", b1), m.modified, m.added, m.deleted,
+	     m.renamed);
+	putf(o, "+%s/-%s lines (%s)\n", jtext(a, "diff_summary.lines_added", b2),
+	     jtext(a, "diff_summary.lines_deleted", b3), m.line_status ? m.line_status : "-");
+	each_change(a, text_change, o, ESC_TEXT);
+	const json_t *checks = json_object_get(a, "checks");
+	size_t nf = count_failed(checks);
+	putf(o, "Checks:     %zu passed, %zu failed\n", json_array_size(checks) - nf, nf);
+	size_t i;
+	const json_t *c;
+	json_array_foreach(checks, i, c)
+	{
+		if (json_is_true(json_object_get(c, "passed")))
+			continue;
+		put(o, "  FAIL [");
+		val(o, ESC_TEXT, jstr(c, "severity"));
+		put(o, "] ");
+		val(o, ESC_TEXT, jstr(c, "name"));
+		put(o, ": ");
+		val(o, ESC_TEXT, jstr(c, "message"));
+		put(o, "\n");
+		evidence_lines(o, ESC_TEXT, c, "      - ", "\n");
+	}
+	putf(o, "Cleanup:    container %s, liveness %s, workspace %s, overall %s\n",
+	     jtext(ce, "cleanup.container_status", b1),
+	     json_is_true(jget(ce, "cleanup.liveness_verified"))    ? "verified"
+	     : json_is_false(jget(ce, "cleanup.liveness_verified")) ? "NOT VERIFIED"
+								    : "not applicable",
+	     jtext(ce, "cleanup.workspace_status", b2),
+	     json_is_true(json_object_get(a, "cleanup_complete")) ? "complete" : "INCOMPLETE");
+	const char *w[5];
+	size_t nw = warnings(a, w);
+	for (size_t k = 0; k < nw; k++)
+		putf(o, "WARNING:    %s\n", w[k]);
+	put(o, "Evidence:   verified (schema, canonical form, seal, chain)\n");
+}
+
+/* ---- markdown ---- */
+
+static void md_change(struct out *o, enum esc mode, char k, const char *p, const char *np)
+{
+	putf(o, "| %s | ", kind_name(k));
+	val(o, mode, p);
+	if (np) {
+		put(o, " &rarr; ");
+		val(o, mode, np);
+	}
+	put(o, " |\n");
+}
+
+static void md_names(struct out *o, const json_t *env, const char *label, const char *key)
+{
+	putf(o, "| %s | ", label);
+	const json_t *v = json_object_get(env, key);
+	if (!json_array_size(v))
+		put(o, "none");
+	size_t i;
+	const json_t *e;
+	json_array_foreach(v, i, e)
+	{
+		put(o, i ? ", " : "");
+		val(o, ESC_MD, json_string_value(e));
+	}
+	put(o, " |\n");
+}
+
+static void render_md(const json_t *a, struct out *o)
+{
+	char b1[64], b2[64], b3[64];
+	const json_t *ce = json_object_get(a, "containment_evidence");
+	bool pass = jstr(a, "result") && strcmp(jstr(a, "result"), "PASS") == 0;
+	putf(o, "# AgentGuard contained run: %s\n\n", pass ? "PASS" : "FAIL");
+	put(o, "| Run | Task | Result | Score | Exit | Duration |\n|---|---|---|---|---|---|\n| ");
+	val(o, ESC_MD, jstr(a, "run_id"));
+	put(o, " | ");
+	val(o, ESC_MD, jstr(a, "task_id"));
+	putf(o, " | **%s** | %s | %s | %s s |\n\n", pass ? "PASS" : "FAIL", jtext(a, "score", b1),
+	     jtext(a, "exit_code", b2), jtext(a, "duration_seconds", b3));
+	if (json_is_object(json_object_get(a, "failure"))) {
+		put(o, "**Failure:** stage `");
+		val(o, ESC_HTML, jstr(a, "failure.stage"));
+		put(o, "`, reason `");
+		val(o, ESC_HTML, jstr(a, "failure.reason"));
+		put(o, "`: ");
+		val(o, ESC_MD, jstr(a, "failure.message"));
+		put(o, "\n\n");
+	}
+	const json_t *checks = json_object_get(a, "checks");
+	size_t nf = count_failed(checks);
+	putf(o, "## Checks\n\n%zu passed, %zu failed.\n\n", json_array_size(checks) - nf, nf);
+	if (json_array_size(checks)) {
+		put(o, "| Check | Result | Severity | Message |\n|---|---|---|---|\n");
+		size_t i;
+		const json_t *c;
+		json_array_foreach(checks, i, c)
+		{
+			put(o, "| ");
+			val(o, ESC_MD,
+			    jstr(c, "display_name") ? jstr(c, "display_name") : jstr(c, "name"));
+			putf(o, " | %s | ",
+			     json_is_true(json_object_get(c, "passed")) ? "pass" : "**FAIL**");
+			val(o, ESC_MD, jstr(c, "severity"));
+			put(o, " | ");
+			val(o, ESC_MD, jstr(c, "message"));
+			if (!json_is_true(json_object_get(c, "passed")))
+				evidence_lines(o, ESC_MD, c, "<br>&bull; ", "");
+			put(o, " |\n");
+		}
+		put(o, "\n");
+	}
+	struct muts m = mutation_counts(a);
+	putf(o,
+	     "## Changes\n\n%s file(s): %zu modified, %zu added, %zu deleted, %zu renamed; "
+	     "+%s / -%s lines (%s).\n\n",
+	     jtext(a, "mutations.changed_files_total", b1), m.modified, m.added, m.deleted,
+	     m.renamed, jtext(a, "diff_summary.lines_added", b2),
+	     jtext(a, "diff_summary.lines_deleted", b3), m.line_status ? m.line_status : "-");
+	if (m.modified + m.added + m.deleted + m.renamed) {
+		put(o, "| Change | Path |\n|---|---|\n");
+		each_change(a, md_change, o, ESC_MD);
+		put(o, "\n");
+	}
+
+	put(o, "## Containment Evidence\n\n");
+	const char *w[5];
+	size_t nw = warnings(a, w);
+	if (nw) {
+		put(o, "> [!WARNING]\n> **Warning**\n");
+		for (size_t k = 0; k < nw; k++)
+			putf(o, "> - %s\n", w[k]);
+		put(o, "\n");
+	}
+	put(o, "| | |\n|---|---|\n| Execution mode | ");
+	val(o, ESC_MD, jstr(ce, "execution_mode"));
+	put(o, " |\n| Security claim | ");
+	val(o, ESC_MD, jstr(ce, "security_claim_level"));
+	put(o, " |\n| Preflight | ");
+	val(o, ESC_MD, jstr(ce, "preflight.status"));
+	putf(o, " (%s of %s checks passed) |\n", jtext(ce, "preflight.checks_passed", b1),
+	     jtext(ce, "preflight.checks_total", b2));
+	put(o, "| Execution | ");
+	val(o, ESC_MD, jstr(ce, "execution.status"));
+	put(o, " |\n\n");
+
+	put(o, "### Controls: requested vs verified\n\n"
+	       "| Control | Requested | Verified on the created container | Status |\n"
+	       "|---|---|---|---|\n");
+	struct control_row rows[20];
+	size_t nr = control_rows(a, rows, AG_ARRAY_SIZE(rows));
+	for (size_t i = 0; i < nr; i++) {
+		putf(o, "| %s | ", rows[i].label);
+		val(o, ESC_MD, rows[i].requested);
+		put(o, " | ");
+		val(o, ESC_MD, rows[i].verified[0] ? rows[i].verified : "not verified");
+		putf(o, " | %s |\n",
+		     strcmp(rows[i].status, "verified") == 0 ? "verified" : rows[i].status);
+	}
+	put(o, "\n### Image identity\n\n| | |\n|---|---|\n");
+	static const char *const img[][2] = {
+	    {"Configured reference", "image.configured_reference"},
+	    {"Registry digest", "image.registry_digest"},
+	    {"Local image id", "image.local_image_id"},
+	    {"Container-bound image id", "image.container_bound_image_id"},
+	    {"Identity consistent", "image.identity_consistent"},
+	    {"Pull policy", "image.pull_policy"},
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(img); i++) {
+		putf(o, "| %s | ", img[i][0]);
+		val(o, ESC_MD, jtext(ce, img[i][1], b1));
+		put(o, " |\n");
+	}
+	put(o, "\n### Environment (names only; values are never recorded)\n\n| | |\n|---|---|\n");
+	const json_t *env = json_object_get(ce, "environment");
+	md_names(o, env, "Supplied", "supplied_names");
+	md_names(o, env, "Sensitive", "sensitive_names");
+	md_names(o, env, "Missing", "missing_names");
+	md_names(o, env, "Defaults", "default_names");
+	put(o, "\n### Cleanup and liveness\n\n| | |\n|---|---|\n");
+	static const char *const cl[][2] = {
+	    {"Container cleanup", "cleanup.container_status"},
+	    {"Liveness verified", "cleanup.liveness_verified"},
+	    {"Workspace cleanup", "cleanup.workspace_status"},
+	    {"Residue of this run", "cleanup.residue_this_run"},
+	    {"Overall cleanup complete", "cleanup.overall_complete"},
+	    {"Source repository unchanged", "workspace.source_unchanged"},
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(cl); i++) {
+		putf(o, "| %s | ", cl[i][0]);
+		val(o, ESC_MD, jtext(ce, cl[i][1], b1));
+		put(o, " |\n");
+	}
+	put(o, "\n");
+	size_t i;
+	const json_t *n;
+	json_array_foreach(json_object_get(ce, "notes"), i, n)
+	{
+		put(o, "- ");
+		val(o, ESC_MD, json_string_value(n));
+		put(o, "\n");
+	}
+	put(o, "\n_Evidence verified by `agentguard evidence verify` (schema, canonical form, "
+	       "seal, chain) before this report was written._\n");
+}
+
+/* ---- html ---- */
+
+static const char html_css[] =
+    "body{font:15px/1.45 system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1b1f24}"
+    "main{max-width:980px;margin:0 auto;padding:24px}"
+    "h1{font-size:22px;margin:0 0 12px}h2{font-size:18px;margin:28px 0 8px;"
+    "border-bottom:1px solid #d0d7de;padding-bottom:4px}h3{font-size:15px;margin:18px 0 6px}"
+    ".verdict{display:inline-block;padding:6px 16px;border-radius:6px;font-weight:700;"
+    "font-size:20px;color:#fff}.pass{background:#1a7f37}.fail{background:#cf222e}"
+    "table{border-collapse:collapse;width:100%;background:#fff;margin:6px 0}"
+    "th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}"
+    "td{overflow-wrap:anywhere}th{background:#eef1f4}"
+    ".warn{background:#fff8c5;border:2px solid #d4a72c;border-radius:6px;padding:8px 14px;"
+    "margin:10px 0}.warn strong{color:#7d4e00}"
+    ".ok{color:#1a7f37;font-weight:600}.bad{color:#cf222e;font-weight:700}"
+    ".muted{color:#57606a}code{font:13px ui-monospace,monospace}"
+    ".bar{display:flex;height:24px;border-radius:4px;overflow:hidden;margin:8px 0;"
+    "background:#eaeef2}.bar div{height:100%;color:#fff;font-size:12px;font-weight:600;"
+    "line-height:24px;text-align:center;white-space:nowrap;overflow:hidden}"
+    ".k-modified{background:#bf8700}.k-added{background:#1a7f37}.k-deleted{background:#cf222e}"
+    ".k-renamed{background:#8250df}.swatch{display:inline-block;width:10px;height:10px;"
+    "margin-right:6px;border-radius:2px}";
+
+static void html_change(struct out *o, enum esc mode, char k, const char *p, const char *np)
+{
+	putf(o, "<tr><td><span class=\"swatch k-%s\"></span>%s</td><td><code>", kind_name(k),
+	     kind_name(k));
+	val(o, mode, p);
+	if (np) {
+		put(o, "</code> &rarr; <code>");
+		val(o, mode, np);
+	}
+	put(o, "</code></td></tr>\n");
+}
+
+static void html_row(struct out *o, const char *label, const char *value)
+{
+	putf(o, "<tr><th>%s</th><td>", label);
+	val(o, ESC_HTML, value);
+	put(o, "</td></tr>\n");
+}
+
+static void html_names(struct out *o, const json_t *env, const char *label, const char *key)
+{
+	putf(o, "<tr><th>%s</th><td>", label);
+	const json_t *v = json_object_get(env, key);
+	if (!json_array_size(v))
+		put(o, "<span class=\"muted\">none</span>");
+	size_t i;
+	const json_t *e;
+	json_array_foreach(v, i, e)
+	{
+		put(o, i ? ", <code>" : "<code>");
+		val(o, ESC_HTML, json_string_value(e));
+		put(o, "</code>");
+	}
+	put(o, "</td></tr>\n");
+}
+
+static void render_html(const json_t *a, struct out *o)
+{
+	char b1[64], b2[64], b3[64];
+	const json_t *ce = json_object_get(a, "containment_evidence");
+	bool pass = jstr(a, "result") && strcmp(jstr(a, "result"), "PASS") == 0;
+	put(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+	       "style-src 'unsafe-inline'; img-src data:\">\n"
+	       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"
+	       "AgentGuard run ");
+	val(o, ESC_HTML, jstr(a, "run_id"));
+	putf(o, "</title>\n<style>%s</style></head>\n<body><main>\n", html_css);
+	putf(o,
+	     "<h1>AgentGuard contained run</h1>\n<p><span id=\"verdict\" class=\"verdict "
+	     "%s\">%s</span></p>\n",
+	     pass ? "pass" : "fail", pass ? "PASS" : "FAIL");
+	put(o, "<table>\n");
+	html_row(o, "Run", jstr(a, "run_id"));
+	html_row(o, "Task", jstr(a, "task_id"));
+	html_row(o, "Score", jtext(a, "score", b1));
+	html_row(o, "AgentGuard exit code", jtext(a, "exit_code", b1));
+	html_row(o, "Duration (s)", jtext(a, "duration_seconds", b1));
+	html_row(o, "Command outcome",
+		 jstr(a, "command_result.outcome") ? jstr(a, "command_result.outcome")
+						   : "not executed");
+	html_row(o, "Command exit status", jtext(a, "command_result.exit_code", b1));
+	if (json_is_object(json_object_get(a, "failure"))) {
+		html_row(o, "Failure stage", jstr(a, "failure.stage"));
+		html_row(o, "Failure reason", jstr(a, "failure.reason"));
+		html_row(o, "Failure message", jstr(a, "failure.message"));
+	}
+	put(o, "</table>\n");
+
+	const char *w[5];
+	size_t nw = warnings(a, w);
+	for (size_t k = 0; k < nw; k++)
+		putf(o, "<div class=\"warn\" role=\"alert\"><strong>Warning:</strong> %s</div>\n",
+		     w[k]);
+
+	const json_t *checks = json_object_get(a, "checks");
+	size_t nf = count_failed(checks);
+	putf(o, "<h2>Checks</h2>\n<p>%zu passed, %zu failed.</p>\n", json_array_size(checks) - nf,
+	     nf);
+	if (json_array_size(checks)) {
+		put(o, "<table><tr><th>Check</th><th>Result</th><th>Severity</th><th>Message and "
+		       "evidence</th></tr>\n");
+		size_t i;
+		const json_t *c;
+		json_array_foreach(checks, i, c)
+		{
+			bool ok = json_is_true(json_object_get(c, "passed"));
+			put(o, "<tr><td>");
+			val(o, ESC_HTML,
+			    jstr(c, "display_name") ? jstr(c, "display_name") : jstr(c, "name"));
+			putf(o, "</td><td class=\"%s\">%s</td><td>", ok ? "ok" : "bad",
+			     ok ? "pass" : "FAIL");
+			val(o, ESC_HTML, jstr(c, "severity"));
+			put(o, "</td><td>");
+			val(o, ESC_HTML, jstr(c, "message"));
+			if (!ok) {
+				put(o, "<ul>");
+				evidence_lines(o, ESC_HTML, c, "<li>", "</li>");
+				put(o, "</ul>");
+			}
+			put(o, "</td></tr>\n");
+		}
+		put(o, "</table>\n");
+	}
+
+	struct muts m = mutation_counts(a);
+	size_t sum = m.modified + m.added + m.deleted + m.renamed;
+	put(o, "<h2>Changes</h2>\n");
+	if (sum) {
+		put(o, "<div class=\"bar\" aria-label=\"mutation summary\">");
+		const size_t cnt[4] = {m.modified, m.added, m.deleted, m.renamed};
+		const char *const kn[4] = {"modified", "added", "deleted", "renamed"};
+		for (size_t k = 0; k < 4; k++)
+			if (cnt[k])
+				putf(o,
+				     "<div class=\"k-%s\" style=\"width:%.2f%%\" title=\"%s: %zu\">"
+				     "%s %zu</div>",
+				     kn[k], 100.0 * (double)cnt[k] / (double)sum, kn[k], cnt[k],
+				     kn[k], cnt[k]);
+		put(o, "</div>\n");
+	}
+	putf(o,
+	     "<table id=\"mutations\"><tr><th>Modified</th><th>Added</th><th>Deleted</th>"
+	     "<th>Renamed</th><th>Total changed</th><th>Lines added</th><th>Lines deleted</th>"
+	     "<th>Line counts</th></tr>\n<tr><td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td>"
+	     "<td>%s</td><td>+%s</td><td>-%s</td><td>",
+	     m.modified, m.added, m.deleted, m.renamed,
+	     jtext(a, "mutations.changed_files_total", b1),
+	     jtext(a, "diff_summary.lines_added", b2), jtext(a, "diff_summary.lines_deleted", b3));
+	val(o, ESC_HTML, m.line_status);
+	put(o, "</td></tr></table>\n");
+	if (sum) {
+		put(o, "<table><tr><th>Change</th><th>Path</th></tr>\n");
+		each_change(a, html_change, o, ESC_HTML);
+		put(o, "</table>\n");
+	}
+
+	put(o, "<h2>Containment Evidence</h2>\n<table>\n");
+	html_row(o, "Execution mode", jstr(ce, "execution_mode"));
+	html_row(o, "Security claim", jstr(ce, "security_claim_level"));
+	html_row(o, "Preflight", jstr(ce, "preflight.status"));
+	html_row(o, "Execution", jstr(ce, "execution.status"));
+	put(o,
+	    "</table>\n<h3>Controls: requested vs verified</h3>\n<table><tr><th>Control</th>"
+	    "<th>Requested</th><th>Verified on the created container</th><th>Status</th></tr>\n");
+	struct control_row rows[20];
+	size_t nr = control_rows(a, rows, AG_ARRAY_SIZE(rows));
+	for (size_t i = 0; i < nr; i++) {
+		putf(o, "<tr><td>%s</td><td>", rows[i].label);
+		val(o, ESC_HTML, rows[i].requested);
+		put(o, "</td><td>");
+		val(o, ESC_HTML, rows[i].verified[0] ? rows[i].verified : "not verified");
+		putf(o, "</td><td class=\"%s\">%s</td></tr>\n",
+		     strcmp(rows[i].status, "verified") == 0 ? "ok" : "bad", rows[i].status);
+	}
+	put(o, "</table>\n<h3>Image identity</h3>\n<table>\n");
+	html_row(o, "Configured reference", jtext(ce, "image.configured_reference", b1));
+	html_row(o, "Registry digest", jtext(ce, "image.registry_digest", b1));
+	html_row(o, "Local image id", jtext(ce, "image.local_image_id", b1));
+	html_row(o, "Container-bound image id", jtext(ce, "image.container_bound_image_id", b1));
+	html_row(o, "Identity consistent", jtext(ce, "image.identity_consistent", b1));
+	put(o, "</table>\n<h3>Environment <span class=\"muted\">(names only; values are never "
+	       "recorded)</span></h3>\n<table>\n");
+	const json_t *env = json_object_get(ce, "environment");
+	html_names(o, env, "Supplied", "supplied_names");
+	html_names(o, env, "Sensitive", "sensitive_names");
+	html_names(o, env, "Missing", "missing_names");
+	html_names(o, env, "Defaults", "default_names");
+	put(o, "</table>\n<h3>Cleanup and liveness</h3>\n<table>\n");
+	html_row(o, "Container cleanup", jtext(ce, "cleanup.container_status", b1));
+	html_row(o, "Liveness verified", jtext(ce, "cleanup.liveness_verified", b1));
+	html_row(o, "Workspace cleanup", jtext(ce, "cleanup.workspace_status", b1));
+	html_row(o, "Overall cleanup complete", jtext(ce, "cleanup.overall_complete", b1));
+	html_row(o, "Source repository unchanged", jtext(ce, "workspace.source_unchanged", b1));
+	put(o, "</table>\n<ul class=\"muted\">\n");
+	size_t i;
+	const json_t *n;
+	json_array_foreach(json_object_get(ce, "notes"), i, n)
+	{
+		put(o, "<li>");
+		val(o, ESC_HTML, json_string_value(n));
+		put(o, "</li>\n");
+	}
+	put(o, "</ul>\n<p class=\"muted\">Evidence verified by <code>agentguard evidence "
+	       "verify</code> (schema, canonical form, seal, chain) before this page was "
+	       "written.</p>\n</main></body></html>\n");
+}
+
+/* ---- sarif ---- */
+
+static const char *sarif_level(const char *sev)
+{
+	if (!sev)
+		return "error";
+	if (strcmp(sev, "warning") == 0)
+		return "warning";
+	if (strcmp(sev, "info") == 0)
+		return "note";
+	return "error";
+}
+
+/* A bounded copy of an untrusted string for JSON/XML text (control chars escaped). */
+static char *bounded(const char *s)
+{
+	struct ag_buf b = AG_BUF_INIT(AG_REPORT_VALUE_MAX * 8, "limit.report.value");
+	struct ag_error *e = NULL;
+	struct out o = {&b, &e, false};
+	val(&o, ESC_TEXT, s);
+	ag_error_free(e);
+	return ag_buf_detach(&b, NULL);
+}
+
+static json_t *jbounded(const char *s)
+{
+	char *t = bounded(s);
+	json_t *j = json_string(t);
+	free(t);
+	return j ? j : json_string("[UNREPRESENTABLE]");
+}
+
+static void render_sarif(const json_t *a, struct out *o)
+{
+	json_t *rules = json_array(), *results = json_array();
+	size_t i;
+	const json_t *c;
+	json_array_foreach(json_object_get(a, "checks"), i, c)
+	{
+		const char *name = jstr(c, "name") ? jstr(c, "name") : "check";
+		const char *disp = jstr(c, "display_name") ? jstr(c, "display_name") : name;
+		json_t *rule =
+		    json_pack("{s:o, s:o, s:{s:o}, s:{s:s}}", "id", jbounded(name), "name",
+			      jbounded(disp), "shortDescription", "text", jbounded(disp),
+			      "defaultConfiguration", "level", sarif_level(jstr(c, "severity")));
+		json_array_append_new(rules, rule);
+		if (json_is_true(json_object_get(c, "passed")))
+			continue;
+		struct ag_buf b = AG_BUF_INIT(AG_REPORT_VALUE_MAX * 16, "limit.report.value");
+		struct ag_error *e = NULL;
+		struct out mo = {&b, &e, false};
+		val(&mo, ESC_TEXT, jstr(c, "message") ? jstr(c, "message") : "check failed");
+		evidence_lines(&mo, ESC_TEXT, c, "\n- ", "");
+		ag_error_free(e);
+		json_t *msg = json_string(b.buf);
+		ag_buf_release(&b);
+		json_array_append_new(
+		    results,
+		    json_pack("{s:o, s:I, s:s, s:{s:o}, s:{s:o}}", "ruleId", jbounded(name),
+			      "ruleIndex", (json_int_t)i, "level", sarif_level(jstr(c, "severity")),
+			      "message", "text", msg ? msg : json_string("check failed"),
+			      "properties", "severity", jbounded(jstr(c, "severity"))));
+	}
+	json_t *s = json_pack(
+	    "{s:s, s:s, s:[{s:{s:{s:s, s:o, s:o}}, s:o, s:{s:{s:s, s:s, s:o, s:o, s:o}}}]}",
+	    "$schema", "https://json.schemastore.org/sarif-2.1.0.json", "version", "2.1.0", "runs",
+	    "tool", "driver", "name", "AgentGuard", "version",
+	    jbounded(jstr(a, "tool.version") ? jstr(a, "tool.version") : "unknown"), "rules", rules,
+	    "results", results, "properties", "agentguard", "input", "contained-run", "export",
+	    "sarif", "run_id", jbounded(jstr(a, "run_id")), "task_id", jbounded(jstr(a, "task_id")),
+	    "result", jbounded(jstr(a, "result")));
+	char *txt = s ? json_dumps(s, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII) : NULL;
+	json_decref(s);
+	if (!txt) {
+		if (!o->failed)
+			ag_err(o->err, AG_E_INTERNAL, 0, "report.encode", "cannot encode SARIF");
+		o->failed = true;
+		return;
+	}
+	put(o, txt);
+	put(o, "\n");
+	free(txt);
+}
+
+/* ---- junit ---- */
+
+static void render_junit(const json_t *a, struct out *o)
+{
+	const json_t *checks = json_object_get(a, "checks");
+	size_t n = json_array_size(checks), nf = count_failed(checks);
+	bool synthetic = n == 0;
+	bool run_failed = !(jstr(a, "result") && strcmp(jstr(a, "result"), "PASS") == 0);
+	if (synthetic) {
+		n = 1;
+		nf = run_failed ? 1 : 0;
+	}
+	char dur[64];
+	const json_t *d = json_object_get(a, "duration_seconds");
+	snprintf(dur, sizeof(dur), "%.3f", json_is_number(d) ? json_number_value(d) : 0.0);
+	put(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	putf(o,
+	     "<testsuites name=\"agentguard\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+	     "skipped=\"0\" time=\"%s\">\n",
+	     n, nf, dur);
+	put(o, "  <testsuite name=\"agentguard.contained-run.");
+	val(o, ESC_XML, jstr(a, "task_id"));
+	putf(o, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\" time=\"%s\">\n", n,
+	     nf, dur);
+	put(o, "    <properties><property name=\"run_id\" value=\"");
+	val(o, ESC_XML, jstr(a, "run_id"));
+	put(o, "\"/></properties>\n");
+	size_t i;
+	const json_t *c;
+	json_array_foreach(checks, i, c)
+	{
+		put(o, "    <testcase classname=\"agentguard.contained-run.");
+		val(o, ESC_XML, jstr(a, "task_id"));
+		put(o, "\" name=\"");
+		val(o, ESC_XML, jstr(a, "task_id"));
+		put(o, "::");
+		val(o, ESC_XML, jstr(c, "name"));
+		put(o, "\" time=\"0\"");
+		if (json_is_true(json_object_get(c, "passed"))) {
+			put(o, "/>\n");
+			continue;
+		}
+		put(o, ">\n      <failure type=\"AgentGuardFailure\" message=\"");
+		val(o, ESC_XML, jstr(c, "message"));
+		put(o, "\">");
+		put(o, "[");
+		val(o, ESC_XML, jstr(c, "severity"));
+		put(o, "] ");
+		val(o, ESC_XML, jstr(c, "message"));
+		evidence_lines(o, ESC_XML, c, "\n- ", "");
+		put(o, "</failure>\n    </testcase>\n");
+	}
+	if (synthetic) {
+		/* No check ran (e.g. the preflight refused): one test case carries the
+		 * run's verdict so a failed run never looks green. */
+		put(o, "    <testcase classname=\"agentguard.contained-run.");
+		val(o, ESC_XML, jstr(a, "task_id"));
+		put(o, "\" name=\"");
+		val(o, ESC_XML, jstr(a, "task_id"));
+		put(o, "::contained-run\" time=\"0\"");
+		if (!run_failed) {
+			put(o, "/>\n");
+		} else {
+			put(o, ">\n      <failure type=\"AgentGuardFailure\" message=\"");
+			val(o, ESC_XML,
+			    jstr(a, "failure.reason") ? jstr(a, "failure.reason")
+						      : "the run failed");
+			put(o, "\">stage ");
+			val(o, ESC_XML, jstr(a, "failure.stage"));
+			put(o, ": ");
+			val(o, ESC_XML, jstr(a, "failure.message"));
+			put(o, "</failure>\n    </testcase>\n");
+		}
+	}
+	put(o, "  </testsuite>\n</testsuites>\n");
+}
+
+int ag_report_format_parse(const char *s, enum ag_report_format *out)
+{
+	static const struct {
+		const char *name;
+		enum ag_report_format f;
+	} t[] = {{"text", AG_REPORT_TEXT},  {"md", AG_REPORT_MD},     {"markdown", AG_REPORT_MD},
+		 {"html", AG_REPORT_HTML},  {"json", AG_REPORT_JSON}, {"sarif", AG_REPORT_SARIF},
+		 {"junit", AG_REPORT_JUNIT}};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(t); i++)
+		if (strcmp(s, t[i].name) == 0) {
+			*out = t[i].f;
+			return 0;
+		}
+	return -1;
+}
+
+int ag_report_render(const json_t *artifact, const char *bytes, size_t len,
+		     enum ag_report_format fmt, struct ag_buf *b, struct ag_error **err)
+{
+	struct out o = {b, err, false};
+	switch (fmt) {
+	case AG_REPORT_TEXT:
+		render_text(artifact, &o);
+		break;
+	case AG_REPORT_MD:
+		render_md(artifact, &o);
+		break;
+	case AG_REPORT_HTML:
+		render_html(artifact, &o);
+		break;
+	case AG_REPORT_JSON:
+		putn(&o, bytes, len);
+		break;
+	case AG_REPORT_SARIF:
+		render_sarif(artifact, &o);
+		break;
+	case AG_REPORT_JUNIT:
+	default:
+		render_junit(artifact, &o);
+		break;
+	}
+	return o.failed ? -1 : 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * report.h: render a verified contained-run artifact for people and tools.
+ *
+ * Every value taken from the artifact is untrusted (file names and argv
+ * come from the agent) and is bounded (AG_REPORT_VALUE_MAX bytes) and
+ * escaped for the output format: control characters become \xNN and bidi
+ * overrides \uNNNN in every format; Markdown escapes its punctuation and HTML's <>&; HTML and XML
+ * escape <>&"'. Formats:
+ *   text   terminal summary
+ *   md     Markdown for $GITHUB_STEP_SUMMARY, with "## Containment Evidence"
+ *   html   one self-contained page (inline CSS, no script, no external URL)
+ *   json   the artifact's exact canonical bytes
+ *   sarif  SARIF 2.1.0 of the checks (failed checks are results)
+ *   junit  JUnit XML of the checks
+ * Containment evidence never goes into SARIF or JUnit (it is run
+ * provenance, not a finding or a test case).
+ */
+#ifndef AG_REPORT_H
+#define AG_REPORT_H
+
+#include "lib/base/ag.h"
+
+#include <jansson.h>
+
+struct ag_error;
+struct ag_buf;
+
+enum ag_report_format {
+	AG_REPORT_TEXT,
+	AG_REPORT_MD,
+	AG_REPORT_HTML,
+	AG_REPORT_JSON,
+	AG_REPORT_SARIF,
+	AG_REPORT_JUNIT,
+};
+
+/* "text", "md" (or "markdown"), "html", "json", "sarif", "junit". */
+int ag_report_format_parse(const char *s, enum ag_report_format *out);
+
+/*
+ * Appends the report of `artifact` (already verified; `bytes` are its exact
+ * file bytes, used by json) to out. Fails only when out's bound is hit.
+ */
+int ag_report_render(const json_t *artifact, const char *bytes, size_t len,
+		     enum ag_report_format fmt, struct ag_buf *out, struct ag_error **err);
+
+#endif
