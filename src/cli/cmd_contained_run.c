@@ -107,6 +107,43 @@ static int open_or_make_dir(const char *path)
 	return cur;
 }
 
+/*
+ * The workspace is bind-mounted by path, so nobody but us (or root) may be
+ * able to rename anything on the way to it: every directory from / to the
+ * runs root must be owned by root or by us, and writable by others only
+ * with the sticky bit (like /tmp) or by our own group.
+ */
+static int check_runs_root_ancestry(const char *abs, const char **bad)
+{
+	_cleanup_free_ char *p = ag_xstrdup(abs);
+	size_t n = strlen(p);
+	for (size_t i = n; i > 0; i--) {
+		if (i != n && p[i] != '/')
+			continue;
+		char saved = p[i];
+		p[i] = '\0';
+		struct stat st;
+		int rc = lstat(i ? p : "/", &st);
+		p[i] = saved;
+		if (rc < 0 || !S_ISDIR(st.st_mode))
+			return -1;
+		bool owner_ok = st.st_uid == 0 || st.st_uid == geteuid();
+		bool others_ok = !(st.st_mode & S_IWOTH) || (st.st_mode & S_ISVTX);
+		bool group_ok = !(st.st_mode & S_IWGRP) || (st.st_mode & S_ISVTX) ||
+				st.st_gid == getegid() || st.st_gid == 0;
+		if (!owner_ok || !others_ok || !group_ok) {
+			*bad = owner_ok ? "writable by other users" : "owned by another user";
+			return -1;
+		}
+	}
+	struct stat st;
+	if (lstat("/", &st) < 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		*bad = "the root directory is not root-owned";
+		return -1;
+	}
+	return 0;
+}
+
 static void print_failure(const struct ag_run_outcome *o)
 {
 	if (!o->failure_stage)
@@ -250,6 +287,15 @@ int ag_cmd_contained_run(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
+	const char *why_bad = "not a directory";
+	if (check_runs_root_ancestry(runs_abs, &why_bad) < 0) {
+		/* CONTRACT: workspace.mount_path_integrity */
+		fprintf(stderr,
+			"agentguard: error: the runs root or a directory above it is %s, so the "
+			"bind-mounted workspace path could be swapped [run.runs_root_unsafe]\n",
+			why_bad);
+		goto out;
+	}
 	size_t rl = strlen(repo_abs);
 	bool in_repo = strncmp(runs_abs, repo_abs, rl) == 0 &&
 		       (runs_abs[rl] == '/' || runs_abs[rl] == '\0');
@@ -325,7 +371,9 @@ int ag_cmd_contained_run(int argc, char **argv)
 				    out.claim_level ? json_string(out.claim_level) : json_null());
 		json_object_set_new(j, "outcome", out.outcome ? json_string(out.outcome) : json_null());
 		json_object_set_new(j, "command_exit_code",
-				    out.command_ran ? json_integer(out.command_exit_code) : json_null());
+				    out.command_ran && out.command_exit_code >= 0
+					? json_integer(out.command_exit_code)
+					: json_null());
 		json_object_set_new(j, "changed_files_total", json_integer((json_int_t)out.changed_total));
 		json_object_set_new(j, "cleanup_complete", json_boolean(out.cleanup_complete));
 		json_object_set_new(j, "failure_stage",
@@ -356,7 +404,10 @@ int ag_cmd_contained_run(int argc, char **argv)
 			printf("Docker preflight: %s; claim: %s\n", out.preflight_status,
 			       out.claim_level);
 		if (out.command_ran) {
-			printf("Command exit code: %d\n", out.command_exit_code);
+			if (out.command_exit_code >= 0)
+				printf("Command exit code: %d\n", out.command_exit_code);
+			else
+				puts("Command exit code: none (stopped by AgentGuard)");
 			printf("Outcome: %s\n", out.outcome ? out.outcome : "unknown");
 		}
 		if (out.timed_out)

@@ -80,6 +80,28 @@ config nouser "    - {name: MISSING_NEEDED, source: host, required: true}"
 ag_must_fail 2 config.env.required_missing "config: a required host value is missing" as_user "$AG_BIN" contained-run "$W/nouser.yaml" --repo repo -- /bin/true
 t_ok "no run directory for config errors" bash -c '! ls "$1"/.agentguard/contained-runs/*/ 2>/dev/null | grep -q nouser' _ "$W"
 
+# --- a runs root whose path others could rename is refused (bind paths resolve late)
+mkdir -p "$T/open"
+chmod 777 "$T/open"
+ag_must_fail 2 run.runs_root_unsafe "runs root: under a world-writable directory is refused" \
+	as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo --runs-root "$T/open/runs" -- /bin/true
+
+# --- output cut at the cap never keeps part of a secret
+run -- /bin/sh -c 'head -c 65530 /dev/zero | tr "\0" a; echo "$AGENT_API_TOKEN"'
+t_is "cap: exit 0" "$AG_RC" 0
+t_is "cap: stdout marked truncated" "$(art 'a["command_result"]["stdout_truncated"]')" True
+t_ok "cap: no fragment of the secret survives" bash -c '! grep -q "CANARY-SEN" "$1"' _ "$REPORT"
+
+# --- a corrupt chain head: the run cannot be sealed, so it fails closed (exit 4)
+mkdir -p "$W/sealtest"
+chown "$U:$U" "$W/sealtest"
+as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo --runs-root sealtest -- /bin/true >/dev/null 2>&1 || true
+echo junk >"$W/sealtest/agentguard-chain-head.json"
+t_run as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo --runs-root sealtest --json -- /bin/true
+t_is "seal: an unsealable run exits 4" "$AG_RC" 4
+t_like "seal: the reason is named" "$AG_OUT" 'evidence.seal.head_corrupt'
+t_like "seal: the result is not PASS" "$AG_OUT" '"result":"FAIL"'
+
 # --- exit 1: the agent fails; --allow-fail-result turns it into 0
 run -- /bin/sh -c 'exit 3'
 t_is "agent failure: exit 1" "$AG_RC" 1
@@ -123,6 +145,7 @@ check_clean "docker failure"
 run --timeout 2 -- /bin/sh -c 'trap "" TERM; while :; do sleep 1; done'
 t_is "timeout: exit 7" "$AG_RC" 7
 t_is "timeout: recorded" "$(art '(a["command_result"]["timed_out"], a["failure"]["stage"])')" "(True, 'timeout')"
+t_is "timeout: no exit status is invented for a stopped container" "$(art 'a["command_result"]["exit_code"]')" None
 check_clean "timeout"
 
 # --- cancellation: SIGTERM to AgentGuard cleans up and says so (128+15)

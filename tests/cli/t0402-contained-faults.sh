@@ -45,6 +45,24 @@ run --docker "$wrap/docker" --timeout 2 -- /bin/sh -c 'trap "" TERM; while :; do
 t_is "fault: timeout stays the primary failure (exit 7)" "$AG_RC" 7
 t_is "fault: the cleanup failure is recorded separately" "$(art '(a["failure"]["stage"], a["cleanup_failure"]["stage"], a["cleanup_failure"]["exit_code"])')" "('timeout', 'cleanup', 8)"
 
+# --- create succeeds in the engine but the client reports failure and no id
+hic="$T/hiccup"
+mkdir -m 755 "$hic"
+cat >"$hic/docker" <<WRAP
+#!/bin/bash
+if [ "\${1:-}" = create ] && [ "\${2:-}" = --name ] && [[ "\${3:-}" != agentguard-preflight-* ]]; then
+	$AG_DOCKER "\$@" >/dev/null 2>&1
+	echo "injected: lost the answer" >&2
+	exit 1
+fi
+exec $AG_DOCKER "\$@"
+WRAP
+chmod 755 "$hic/docker"
+run --docker "$hic/docker" -- /bin/true
+t_is "fault: a create whose answer is lost is a Docker failure (exit 6)" "$AG_RC" 6
+t_is "fault: the container Docker made anyway is found by label and removed" "$(art '(a["cleanup"]["status"], a["cleanup_complete"])')" "('removed', True)"
+t_is "fault: and no residue of that run" "$(art 'a["residue"]["this_run_after"]')" 0
+
 # Both retained runs are recovered by `agentguard cleanup` (their processes are gone).
 t_run as_user "$AG_BIN" cleanup
 t_is "fault: cleanup recovers the retained runs" "$AG_RC" 0

@@ -45,6 +45,13 @@ static void test_secrets_and_roots(void **state)
 	expect_redacted(&r, "/srv/work/repository", "/srv/work/repository");
 	expect_redacted(&r, "at /srv/work/repo: done", "at ${REPOSITORY_ROOT}: done");
 	ag_redactor_release(&r);
+
+	/* A secret that occurs inside a root must not break the root's match. */
+	struct ag_redactor r2 = AG_REDACTOR_INIT;
+	ag_redactor_add_secret(&r2, "batch");
+	ag_redactor_add_root(&r2, "/opt/rv-batch-CANARY/runs", "${RUNS_ROOT}");
+	expect_redacted(&r2, "/opt/rv-batch-CANARY/runs/x and batch", "${RUNS_ROOT}/x and [REDACTED]");
+	ag_redactor_release(&r2);
 }
 
 static void test_shapes(void **state)

@@ -254,39 +254,17 @@ static int len_desc(const void *a, const void *b)
 	return la < lb ? 1 : la > lb ? -1 : 0;
 }
 
-/* Replaces secrets and roots first (exact values), then scans for shapes. */
+/* Replaces roots, then secrets (exact values), then scans for shapes. */
 char *ag_redact(const struct ag_redactor *r, const char *s, size_t len, size_t max,
 		unsigned flags, bool *truncated)
 {
 	struct out a = {0};
 	out_add(&a, s, len);
 	if (r) {
-		/* Longest first, so a secret that contains another goes whole. */
-		size_t ns = r->secrets.n;
-		char **sec = ag_xcalloc(ns + 1, sizeof(*sec));
-		for (size_t i = 0; i < ns; i++)
-			sec[i] = r->secrets.v[i];
-		qsort(sec, ns, sizeof(*sec), len_desc);
-		for (size_t k = 0; k < ns; k++) {
-			size_t sl = strlen(sec[k]);
-			struct out b = {0};
-			size_t i = 0;
-			while (i < a.len) {
-				const char *hit = memmem(a.s + i, a.len - i, sec[k], sl);
-				if (!hit) {
-					out_add(&b, a.s + i, a.len - i);
-					break;
-				}
-				out_add(&b, a.s + i, (size_t)(hit - (a.s + i)));
-				out_adds(&b, "[REDACTED]");
-				i = (size_t)(hit - a.s) + sl;
-			}
-			if (!b.s)
-				out_add(&b, "", 0);
-			free(a.s);
-			a = b;
-		}
-		free(sec);
+		/*
+		 * Roots first: a secret value that happens to occur inside a host
+		 * path must not break the path's match and leave the rest of it.
+		 */
 		/* Roots, longest first, only where the path continues or ends. */
 		size_t nr = r->roots.n;
 		size_t *order = ag_xcalloc(nr + 1, sizeof(*order));
@@ -329,6 +307,32 @@ char *ag_redact(const struct ag_redactor *r, const char *s, size_t len, size_t m
 			a = b;
 		}
 		free(order);
+		/* Longest first, so a secret that contains another goes whole. */
+		size_t ns = r->secrets.n;
+		char **sec = ag_xcalloc(ns + 1, sizeof(*sec));
+		for (size_t i = 0; i < ns; i++)
+			sec[i] = r->secrets.v[i];
+		qsort(sec, ns, sizeof(*sec), len_desc);
+		for (size_t k = 0; k < ns; k++) {
+			size_t sl = strlen(sec[k]);
+			struct out b = {0};
+			size_t i = 0;
+			while (i < a.len) {
+				const char *hit = memmem(a.s + i, a.len - i, sec[k], sl);
+				if (!hit) {
+					out_add(&b, a.s + i, a.len - i);
+					break;
+				}
+				out_add(&b, a.s + i, (size_t)(hit - (a.s + i)));
+				out_adds(&b, "[REDACTED]");
+				i = (size_t)(hit - a.s) + sl;
+			}
+			if (!b.s)
+				out_add(&b, "", 0);
+			free(a.s);
+			a = b;
+		}
+		free(sec);
 	}
 	struct out o = {0};
 	scan(a.s ? a.s : "", a.len, flags, &o);

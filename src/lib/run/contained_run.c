@@ -104,6 +104,7 @@ struct run {
 	const char *source_reason;
 
 	/* container */
+	bool create_attempted;
 	char *container_id;
 	char *bound_image_id;
 	bool verified;
@@ -256,6 +257,13 @@ static int make_run_dir(struct run *r, struct ag_error **err)
 	/* Paths below the run root become ${RUN_ROOT} wherever they appear. */
 	char *abs = ag_xasprintf("%s/%s", r->o->runs_root_abs, r->run_id);
 	ag_redactor_add_root(r->o->redact, abs, "${RUN_ROOT}");
+	/*
+	 * Inside the container, mountinfo shows the workspace's source relative
+	 * to the filesystem it lives on, so every tail of the run directory's
+	 * path that still ends in the (unique) run id is a root too.
+	 */
+	for (const char *p = strchr(abs + 1, '/'); p; p = strchr(p + 1, '/'))
+		ag_redactor_add_root(r->o->redact, p, "${RUN_ROOT}");
 	free(abs);
 	return 0;
 }
@@ -457,6 +465,7 @@ static int stage_container(struct run *r)
 		goto out;
 	}
 	/* create, then bind identity by the returned id and the owner labels */
+	r->create_attempted = true;
 	if (ag_container_create(&r->cli, &argv, AG_DOCKER_CONTROL_TIMEOUT_MS, &r->container_id,
 				&e) < 0) {
 		fail_err(r, "docker", 6, e);
@@ -527,6 +536,25 @@ static int stage_container(struct run *r)
 		     "the Docker daemon facts changed since the preflight");
 		goto out;
 	}
+	/*
+	 * Docker resolves the bind source path only when it mounts it at start:
+	 * the path must still lead to the workspace AgentGuard prepared.
+	 * CONTRACT: workspace.mount_path_integrity
+	 */
+	{
+		struct stat by_path, by_fd;
+		int wfd = openat(r->lifecycle_fd, AG_RUN_WORKSPACE_ID "/workspace",
+				 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		bool same = wfd >= 0 && fstat(wfd, &by_fd) == 0 && stat(host_ws, &by_path) == 0 &&
+			    by_fd.st_dev == by_path.st_dev && by_fd.st_ino == by_path.st_ino;
+		if (wfd >= 0)
+			close(wfd);
+		if (!same) {
+			fail(r, "preflight", 3, "run.workspace_path_swapped",
+			     "the workspace's host path no longer leads to the prepared workspace");
+			goto out;
+		}
+	}
 	if (should_cancel(r)) {
 		r->outcome = "cancelled";
 		fail(r, "cancelled", 128 + (int)*r->o->cancel, "run.cancelled",
@@ -576,8 +604,12 @@ static void classify(struct run *r)
 	const char *started = have_state ? ag_json_path_str(v, "State.StartedAt") : NULL;
 	r->oom_killed = have_state && json_is_true(ag_json_path(v, "State.OOMKilled"));
 	bool never_started = started && strncmp(started, "0001-01-01", 10) == 0;
+	bool still_running = have_state && json_is_true(ag_json_path(v, "State.Running"));
 	r->exit_status = json_is_integer(ec) ? (int)json_integer_value(ec)
 					     : (p->status == AG_PROC_EXITED ? p->exit_code : -1);
+	/* A container stopped by AgentGuard (or still running) has no exit status of its own. */
+	if (still_running || p->cancelled || p->status == AG_PROC_TIMED_OUT)
+		r->exit_status = -1;
 	if (p->cancelled) {
 		r->outcome = "cancelled";
 		fail(r, "cancelled", 128 + (int)(r->o->cancel ? *r->o->cancel : 2), "run.cancelled",
@@ -602,9 +634,24 @@ static void classify(struct run *r)
 	}
 	json_decref(v);
 	bool t1 = false, t2 = false;
-	r->stdout_red = ag_redact(r->o->redact, p->out.buf, p->out.len,
+	/*
+	 * Output cut at the capture cap may end in the first part of a secret,
+	 * which no longer matches it: drop that tail before redacting.
+	 */
+	size_t tail = 0;
+	for (size_t i = 0; r->o->redact && i < r->o->redact->secrets.n; i++) {
+		size_t l = strlen(r->o->redact->secrets.v[i]);
+		if (l > tail)
+			tail = l;
+	}
+	size_t olen = p->out.len, elen = p->err.len;
+	if (p->stdout_truncated)
+		olen = olen > tail ? olen - tail : 0;
+	if (p->stderr_truncated)
+		elen = elen > tail ? elen - tail : 0;
+	r->stdout_red = ag_redact(r->o->redact, p->out.buf, olen,
 				  (size_t)r->o->cfg->max_output_bytes, AG_REDACT_KEEP_NEWLINES, &t1);
-	r->stderr_red = ag_redact(r->o->redact, p->err.buf, p->err.len,
+	r->stderr_red = ag_redact(r->o->redact, p->err.buf, elen,
 				  (size_t)r->o->cfg->max_output_bytes, AG_REDACT_KEEP_NEWLINES, &t2);
 	r->stdout_trunc = p->stdout_truncated || t1;
 	r->stderr_trunc = p->stderr_truncated || t2;
@@ -620,10 +667,50 @@ static void stage_cleanup_container(struct run *r)
 		r->cleanup.message = "no container was created";
 		return;
 	}
-	ag_container_cleanup(&r->cli, r->container_id, &own, AG_DOCKER_CONTROL_TIMEOUT_MS,
-			     &r->cleanup);
+	if (r->container_id || !r->create_attempted) {
+		ag_container_cleanup(&r->cli, r->container_id, &own, AG_DOCKER_CONTROL_TIMEOUT_MS,
+				     &r->cleanup);
+	} else {
+		/*
+		 * create was attempted but gave no id Docker stood by: Docker may
+		 * still have made it. Find this run's containers by its label and
+		 * clean each by id (the owner check still applies to each).
+		 */
+		struct ag_strv ids = AG_STRV_INIT;
+		if (ag_container_list_labelled(&r->cli, AG_RUN_ID_LABEL, r->suffix,
+					       AG_DOCKER_CONTROL_TIMEOUT_MS, &ids) < 0) {
+			memset(&r->cleanup, 0, sizeof(r->cleanup));
+			r->cleanup.attempted = true;
+			r->cleanup.state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
+			r->cleanup.message = "after a failed create, this run's containers could "
+					     "not be listed";
+		} else if (ids.n == 0) {
+			memset(&r->cleanup, 0, sizeof(r->cleanup));
+			r->cleanup.state = AG_CLEANUP_NOT_CREATED;
+			r->cleanup.liveness_verified = true;
+			r->cleanup.message = "create failed and no container of this run exists";
+		}
+		for (size_t i = 0; i < ids.n; i++) {
+			struct ag_cleanup_result cr;
+			ag_container_cleanup(&r->cli, ids.v[i], &own, AG_DOCKER_CONTROL_TIMEOUT_MS, &cr);
+			/* keep the worst outcome */
+			if (i == 0 || !ag_cleanup_state_complete(cr.state))
+				r->cleanup = cr;
+		}
+		ag_strv_release(&ids);
+	}
 	if (r->pf_ran && ag_preflight_passed(&r->pf))
 		residue(r, true);
+}
+
+/* Nothing of this run is alive: cleanup complete and no residue by label. */
+static bool run_containers_gone(const struct run *r)
+{
+	if (!ag_cleanup_state_complete(r->cleanup.state))
+		return false;
+	if (!r->create_attempted)
+		return true;
+	return r->residue_after_ok && r->residue_ours_after == 0;
 }
 
 /* Compares the source against the fixed baseline: did anything touch it? */
@@ -740,7 +827,7 @@ static void stage_workspace_cleanup(struct run *r)
 			(void)unlinkat(r->run_fd, AG_RUN_LIFECYCLE_DIR, AT_REMOVEDIR);
 		return;
 	}
-	if (!ag_cleanup_state_complete(r->cleanup.state)) {
+	if (!run_containers_gone(r)) {
 		/* CONTRACT: cleanup.workspace_after_absence */
 		r->ws_status = "retained";
 		return;
@@ -805,7 +892,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 	}
 	classify(r);
 	stage_cleanup_container(r);
-	if (r->ws_prepared && ag_cleanup_state_complete(r->cleanup.state)) {
+	if (r->ws_prepared && run_containers_gone(r)) {
 		/* Capture only once nothing can write the workspace any more. */
 		stage_capture(r);
 	}
@@ -922,17 +1009,38 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 			e = NULL;
 		}
 	}
-	if (write_json_file(r, AG_RUN_ARTIFACT_FILE, artifact, &ag_canon_artifact_bounds, &e) == 0)
+	if (write_json_file(r, AG_RUN_ARTIFACT_FILE, artifact, &ag_canon_artifact_bounds, &e) == 0) {
 		out->artifact_written = true;
-	else
+	} else {
 		fail_err(r, "evidence", 4, e);
+		out->pass = false;
+		out->exit_code = 4;
+	}
 	/* CONTRACT: evidence.tamper_evident (seal + chain in the runs root) */
 	if (out->artifact_written &&
-	    ag_seal_run(o->runs_root_fd, r->run_id, AG_RUN_ARTIFACT_FILE, &e) < 0)
+	    ag_seal_run(o->runs_root_fd, r->run_id, AG_RUN_ARTIFACT_FILE, &e) < 0) {
+		/*
+		 * Unsealed evidence cannot be trusted later: fail closed and say so
+		 * in the artifact itself (rewritten, and left without a seal).
+		 */
 		out->seal_failed = true;
+		fail_err(r, "evidence", 4, e);
+		ag_error_free(e);
+		e = NULL;
+		out->pass = false;
+		facts.pass = false;
+		facts.exit_code = r->exit_code;
+		facts.stage = r->stage;
+		facts.reason = r->reason;
+		facts.message = r->message;
+		json_decref(artifact);
+		artifact = ag_run_artifact_build(&facts);
+		(void)write_json_file(r, AG_RUN_ARTIFACT_FILE, artifact, &ag_canon_artifact_bounds,
+				      &e);
+	}
 	ag_error_free(e);
 	json_decref(artifact);
-	(void)write_marker(r, ag_cleanup_state_complete(r->cleanup.state) ? "complete" : "retained");
+	(void)write_marker(r, out->cleanup_complete ? "complete" : "retained");
 
 	/* what the CLI prints */
 	out->run_id = ag_steal_ptr(&r->run_id);

@@ -260,7 +260,9 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 	json_object_set_new(ex, "status", json_string(status));
 	json_object_set_new(ex, "outcome", f->outcome ? json_string(f->outcome) : json_null());
 	json_object_set_new(ex, "command", command_json(f, 32, 4096));
-	json_object_set_new(ex, "exit_code", f->executed ? json_integer(f->exit_status) : json_null());
+	json_object_set_new(ex, "exit_code", f->executed && f->exit_status >= 0
+						 ? json_integer(f->exit_status)
+						 : json_null());
 	json_object_set_new(ex, "timed_out", json_boolean(f->timed_out));
 	json_object_set_new(ex, "cancelled", json_boolean(f->cancelled));
 	json_object_set_new(ex, "oom_killed", json_boolean(f->oom_killed));
@@ -411,7 +413,9 @@ json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 		json_t *cr = json_object();
 		json_object_set_new(cr, "command", json_string("contained-run"));
 		json_object_set_new(cr, "outcome", f->outcome ? json_string(f->outcome) : json_null());
-		json_object_set_new(cr, "exit_code", json_integer(f->exit_status));
+		/* null when AgentGuard stopped the container (timeout, cancel) */
+		json_object_set_new(cr, "exit_code", f->exit_status >= 0 ? json_integer(f->exit_status)
+									 : json_null());
 		/* Already redacted and bounded by the run; keep its newlines. */
 		json_object_set_new(cr, "stdout",
 				    rstr_flags(f->redact, f->stdout_text ? f->stdout_text : "",
