@@ -6,9 +6,9 @@
  * A redaction set holds secret values (configured sensitive environment
  * values, every resolved environment value) and host path roots with the
  * portable role that replaces them (e.g. the repository root becomes
- * ${REPOSITORY_ROOT}). ag_redact() applies, in order: secret values ->
- * "[REDACTED]"; path roots -> role tokens (longest root first, only at a
- * path-separator boundary); credential shapes (Authorization headers,
+ * ${REPOSITORY_ROOT}). ag_redact() applies, in order: path roots -> role
+ * tokens (longest root first, only at a path-separator boundary); secret
+ * values -> "[REDACTED]"; credential shapes (Authorization headers,
  * password=/token= assignments, URL userinfo, ghp_/github_pat_/sk_/npm_
  * tokens, private-key headers) -> "[REDACTED]"; remaining absolute paths
  * under /home, /root, /tmp, /var/tmp, /Users, /private -> "[REDACTED_PATH]";
