@@ -221,6 +221,16 @@
 #define AG_RUN_ARTIFACT_MAX_BYTES (16 * 1024 * 1024)
 /* Most changed paths listed in an artifact; the counts stay exact. */
 #define AG_RUN_CHANGED_LIST_MAX 1000
+/* The agent argv inside the containment evidence (twice: requested and
+ * execution): at most this many items and bytes, so the object stays inside
+ * its 32 KiB bound; the artifact's own command list keeps every token. */
+#define AG_RUN_EVIDENCE_ARGV_ITEMS 32
+#define AG_RUN_EVIDENCE_ARGV_BYTES 4096
+/* The artifact's own copy of the redacted argv (within its item bound). */
+#define AG_RUN_ARTIFACT_ARGV_ITEMS 4096
+#define AG_RUN_ARTIFACT_ARGV_BYTES (1024 * 1024)
+/* Largest artifact the seal hashes (the artifact's own bound). */
+#define AG_SEAL_ARTIFACT_MAX_BYTES (16u * 1024 * 1024)
 /* Most differing paths recorded by the source integrity check. */
 #define AG_RUN_SOURCE_DIFF_MAX 100
 /* Largest ownership marker or artifact read back by `agentguard cleanup`. */

@@ -1,5 +1,6 @@
 #include "lib/base/ag.h"
 #include "lib/evidence/seal.h"
+#include "lib/base/bounds.h"
 #include "lib/base/error.h"
 #include "lib/base/fsx.h"
 #include "lib/base/sha256.h"
@@ -8,7 +9,6 @@
 #include <jansson.h>
 #include <sys/file.h>
 
-#define SEAL_READ_MAX (16u << 20)
 
 static const struct ag_read_reasons why = {"evidence.seal.symlink", "evidence.seal.not_regular",
 					   "evidence.seal.io", "evidence.seal.too_large"};
@@ -52,7 +52,7 @@ int ag_seal_run(int runs_root_fd, const char *run_id, const char *artifact_name,
 		ag_err(err, AG_E_IO, errno, "evidence.seal.io", "cannot open the run directory");
 		goto out;
 	}
-	if (ag_read_file_at(run_fd, artifact_name, artifact_name, SEAL_READ_MAX, &why, &art, &al,
+	if (ag_read_file_at(run_fd, artifact_name, artifact_name, AG_SEAL_ARTIFACT_MAX_BYTES, &why, &art, &al,
 			    err) < 0)
 		goto out;
 	if (ag_read_file_at(runs_root_fd, AG_CHAIN_HEAD_FILE, AG_CHAIN_HEAD_FILE, 4096, &why, &head,

@@ -140,7 +140,8 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 	json_object_set_new(req, "network", json_string(ag_network_name(ce->network)));
 	json_object_set_new(req, "image_provenance", json_string("digest-required"));
 	json_object_set_new(req, "configured_image", rstr(f->redact, c->sandbox.image, 256));
-	json_object_set_new(req, "command", command_json(f, 32, 4096));
+	json_object_set_new(req, "command",
+			    command_json(f, AG_RUN_EVIDENCE_ARGV_ITEMS, AG_RUN_EVIDENCE_ARGV_BYTES));
 	json_object_set_new(req, "source_dir", json_string("${REPOSITORY_ROOT}"));
 	json_object_set_new(req, "run_dir", json_string("${RUN_ROOT}"));
 	json_object_set_new(ev, "requested", req);
@@ -259,7 +260,8 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 	json_object_set_new(ex, "state", json_string(f->executed ? "recorded" : "not_applicable"));
 	json_object_set_new(ex, "status", json_string(status));
 	json_object_set_new(ex, "outcome", f->outcome ? json_string(f->outcome) : json_null());
-	json_object_set_new(ex, "command", command_json(f, 32, 4096));
+	json_object_set_new(ex, "command",
+			    command_json(f, AG_RUN_EVIDENCE_ARGV_ITEMS, AG_RUN_EVIDENCE_ARGV_BYTES));
 	json_object_set_new(ex, "exit_code", f->executed && f->exit_status >= 0
 						 ? json_integer(f->exit_status)
 						 : json_null());
@@ -397,7 +399,7 @@ json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 	json_object_set_new(a, "config_path", json_string("${CONFIG_PATH}"));
 	json_object_set_new(a, "source_dir", json_string("${REPOSITORY_ROOT}"));
 	json_object_set_new(a, "run_dir", json_string("${RUN_ROOT}"));
-	json_object_set_new(a, "command", command_json(f, 4096, 1u << 20));
+	json_object_set_new(a, "command", command_json(f, AG_RUN_ARTIFACT_ARGV_ITEMS, AG_RUN_ARTIFACT_ARGV_BYTES));
 	json_object_set_new(a, "preflight",
 			    f->pf && f->pf->evidence ? json_deep_copy(f->pf->evidence) : json_null());
 	json_object_set_new(a, "containment_evidence", containment_evidence(f));
