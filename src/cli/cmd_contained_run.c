@@ -70,7 +70,7 @@ static int fd_abs_path(int fd, char **out)
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	char buf[4096];
 	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
-	if (n <= 0 || buf[0] != '/')
+	if (n <= 0 || (size_t)n >= sizeof(buf) - 1 || buf[0] != '/')
 		return -1;
 	buf[n] = '\0';
 	*out = ag_xstrdup(buf);
