@@ -273,6 +273,38 @@ void ag_container_cleanup(const struct ag_docker_cli *cli, const char *id,
 	out->message = removed ? "removal could not be verified" : "removal failed";
 }
 
+int ag_container_cleanup_labelled(const struct ag_docker_cli *cli, const char *key,
+				  const char *value, const struct ag_container_owner *owner,
+				  unsigned timeout_ms, ag_cleanup_each_fn each, void *data,
+				  struct ag_cleanup_result *worst, size_t *removed)
+{
+	struct ag_strv ids = AG_STRV_INIT;
+	*removed = 0;
+	memset(worst, 0, sizeof(*worst));
+	if (ag_container_list_labelled(cli, key, value, timeout_ms, &ids) < 0) {
+		ag_strv_release(&ids);
+		return -1;
+	}
+	worst->state = AG_CLEANUP_NOT_CREATED;
+	worst->liveness_verified = true;
+	worst->message = "no container carries the label";
+	bool incomplete = false;
+	for (size_t i = 0; i < ids.n; i++) {
+		struct ag_cleanup_result cr;
+		ag_container_cleanup(cli, ids.v[i], owner, timeout_ms, &cr);
+		if (each)
+			each(ids.v[i], &cr, data);
+		if (ag_cleanup_state_complete(cr.state) && cr.state != AG_CLEANUP_ALREADY_ABSENT)
+			(*removed)++;
+		if (!incomplete)
+			*worst = cr;
+		if (!ag_cleanup_state_complete(cr.state))
+			incomplete = true;
+	}
+	ag_strv_release(&ids);
+	return 0;
+}
+
 int ag_container_list_labelled(const struct ag_docker_cli *cli, const char *key,
 			       const char *value, unsigned timeout_ms, struct ag_strv *ids)
 {

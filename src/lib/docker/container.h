@@ -80,6 +80,22 @@ void ag_container_cleanup(const struct ag_docker_cli *cli, const char *id,
 			  const struct ag_container_owner *owner, unsigned timeout_ms,
 			  struct ag_cleanup_result *out);
 
+/* Told about each container ag_container_cleanup_labelled acted on. */
+typedef void (*ag_cleanup_each_fn)(const char *id, const struct ag_cleanup_result *r,
+				   void *data);
+
+/*
+ * Cleans, each by its own id, every container that carries label KEY=VALUE,
+ * with `owner` checked before any action (ag_container_cleanup). Returns -1
+ * when the containers cannot be listed; otherwise 0 with *worst the first
+ * incomplete result (or the last one; not_created when there were none) and
+ * *removed the count actually removed. `each` may be NULL.
+ */
+int ag_container_cleanup_labelled(const struct ag_docker_cli *cli, const char *key,
+				  const char *value, const struct ag_container_owner *owner,
+				  unsigned timeout_ms, ag_cleanup_each_fn each, void *data,
+				  struct ag_cleanup_result *worst, size_t *removed);
+
 /*
  * Lists the ids of containers carrying label KEY=VALUE (`docker ps -a
  * --filter label=KEY=VALUE --no-trunc --format {{.ID}}`), bounded to

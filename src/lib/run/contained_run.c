@@ -65,6 +65,7 @@ struct run {
 	char *run_id;
 	char *suffix; /* lowercased tail of the run id: container name and run label */
 	char *container_name;
+	struct ag_run_owner own; /* name + owner labels, for every check by id */
 	int run_fd;
 	int lifecycle_fd;
 	uint64_t started_ms;
@@ -142,11 +143,9 @@ static void fail(struct run *r, const char *stage, int exit_code, const char *re
 {
 	if (r->stage)
 		return;
-	char *m = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&m, fmt, ap) < 0)
-		abort();
+	char *m = ag_xvasprintf(fmt, ap);
 	va_end(ap);
 	r->stage = stage;
 	r->exit_code = exit_code;
@@ -174,6 +173,13 @@ static int write_json_file(struct run *r, const char *name, json_t *v,
 	int rc = ag_write_file_atomic_at(r->run_fd, name, name, nl, n + 1, 0644, false, err);
 	free(nl);
 	return rc;
+}
+
+void ag_run_owner_init(struct ag_run_owner *o, const char *name, const char *suffix)
+{
+	o->labels[0] = (struct ag_label_expect){AG_RUN_OWNER_LABEL, AG_RUN_OWNER_VALUE};
+	o->labels[1] = (struct ag_label_expect){AG_RUN_ID_LABEL, suffix};
+	o->owner = (struct ag_container_owner){name, o->labels, AG_ARRAY_SIZE(o->labels)};
 }
 
 char *ag_run_suffix(const char *run_id)
@@ -252,6 +258,7 @@ static int make_run_dir(struct run *r, struct ag_error **err)
 	(void)fchmod(r->run_fd, 0711);
 	r->suffix = ag_run_suffix(r->run_id);
 	r->container_name = ag_xasprintf("agentguard-%s", r->suffix);
+	ag_run_owner_init(&r->own, r->container_name, r->suffix);
 	if (write_marker(r, "created") < 0)
 		return ag_err(err, AG_E_IO, errno, "run.marker", "cannot write the run marker");
 	/* Paths below the run root become ${RUN_ROOT} wherever they appear. */
@@ -468,19 +475,8 @@ static int stage_container(struct run *r)
 	r->create_attempted = true;
 	if (ag_container_create(&r->cli, &argv, AG_DOCKER_CONTROL_TIMEOUT_MS, &r->container_id,
 				&e) < 0) {
+		/* Docker may have made it anyway: cleanup finds it by the run's label. */
 		fail_err(r, "docker", 6, e);
-		/* Docker may have created it anyway: find it by name, act only if owned. */
-		json_t *v = NULL;
-		if (ag_container_lookup(&r->cli, r->container_name, AG_DOCKER_CONTROL_TIMEOUT_MS,
-					&v) == 0) {
-			const char *id = ag_json_path_str(v, "Id");
-			const struct ag_label_expect le[] = {{AG_RUN_OWNER_LABEL, AG_RUN_OWNER_VALUE},
-							     {AG_RUN_ID_LABEL, r->suffix}};
-			struct ag_container_owner own = {r->container_name, le, 2};
-			if (id && ag_is_container_id(id) && ag_container_owned(v, id, &own))
-				r->container_id = ag_xstrdup(id);
-		}
-		json_decref(v);
 		goto out;
 	}
 	{
@@ -491,8 +487,6 @@ static int stage_container(struct run *r)
 			     "the created container could not be inspected by its id");
 			goto out;
 		}
-		const struct ag_label_expect le[] = {{AG_RUN_OWNER_LABEL, AG_RUN_OWNER_VALUE},
-						     {AG_RUN_ID_LABEL, r->suffix}};
 		struct ag_probe_expect x = {
 			.id = r->container_id,
 			.name = r->container_name,
@@ -506,8 +500,8 @@ static int stage_container(struct run *r)
 			.workspace_bytes = 0,
 			.workspace = AG_EXEC_WORKSPACE_PATH,
 			.network = c->contained.network,
-			.labels = le,
-			.n_labels = 2,
+			.labels = r->own.labels,
+			.n_labels = AG_ARRAY_SIZE(r->own.labels),
 			.bind_source = host_ws,
 		};
 		struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
@@ -659,8 +653,6 @@ static void classify(struct run *r)
 
 static void stage_cleanup_container(struct run *r)
 {
-	const struct ag_label_expect le[] = {{AG_RUN_OWNER_LABEL, AG_RUN_OWNER_VALUE}, {AG_RUN_ID_LABEL, r->suffix}};
-	struct ag_container_owner own = {r->container_name, le, 2};
 	if (!r->cli_ok) {
 		r->cleanup.state = AG_CLEANUP_NOT_CREATED;
 		r->cleanup.liveness_verified = true;
@@ -668,36 +660,26 @@ static void stage_cleanup_container(struct run *r)
 		return;
 	}
 	if (r->container_id || !r->create_attempted) {
-		ag_container_cleanup(&r->cli, r->container_id, &own, AG_DOCKER_CONTROL_TIMEOUT_MS,
-				     &r->cleanup);
+		ag_container_cleanup(&r->cli, r->container_id, &r->own.owner,
+				     AG_DOCKER_CONTROL_TIMEOUT_MS, &r->cleanup);
 	} else {
 		/*
 		 * create was attempted but gave no id Docker stood by: Docker may
 		 * still have made it. Find this run's containers by its label and
 		 * clean each by id (the owner check still applies to each).
 		 */
-		struct ag_strv ids = AG_STRV_INIT;
-		if (ag_container_list_labelled(&r->cli, AG_RUN_ID_LABEL, r->suffix,
-					       AG_DOCKER_CONTROL_TIMEOUT_MS, &ids) < 0) {
+		size_t removed = 0;
+		if (ag_container_cleanup_labelled(&r->cli, AG_RUN_ID_LABEL, r->suffix, &r->own.owner,
+						  AG_DOCKER_CONTROL_TIMEOUT_MS, NULL, NULL, &r->cleanup,
+						  &removed) < 0) {
 			memset(&r->cleanup, 0, sizeof(r->cleanup));
 			r->cleanup.attempted = true;
 			r->cleanup.state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
 			r->cleanup.message = "after a failed create, this run's containers could "
 					     "not be listed";
-		} else if (ids.n == 0) {
-			memset(&r->cleanup, 0, sizeof(r->cleanup));
-			r->cleanup.state = AG_CLEANUP_NOT_CREATED;
-			r->cleanup.liveness_verified = true;
+		} else if (r->cleanup.state == AG_CLEANUP_NOT_CREATED) {
 			r->cleanup.message = "create failed and no container of this run exists";
 		}
-		for (size_t i = 0; i < ids.n; i++) {
-			struct ag_cleanup_result cr;
-			ag_container_cleanup(&r->cli, ids.v[i], &own, AG_DOCKER_CONTROL_TIMEOUT_MS, &cr);
-			/* keep the worst outcome */
-			if (i == 0 || !ag_cleanup_state_complete(cr.state))
-				r->cleanup = cr;
-		}
-		ag_strv_release(&ids);
 	}
 	if (r->pf_ran && ag_preflight_passed(&r->pf))
 		residue(r, true);

@@ -20,6 +20,7 @@
 
 #include "lib/base/ag.h"
 #include "lib/base/strv.h"
+#include "lib/docker/container.h"
 
 #include <signal.h>
 
@@ -99,5 +100,13 @@ unsigned long long ag_process_start_ticks(pid_t pid);
 #define AG_RUN_OWNER_LABEL "agentguard.owner"
 #define AG_RUN_OWNER_VALUE "contained-run"
 #define AG_RUN_ID_LABEL "agentguard.contained-run.id"
+
+/* Who a run's container must be: its name and both owner labels. */
+struct ag_run_owner {
+	struct ag_label_expect labels[2];
+	struct ag_container_owner owner;
+};
+/* Borrows name and suffix; they must outlive o. */
+void ag_run_owner_init(struct ag_run_owner *o, const char *name, const char *suffix);
 
 #endif

@@ -96,6 +96,19 @@ static void logf_(ag_recover_log_fn log, void *data, const char *fmt, ...)
 	free(s);
 }
 
+struct log_ctx {
+	ag_recover_log_fn log;
+	void *data;
+	const char *run_id;
+};
+
+static void log_container(const char *id, const struct ag_cleanup_result *r, void *data)
+{
+	const struct log_ctx *lc = data;
+	logf_(lc->log, lc->data, "%s: container %.12s: %s", lc->run_id, id,
+	      ag_cleanup_state_name(r->state));
+}
+
 static bool remove_workspace(int run_fd, size_t *removed)
 {
 	int lf = openat(run_fd, AG_RUN_LIFECYCLE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -157,27 +170,18 @@ static void recover_one(int root_fd, const char *run_id, const struct ag_docker_
 	}
 	char *suffix = ag_run_suffix(run_id);
 	char *name = ag_xasprintf("agentguard-%s", suffix);
-	const struct ag_label_expect le[] = {{AG_RUN_OWNER_LABEL, AG_RUN_OWNER_VALUE},
-					     {AG_RUN_ID_LABEL, suffix}};
-	struct ag_container_owner own = {name, le, 2};
-	struct ag_strv ids = AG_STRV_INIT;
-	bool ok = true;
+	struct ag_run_owner own;
+	ag_run_owner_init(&own, name, suffix);
+	struct log_ctx lc = {log, data, run_id};
+	struct ag_cleanup_result worst;
 	size_t removed_here = 0;
-	if (ag_container_list_labelled(cli, AG_RUN_ID_LABEL, suffix, AG_DOCKER_CONTROL_TIMEOUT_MS,
-				       &ids) < 0) {
-		ok = false;
+	bool ok = ag_container_cleanup_labelled(cli, AG_RUN_ID_LABEL, suffix, &own.owner,
+						AG_DOCKER_CONTROL_TIMEOUT_MS, log_container, &lc,
+						&worst, &removed_here) == 0;
+	if (!ok)
 		logf_(log, data, "%s: cannot list its containers; nothing removed", run_id);
-	}
-	for (size_t i = 0; ok && i < ids.n; i++) {
-		struct ag_cleanup_result cr;
-		ag_container_cleanup(cli, ids.v[i], &own, AG_DOCKER_CONTROL_TIMEOUT_MS, &cr);
-		if (!ag_cleanup_state_complete(cr.state))
-			ok = false;
-		else if (cr.state != AG_CLEANUP_ALREADY_ABSENT)
-			removed_here++;
-		logf_(log, data, "%s: container %.12s: %s", run_id, ids.v[i],
-		      ag_cleanup_state_name(cr.state));
-	}
+	else if (!ag_cleanup_state_complete(worst.state))
+		ok = false;
 	rep->containers_removed += removed_here;
 	/* The workspace goes only after every container of the run is verified gone. */
 	if (ok) {
@@ -204,7 +208,6 @@ static void recover_one(int root_fd, const char *run_id, const struct ag_docker_
 	} else {
 		rep->runs_incomplete++;
 	}
-	ag_strv_release(&ids);
 	free(name);
 	free(suffix);
 	json_decref(m);
