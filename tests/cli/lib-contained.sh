@@ -107,6 +107,19 @@ wait_running() {
 	return 1
 }
 
+# remove_run_containers: force-remove every container of the runs made from
+# $W, each found by its own run label (a t_cleanup for tests that crash runs).
+remove_run_containers() {
+	local d s id
+	for d in "$W"/.agentguard/contained-runs/*/; do
+		[ -d "$d" ] || continue
+		s=$(run_suffix "$d")
+		for id in $("$AG_DOCKER" ps -aq --no-trunc --filter "label=agentguard.contained-run.id=$s"); do
+			"$AG_DOCKER" rm -f -v "$id" >/dev/null 2>&1 || true
+		done
+	done
+}
+
 check_clean() { # DESC
 	t_ok "$1: no AgentGuard container is left" no_containers
 	t_ok "$1: the source repository is untouched" repo_unchanged

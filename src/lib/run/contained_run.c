@@ -196,32 +196,58 @@ char *ag_run_suffix(const char *run_id)
 	return s;
 }
 
-unsigned long long ag_process_start_ticks(pid_t pid)
+/*
+ * Reads /proc/PID/stat: the state letter (field 3) and starttime (field
+ * 22, clock ticks since boot). False when the process does not exist or
+ * the line cannot be parsed.
+ */
+static bool proc_stat(pid_t pid, char *state, unsigned long long *ticks)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return false;
 	char buf[1024];
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return false;
 	buf[n] = '\0';
-	/* Field 22 (starttime) counts from after the ")" that ends field 2. */
+	/* Fields count from after the ")" that ends field 2 (comm may hold ')'). */
 	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	unsigned long long v = 0;
+	if (!p || p[1] != ' ' || !p[2])
+		return false;
+	*state = p[2];
 	int field = 2;
 	for (p++; *p && field < 22; p++)
 		if (*p == ' ')
 			field++;
 	if (field != 22)
-		return 0;
-	v = strtoull(p, NULL, 10);
-	return v;
+		return false;
+	*ticks = strtoull(p, NULL, 10);
+	return *ticks != 0;
+}
+
+unsigned long long ag_process_start_ticks(pid_t pid)
+{
+	char st = 0;
+	unsigned long long t = 0;
+	return proc_stat(pid, &st, &t) ? t : 0;
+}
+
+bool ag_process_alive(pid_t pid, unsigned long long start_ticks)
+{
+	char st = 0;
+	unsigned long long t = 0;
+	if (pid <= 0 || start_ticks == 0 || !proc_stat(pid, &st, &t))
+		return false;
+	/*
+	 * A zombie (Z) or a dying task (X) has run its last instruction: under
+	 * a PID 1 that never reaps, a killed AgentGuard stays a zombie forever.
+	 * Another start time means the pid was reused by another process.
+	 */
+	return t == start_ticks && st != 'Z' && st != 'X' && st != 'x';
 }
 
 static int write_marker(struct run *r, const char *state)

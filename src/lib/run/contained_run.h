@@ -91,6 +91,12 @@ char *ag_run_id_new(const char *task_id);
 char *ag_run_suffix(const char *run_id);
 /* /proc/PID/stat starttime (clock ticks since boot), 0 when unknown. */
 unsigned long long ag_process_start_ticks(pid_t pid);
+/*
+ * True only while PID is a live process started at START_TICKS: a zombie
+ * (state Z or X, e.g. killed under a PID 1 that does not reap) or a pid
+ * reused by a process with another start time is dead.
+ */
+bool ag_process_alive(pid_t pid, unsigned long long start_ticks);
 
 /* Names shared by a run and by `agentguard cleanup`. */
 #define AG_RUN_MARKER_FILE "agentguard-contained-run-artifact.json"
