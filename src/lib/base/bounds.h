@@ -287,4 +287,17 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
 #define AG_CHECK_EVIDENCE_MAX_ITEMS 6
 #define AG_CHECK_EVIDENCE_MAX_BYTES 360
 
+/* ---- contained-run output in the artifact and image metadata (issue 9) ---- */
+/* Most bytes of each captured stream kept in contained-run.json, whatever
+ * max_output_bytes allows the capture to hold: two streams, each escaped
+ * at worst 6x (\u00XX), stay far inside the artifact's 16 MiB and each
+ * string inside its 1 MiB bound, so the artifact is always writable. A cut
+ * stream is recorded truncated, with the byte count the agent wrote. */
+#define AG_RUN_ARTIFACT_OUTPUT_MAX_BYTES (256 * 1024)
+/* Image ENV names recorded in the containment evidence (its arrays hold at
+ * most 64 items); the total is recorded beside them. */
+#define AG_RUN_IMAGE_ENV_NAMES_MAX 32
+/* Longest image ENV name recorded; a longer one is recorded as a marker. */
+#define AG_RUN_IMAGE_ENV_NAME_MAX_BYTES 64
+
 #endif

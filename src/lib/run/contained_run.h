@@ -49,16 +49,20 @@ struct ag_run_outcome {
 	int exit_code;
 	bool pass;
 	int score;		       /* 0..100 from the policy checks */
+	bool score_known;	       /* false: the agent never ran, no score is shown */
 	struct ag_strv failed_checks;  /* "name (severity): first evidence", redacted */
 	char *run_id;
 	const char *preflight_status; /* static, or NULL when preflight did not run */
 	const char *claim_level;      /* static, or NULL */
-	bool command_ran;
-	int command_exit_code;
+	bool command_ran;   /* `docker start` was run */
+	bool agent_started; /* the agent's process actually started */
+	int command_exit_code; /* -1: none (stopped, OOM-killed, never started) */
 	bool timed_out, cancelled;
 	const char *outcome; /* static: exited, oom_killed, timed_out, cancelled, ... */
 	struct ag_strv changed_files; /* escaped, bounded */
 	size_t changed_total;
+	bool changes_known;	      /* the workspace capture succeeded */
+	const char *capture_reason;   /* static: why the capture failed, or NULL */
 	const char *failure_stage; /* static, or NULL */
 	const char *failure_reason;
 	char *failure_message;	   /* sanitized */
