@@ -22,6 +22,11 @@ extern const char *const ag_env_defaults[4];
 bool ag_env_name_valid(const char *name);
 /* True for reserved exact names, prefixes and suffixes. */
 bool ag_env_name_reserved(const char *name);
+/*
+ * True when NAME (its first n bytes) is one of the four fixed defaults,
+ * which the renderer always sets: an image's value for it never applies.
+ */
+bool ag_env_name_is_default(const char *name, size_t n);
 /* True when the name looks secret-like (TOKEN, SECRET, PASSWORD...). */
 bool ag_env_name_sensitive(const char *name);
 /* True when the value has a byte in U+0000-U+001F or U+007F. */

@@ -22,14 +22,17 @@ static bool blank(const char *s, size_t n)
 }
 
 /*
- * Only the fields AgentGuard judges: not Config.Cmd/Args (an agent argv can
+ * Only the fields AgentGuard judges (Config.Healthcheck: the run requires
+ * it disabled; read with `index`, since Docker omits the key when unset and
+ * a plain field access is then a template error): not Config.Cmd/Args (an agent argv can
  * be megabytes and would break the output bound) nor Config.Env (values
  * never need to reach AgentGuard again).
  */
 static const char inspect_format[] =
 	"{\"Id\":{{json .Id}},\"Name\":{{json .Name}},\"Created\":{{json .Created}},"
 	"\"Image\":{{json .Image}},\"Config\":{\"User\":{{json .Config.User}},"
-	"\"Labels\":{{json .Config.Labels}}},\"HostConfig\":{{json .HostConfig}},"
+	"\"Labels\":{{json .Config.Labels}},\"Healthcheck\":{{json (index .Config \"Healthcheck\")}}},"
+	"\"HostConfig\":{{json .HostConfig}},"
 	"\"Mounts\":{{json .Mounts}},\"State\":{{json .State}}}";
 
 int ag_container_lookup(const struct ag_docker_cli *cli, const char *what, unsigned timeout_ms,

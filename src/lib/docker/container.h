@@ -30,7 +30,7 @@ struct ag_container_owner {
  * container" and no object), 0 present (*obj set when obj != NULL, owned by
  * the caller), -1 ambiguous (timeout, malformed or contradictory answer).
  * The object holds Id, Name, Created, Image, Config.User, Config.Labels,
- * HostConfig, Mounts and State only: never the command or environment.
+ * Config.Healthcheck, HostConfig, Mounts and State only: never the command or environment.
  */
 int ag_container_lookup(const struct ag_docker_cli *cli, const char *what, unsigned timeout_ms,
 			json_t **obj);

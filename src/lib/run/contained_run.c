@@ -550,6 +550,12 @@ static int stage_container(struct run *r)
 		const char *img = ag_json_path_str(v, "Image");
 		if (img && ag_is_image_id(img))
 			r->bound_image_id = ag_xstrdup(img);
+		/* The image's HEALTHCHECK must not run beside the agent (--no-healthcheck). */
+		const json_t *hct = ag_json_path(v, "Config.Healthcheck.Test");
+		const char *hc0 = json_string_value(json_array_get(hct, 0));
+		if (!f.n && !(json_array_size(hct) == 1 && hc0 && strcmp(hc0, "NONE") == 0))
+			ag_pf_findings_add(&f, "healthcheck", AG_PF_V_UNSAFE, "run.healthcheck_enabled",
+					   "the created container would run the image's health check");
 		json_decref(v);
 		if (f.n) {
 			/* CONTRACT: run.verify_created (the container that runs shows every control) */

@@ -183,6 +183,22 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 			   strcmp(f->bound_image_id, f->pf->local_image_id) == 0;
 	json_object_set_new(img, "identity_consistent",
 			    f->bound_image_id ? json_boolean(bound_match) : json_null());
+	/*
+	 * The image's own metadata, overridden by the run but recorded: its
+	 * ENTRYPOINT as a fact (present, SHA-256 of its JSON: never the text)
+	 * and its ENV names (never values), which do reach the agent.
+	 */
+	const struct ag_image_facts *im =
+	    f->pf && f->pf->image.metadata_known ? &f->pf->image : NULL;
+	json_object_set_new(img, "entrypoint_present",
+			    im ? json_boolean(im->entrypoint_present) : json_null());
+	json_object_set_new(img, "entrypoint_sha256",
+			    im && im->entrypoint_sha256 ? json_string(im->entrypoint_sha256)
+							: json_null());
+	json_object_set_new(img, "env_names", strv_json(im ? &im->env_names : NULL,
+							AG_RUN_IMAGE_ENV_NAMES_MAX));
+	json_object_set_new(img, "env_names_total",
+			    im ? json_integer((json_int_t)im->env_total) : json_null());
 	json_object_set_new(img, "pull_policy", json_string("never"));
 	json_object_set_new(img, "cache_status",
 			    json_string(f->pf && f->pf->local_image_id ? "present" : "unknown"));
