@@ -299,5 +299,8 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
 #define AG_RUN_IMAGE_ENV_NAMES_MAX 32
 /* Longest image ENV name recorded; a longer one is recorded as a marker. */
 #define AG_RUN_IMAGE_ENV_NAME_MAX_BYTES 64
+/* Anonymous volumes (image VOLUME) one container may show and have removed
+ * and verified absent with it; more fails the cleanup closed. */
+#define AG_RUN_CONTAINER_VOLUMES_MAX 32
 
 #endif
