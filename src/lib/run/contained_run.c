@@ -952,6 +952,18 @@ static void record_cleanup_failure(struct run *r)
 	}
 }
 
+/* The artifact again, after a late failure recorded in r: a failing verdict. */
+static json_t *rebuild_failed(const struct run *r, struct ag_run_facts *f, json_t *old)
+{
+	f->pass = false;
+	f->exit_code = r->exit_code;
+	f->stage = r->stage;
+	f->reason = r->reason;
+	f->message = r->message;
+	json_decref(old);
+	return ag_run_artifact_build(f);
+}
+
 int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		     struct ag_error **err)
 {
@@ -1108,15 +1120,9 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		ag_error_free(e);
 		e = NULL;
 		out->pass = false;
-		facts.pass = false;
-		facts.exit_code = r->exit_code;
-		facts.stage = r->stage;
-		facts.reason = r->reason;
-		facts.message = r->message;
 		facts.stdout_text = facts.stderr_text = "";
 		facts.stdout_truncated = facts.stderr_truncated = true;
-		json_decref(artifact);
-		artifact = ag_run_artifact_build(&facts);
+		artifact = rebuild_failed(r, &facts, artifact);
 		wrc = write_json_file(r, AG_RUN_ARTIFACT_FILE, artifact, &ag_canon_artifact_bounds, &e);
 	}
 	if (wrc == 0) {
@@ -1138,13 +1144,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		ag_error_free(e);
 		e = NULL;
 		out->pass = false;
-		facts.pass = false;
-		facts.exit_code = r->exit_code;
-		facts.stage = r->stage;
-		facts.reason = r->reason;
-		facts.message = r->message;
-		json_decref(artifact);
-		artifact = ag_run_artifact_build(&facts);
+		artifact = rebuild_failed(r, &facts, artifact);
 		(void)write_json_file(r, AG_RUN_ARTIFACT_FILE, artifact, &ag_canon_artifact_bounds,
 				      &e);
 	}
