@@ -57,7 +57,8 @@ config c
 # --- never started: the executable does not exist in the image
 text_run -- /no-such-agent --flag
 t_is "never-started: Docker failure (exit 6)" "$AG_RC" 6
-ec=$(nart 'a["command_result"]["exit_code"]')
+t_last_ok || diag "$AG_OUT"
+ec=$(nart 'a["command_result"]["exit_code"]' || true)
 t_like "never-started: exit code is Docker's launcher status or null, never 0" "$ec" '^(None|125|126|127)$'
 t_is "never-started: the artifact gives no score" "$(nart 'a["score"]')" None
 t_like "never-started: the terminal shows no score" "$AG_OUT" 'Score: none'
