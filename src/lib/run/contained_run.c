@@ -678,8 +678,10 @@ static void classify(struct run *r)
 		 */
 		if (r->exit_status < 125 || r->exit_status > 127)
 			r->exit_status = -1;
-		bool not_found = strcasestr(p->err.buf, "executable file not found") ||
-				 strcasestr(p->err.buf, "no such file or directory");
+		/* runc's words for an argv[0] it could not exec (only a hint: no text is kept) */
+		bool not_found = strstr(p->err.buf, "exec: \"") &&
+				 (strcasestr(p->err.buf, "executable file not found") ||
+				  strcasestr(p->err.buf, "no such file or directory"));
 		fail(r, "docker", 6, "run.launch_failed",
 		     "Docker failed before or while launching the contained command%s",
 		     not_found ? " (the argv's executable was not found in the image)" : "");
