@@ -15,6 +15,8 @@ set -euo pipefail
 require_docker
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib-contained.sh"
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib-evidence.sh"
 
 make_repo
 t_cleanup remove_run_containers
@@ -66,6 +68,20 @@ t_unlike "evidence: no ENV value and no entrypoint text outside the agent's outp
 t_run "$AG_BIN" evidence verify "$REPORT"
 t_is "evidence: the artifact verifies" "$AG_RC" 0
 check_clean "env"
+
+# evidence verify holds the recorded image facts to the rule (re-sealed
+# edits, so the check fires on its own, not only through the seal)
+C=$(basename "$(dirname "$REPORT")")
+X=$(ev_copy_root reserved)
+ev_py "$X/$C/contained-run.json" 'i = a["containment_evidence"]["image"]; i["env_names"] = sorted(i["env_names"] + ["LD_PRELOAD"]); i["env_names_total"] += 1'
+ev_reseal "$X/$C"
+ag_must_fail 2 evidence.image_env_reserved "verify: an executed run with a reserved image ENV name is refused" \
+	"$AG_BIN" evidence verify "$X/$C"
+X=$(ev_copy_root nohash)
+ev_py "$X/$C/contained-run.json" 'a["containment_evidence"]["image"]["entrypoint_present"] = False'
+ev_reseal "$X/$C"
+ag_must_fail 2 evidence.image_metadata "verify: an entrypoint hash without an entrypoint is refused" \
+	"$AG_BIN" evidence verify "$X/$C"
 
 # --- an image whose ENV sets a reserved name is refused before the agent starts
 IMG_REF=
