@@ -60,8 +60,8 @@ kill -TERM "$live"
 wait "$runner" || true
 t_ok "live: the cancelled run cleaned up after itself" no_containers
 
+# The zombie goes to PID 1 with its parent (whether PID 1 reaps it is the
+# machine's business, which is the point of this test).
 kill "$parent" 2>/dev/null || true
 wait 2>/dev/null || true
-for _ in $(seq 1 50); do [ -e "/proc/$agpid" ] || break; sleep 0.1; done
-t_ok "the zombie is reaped once its parent is gone" test ! -e "/proc/$agpid"
 t_done
