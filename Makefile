@@ -80,9 +80,12 @@ check-asan:
 check-valgrind: tests
 	BUILD=$(BUILD) AG_VALGRIND=1 tests/run unit
 
-# libFuzzer with clang: FUZZ_SECONDS per target (CI: 60 s over the loader).
+# libFuzzer with clang: FUZZ_SECONDS for the config loader (CI: 60 s),
+# FUZZ_EGRESS_SECONDS for each study-egress target (CI: 30 s each). A target
+# uses tests/fuzz/<target>.dict when there is one (the loader: yaml.dict).
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= config
+FUZZ_EGRESS_SECONDS ?= 30
+FUZZ_TARGETS ?= config egress_policy egress_authority egress_manifest
 FUZZ_CFLAGS := -std=gnu17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	$(CPPFLAGS) $(PKG_CFLAGS)
 fuzz:
@@ -90,12 +93,15 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  clang $(FUZZ_CFLAGS) -o build-fuzz/fuzz_$$t tests/fuzz/fuzz_$$t.c $(LIB_SRC) $(PKG_LIBS); \
 	  mkdir -p build-fuzz/corpus-$$t; \
-	  build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
-	    -rss_limit_mb=2048 -dict=tests/fuzz/yaml.dict build-fuzz/corpus-$$t tests/fuzz/corpus/$$t; \
+	  secs=$(FUZZ_SECONDS); dict=tests/fuzz/yaml.dict; \
+	  case $$t in egress_*) secs=$(FUZZ_EGRESS_SECONDS); dict=;; esac; \
+	  if [ -f tests/fuzz/$$t.dict ]; then dict=tests/fuzz/$$t.dict; fi; \
+	  build-fuzz/fuzz_$$t -max_total_time=$$secs -max_len=65536 -timeout=10 \
+	    -rss_limit_mb=2048 $${dict:+-dict=$$dict} build-fuzz/corpus-$$t tests/fuzz/corpus/$$t; \
 	done
 
 fuzz-long:
-	$(MAKE) fuzz FUZZ_SECONDS=1800
+	$(MAKE) fuzz FUZZ_SECONDS=1800 FUZZ_EGRESS_SECONDS=1800
 
 install: $(BUILD)/agentguard
 	install -D -m 0755 $(BUILD)/agentguard $(DESTDIR)$(PREFIX)/bin/agentguard

@@ -29,6 +29,9 @@ static const char main_help[] =
 	"                             verify Docker can enforce the contained boundary\n"
 	"  render CONFIG [--workspace DIR] -- ARGV...\n"
 	"                             print the docker argv (dry run, no Docker call)\n"
+	"  study-egress policy|decide|manifest|plan ...\n"
+	"                             live-study egress helpers: destination policy,\n"
+	"                             decisions, manifests, topology plan (no Docker)\n"
 	"  help [COMMAND]             show help for a command\n"
 	"\n"
 	"Options:\n"
@@ -69,6 +72,7 @@ static const struct command commands[] = {
 	{"cleanup", ag_cmd_cleanup},
 	{"evidence", ag_cmd_evidence},
 	{"report", ag_cmd_report},
+	{"study-egress", ag_cmd_study_egress},
 };
 
 static const struct command *find_command(const char *name)
