@@ -48,6 +48,8 @@ $(BUILD)/%.o: %.c
 
 # The schema is compiled into the binary so `agentguard schema` needs no data dir.
 $(BUILD)/src/cli/schema_blob.o: $(SCHEMA_JSON)
+$(BUILD)/src/cli/egress_schema_blob.o: data/schemas/live-study-egress-policy-v1.schema.json \
+	data/schemas/live-study-egress-manifest-v1.schema.json
 # The evidence schemas are compiled into the library for `agentguard evidence verify`.
 $(BUILD)/src/lib/evidence/schema_data.o: data/schemas/contained-run-v1.schema.json \
 	data/schemas/containment-evidence-v1.schema.json
@@ -107,7 +109,9 @@ install: $(BUILD)/agentguard
 	install -D -m 0755 $(BUILD)/agentguard $(DESTDIR)$(PREFIX)/bin/agentguard
 	install -D -m 0644 $(SCHEMA_JSON) $(DESTDIR)$(PREFIX)/share/agentguard/schemas/agentguard-config-v1.schema.json
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/agentguard/schemas \
-		data/schemas/contained-run-v1.schema.json data/schemas/containment-evidence-v1.schema.json
+		data/schemas/contained-run-v1.schema.json data/schemas/containment-evidence-v1.schema.json \
+		data/schemas/live-study-egress-policy-v1.schema.json \
+		data/schemas/live-study-egress-manifest-v1.schema.json
 
 format-check:
 	clang-format --dry-run -Werror $(LIB_SRC) $(CLI_SRC) $(wildcard src/lib/*/*.h)

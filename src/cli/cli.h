@@ -41,5 +41,7 @@ int ag_cmd_study_egress(int argc, char **argv);
 
 extern const char ag_schema_json[];
 extern const char ag_schema_json_end[];
+extern const char ag_egress_policy_schema_json[], ag_egress_policy_schema_json_end[];
+extern const char ag_egress_manifest_schema_json[], ag_egress_manifest_schema_json_end[];
 
 #endif

@@ -25,6 +25,7 @@ static const char help[] =
     "       agentguard study-egress plan CONFIG --policy POLICY --trial-id ID\n"
     "                     --gateway-image REF [--gateway-dns IP] [--outbound-internal]\n"
     "                     [--json] -- ARGV...\n"
+    "       agentguard study-egress schema policy|manifest\n"
     "\n"
     "Live-study egress helpers (experimental). They decide and record; they\n"
     "never call Docker and never touch the network.\n"
@@ -40,13 +41,14 @@ static const char help[] =
     "                   with --policy, that it was made under that policy\n"
     "  plan             print the ordered topology plan (networks, gateway, agent,\n"
     "                   start and teardown order) as docker argv, or --json\n"
+    "  schema           print the JSON Schema (Draft 2020-12) of a policy or manifest\n"
     "\n"
     "Exit codes: 0 valid / allow, 1 deny (decide only), 2 invalid input or\n"
     "usage error (the reason token is printed).\n";
 
 static int print_json(json_t *o)
 {
-	char *t = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+	char *t = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);
 	if (!t)
 		abort();
 	puts(t);
@@ -389,5 +391,14 @@ int ag_cmd_study_egress(int argc, char **argv)
 		return cmd_manifest(argc - 2, argv + 2);
 	if (!strcmp(sub, "plan"))
 		return cmd_plan(argc - 2, argv + 2);
+	if (!strcmp(sub, "schema") && argc == 3 &&
+	    (!strcmp(argv[2], "policy") || !strcmp(argv[2], "manifest"))) {
+		bool pol = !strcmp(argv[2], "policy");
+		const char *b = pol ? ag_egress_policy_schema_json : ag_egress_manifest_schema_json;
+		const char *e = pol ? ag_egress_policy_schema_json_end : ag_egress_manifest_schema_json_end;
+		if (fwrite(b, 1, (size_t)(e - b), stdout) != (size_t)(e - b) || fflush(stdout) != 0)
+			return AG_EXIT_FAIL;
+		return AG_EXIT_PASS;
+	}
 	return ag_cli_usage("study-egress", "unknown study-egress command");
 }

@@ -852,19 +852,34 @@ int ag_egress_manifest_build(const struct ag_egress_manifest_inputs *in, json_t 
 	json_t *lv = json_object();
 	json_object_set_new(lv, "verified", json_boolean(in->liveness_verified));
 	json_object_set_new(m, "liveness_status", lv);
-	struct ag_egress_completion c;
-	ag_egress_manifest_completion(m, &c);
-	json_t *co = json_object();
-	json_object_set_new(co, "status", json_string(c.status));
-	json_object_set_new(co, "reason", json_string(c.reason));
-	json_object_set_new(co, "success_eligible", json_boolean(c.success_eligible));
-	json_object_set_new(m, "completion", co);
-	/* What we build must pass our own validator. */
+	/* Fit the serialized bound: drop events from the end, marking the
+	 * gateway evidence truncated (so the trial can never be complete). */
 	char *text = NULL;
 	size_t len = 0;
+	for (;;) {
+		struct ag_egress_completion c;
+		ag_egress_manifest_completion(m, &c);
+		json_t *co = json_object();
+		json_object_set_new(co, "status", json_string(c.status));
+		json_object_set_new(co, "reason", json_string(c.reason));
+		json_object_set_new(co, "success_eligible", json_boolean(c.success_eligible));
+		json_object_set_new(m, "completion", co);
+		struct ag_error *e = NULL;
+		if (ag_egress_manifest_dump(m, &text, &len, &e) == 0)
+			break;
+		bool too_big = !strcmp(e->reason, "evidence.size") && json_array_size(events) > 0;
+		if (!too_big) {
+			*err = e;
+			json_decref(m);
+			return -1;
+		}
+		ag_error_free(e);
+		json_array_remove(events, json_array_size(events) - 1);
+		json_object_set_new(gw, "evidence_truncated", json_true());
+	}
+	/* What we build must pass our own validator. */
 	struct ag_egress_completion again;
-	if (ag_egress_manifest_dump(m, &text, &len, err) < 0 ||
-	    ag_egress_manifest_validate(text, len, in->policy, &again, err) < 0) {
+	if (ag_egress_manifest_validate(text, len, in->policy, &again, err) < 0) {
 		free(text);
 		json_decref(m);
 		return -1;
