@@ -3,8 +3,9 @@
 
     AG_BIN=build/agentguard python3 tests/egress-corpus/check.py [policies] [events] [manifests]
 
-policies:  `study-egress policy validate FILE --json` -> exit 0 and valid:true,
-           or exit 2 with error.reason equal to the expected reason.
+policies:  `study-egress policy validate FILE --json` -> exit 0, valid:true and
+           a digest equal to SHA-256 of Python's canonical dump of the
+           normalised form, or exit 2 with error.reason equal to the expected reason.
 events:    `study-egress decide POLICY EVENT --json` -> exit 0 allow / 1 deny,
            reason as expected, address_class as expected when given; the
            output never carries a query string.
@@ -12,6 +13,7 @@ manifests: `study-egress manifest validate FILE --json` -> exit 0 with the
            expected completion status, or exit 2 with the expected reason.
 Every run: no signal death, nothing on stderr in --json mode on success.
 """
+import hashlib
 import json
 import os
 import subprocess
@@ -65,8 +67,12 @@ for kind, c in cases:
             report(False, name, "stdout is not JSON: %r %r rc=%d" % (out, err, rc))
             continue
         if c["expect"] == "accept":
-            report(rc == 0 and j.get("valid") is True and len(j.get("digest", "")) == 64, name,
-                   "rc=%d %s" % (rc, out))
+            # The digest is SHA-256 of the normalised policy as Python's json
+            # writes it canonically (the earlier implementation's digest).
+            py = hashlib.sha256(json.dumps(j.get("normalized"), sort_keys=True,
+                                           separators=(",", ":")).encode()).hexdigest()
+            report(rc == 0 and j.get("valid") is True and j.get("digest") == py, name,
+                   "rc=%d python digest %s: %s" % (rc, py, out))
         else:
             report(rc == 2 and j.get("valid") is False and j["error"]["reason"] == c["reason"], name,
                    "rc=%d %s" % (rc, out))

@@ -130,6 +130,7 @@ for port in [1, 80, 443, 8080, 65535]:
     pcase("accept-port", "accept", policy(rule("api.example.com", port)))
 pcase("accept-empty", "accept", policy())
 pcase("accept-purpose", "accept", policy(rule("api.example.com", purpose="model API (study)")))
+pcase("accept-purpose-unicode", "accept", policy(rule("api.example.com", purpose="caf\u00e9 \u2014 \U0001f600 / \"q\" \\")))
 pcase("accept-purpose-max", "accept", policy(rule("api.example.com", purpose="p" * 256)))
 pcase("accept-test-only-name", "accept", policy(rule("canary.example.com", test_only=True)))
 pcase("accept-flags-false", "accept",

@@ -5,7 +5,7 @@
 #include "lib/egress/policy.h"
 #include "lib/base/error.h"
 #include "lib/base/fsx.h"
-#include "lib/evidence/canon.h"
+#include "lib/base/buf.h"
 
 #define FAIL(code, reason, key, ...) ag_err_at(err, code, reason, NULL, 0, 0, key, __VA_ARGS__)
 
@@ -148,9 +148,73 @@ json_t *ag_egress_policy_json(const struct ag_egress_policy *p)
 	return o;
 }
 
-static const struct ag_canon_bounds digest_bounds = {4, AG_EGRESS_POLICY_MAX_RULES + 8,
-						     AG_EGRESS_PURPOSE_MAX + AG_EGRESS_HOST_MAX,
-						     65535, AG_EGRESS_POLICY_MAX_BYTES * 2};
+/*
+ * The digest's input, written byte for byte as Python's
+ * json.dumps(policy, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+ * writes it, so a digest the earlier implementation recorded reads the same
+ * here: lowercase \uXXXX escapes (surrogate pairs above U+FFFF), DEL raw.
+ */
+static void py_string(struct ag_buf *b, const char *s)
+{
+	struct ag_error *e = NULL;
+	int r = ag_buf_adds(b, "\"", &e);
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p && r == 0) {
+		uint32_t cp = *p;
+		int extra = cp < 0x80 ? 0 : cp < 0xe0 ? 1 : cp < 0xf0 ? 2 : 3;
+		if (extra)
+			cp &= 0x3f >> extra;
+		for (int i = 1; i <= extra && p[i]; i++)
+			cp = (cp << 6) | (p[i] & 0x3f);
+		p += 1 + extra; /* jansson strings are valid UTF-8 */
+		if (cp == '"' || cp == '\\')
+			r = ag_buf_addf(b, &e, "\\%c", (char)cp);
+		else if (cp == '\n')
+			r = ag_buf_adds(b, "\\n", &e);
+		else if (cp == '\r')
+			r = ag_buf_adds(b, "\\r", &e);
+		else if (cp == '\t')
+			r = ag_buf_adds(b, "\\t", &e);
+		else if (cp == '\b')
+			r = ag_buf_adds(b, "\\b", &e);
+		else if (cp == '\f')
+			r = ag_buf_adds(b, "\\f", &e);
+		else if (cp < 0x20 || (cp > 0x7f && cp < 0x10000))
+			r = ag_buf_addf(b, &e, "\\u%04x", cp);
+		else if (cp >= 0x10000)
+			r = ag_buf_addf(b, &e, "\\u%04x\\u%04x", 0xd800 + ((cp - 0x10000) >> 10),
+					0xdc00 + ((cp - 0x10000) & 0x3ff));
+		else
+			r = ag_buf_add(b, p - 1, 1, &e);
+	}
+	if (r == 0)
+		r = ag_buf_adds(b, "\"", &e);
+	ag_error_free(e); /* the buffer's bound is far above any valid policy */
+}
+
+static void policy_digest(struct ag_egress_policy *p)
+{
+	struct ag_buf b = AG_BUF_INIT(AG_EGRESS_POLICY_MAX_BYTES * 16, "egress.policy.size");
+	struct ag_error *e = NULL;
+	int r = ag_buf_adds(&b, "{\"destinations\":[", &e);
+	for (size_t i = 0; i < p->n_rules && r == 0; i++) {
+		const struct ag_egress_rule *x = &p->rules[i];
+		r = ag_buf_adds(&b, i ? ",{\"host\":" : "{\"host\":", &e);
+		py_string(&b, x->dest.host);
+		r = r ? r : ag_buf_addf(&b, &e, ",\"port\":%d,\"purpose\":", x->dest.port);
+		py_string(&b, x->purpose);
+		r = r ? r
+		      : ag_buf_addf(&b, &e, ",\"test_only\":%s,\"test_only_ip_literal\":%s}",
+				    x->test_only ? "true" : "false",
+				    x->test_only_ip_literal ? "true" : "false");
+	}
+	r = r ? r
+	      : ag_buf_adds(&b, "],\"schema\":\"" AG_EGRESS_POLICY_SCHEMA "\",\"schema_version\":1}",
+			    &e);
+	ag_error_free(e);
+	ag_sha256_hex(b.buf, b.len, p->digest);
+	ag_buf_release(&b);
+}
 
 int ag_egress_policy_parse(const char *data, size_t len, struct ag_egress_policy **out,
 			   struct ag_error **err)
@@ -227,15 +291,7 @@ int ag_egress_policy_parse(const char *data, size_t len, struct ag_egress_policy
 			}
 	}
 	qsort(p->rules, p->n_rules, sizeof(*p->rules), rule_cmp);
-	json_t *canon = ag_egress_policy_json(p);
-	char *text = NULL;
-	size_t tlen = 0;
-	int dr = ag_canon_dump(canon, &digest_bounds, &text, &tlen, err);
-	json_decref(canon);
-	if (dr < 0)
-		goto out;
-	ag_sha256_hex(text, tlen, p->digest);
-	free(text);
+	policy_digest(p);
 	*out = ag_steal_ptr(&p);
 	rc = 0;
 out:
