@@ -45,6 +45,15 @@ def run(*args):
     return r.returncode, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
 
 
+def run_json(*args):
+    """Runs the command; returns (rc, parsed stdout or None, raw stdout)."""
+    rc, out, err = run(*args)
+    try:
+        return rc, json.loads(out), out
+    except ValueError:
+        return rc, None, "stdout is not JSON: %r %r" % (out, err)
+
+
 def report(ok, name, why=""):
     global n, fails
     n += 1
@@ -60,11 +69,9 @@ for kind, c in cases:
     name = "%s: %s %s" % (c["id"], c["expect"], c.get("reason", c.get("completion", "")))
     if kind == "policies":
         f = put("policy.json", c.get("doc"), c.get("raw"))
-        rc, out, err = run("policy", "validate", f, "--json")
-        try:
-            j = json.loads(out)
-        except ValueError:
-            report(False, name, "stdout is not JSON: %r %r rc=%d" % (out, err, rc))
+        rc, j, out = run_json("policy", "validate", f, "--json")
+        if j is None:
+            report(False, name, out)
             continue
         if c["expect"] == "accept":
             # The digest is SHA-256 of the normalised policy as Python's json
@@ -79,11 +86,9 @@ for kind, c in cases:
     elif kind == "events":
         pf = put("policy.json", c["policy"])
         ef = put("event.json", c["event"])
-        rc, out, err = run("decide", pf, ef, "--json")
-        try:
-            j = json.loads(out)
-        except ValueError:
-            report(False, name, "stdout is not JSON: %r %r rc=%d" % (out, err, rc))
+        rc, j, out = run_json("decide", pf, ef, "--json")
+        if j is None:
+            report(False, name, out)
             continue
         want_rc = 0 if c["expect"] == "allow" else 1
         ok = rc == want_rc and j.get("decision") == c["expect"] and j.get("reason") == c["reason"]
@@ -93,11 +98,9 @@ for kind, c in cases:
         report(ok, name, "rc=%d %s" % (rc, out))
     else:
         f = put("manifest.json", c.get("doc"), c.get("raw"))
-        rc, out, err = run("manifest", "validate", f, "--json")
-        try:
-            j = json.loads(out)
-        except ValueError:
-            report(False, name, "stdout is not JSON: %r %r rc=%d" % (out, err, rc))
+        rc, j, out = run_json("manifest", "validate", f, "--json")
+        if j is None:
+            report(False, name, out)
             continue
         if c["expect"] == "accept":
             report(rc == 0 and j.get("valid") is True and j["completion"]["status"] == c["completion"],

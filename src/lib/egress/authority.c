@@ -262,3 +262,17 @@ int ag_egress_url_parse(const char *s, size_t len, struct ag_egress_target *t, b
 	}
 	return 0;
 }
+
+bool ag_egress_id_valid(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n < 1 || n > AG_EGRESS_ID_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool an = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!an && (i == 0 || !strchr("._:-", c)))
+			return false;
+	}
+	return true;
+}

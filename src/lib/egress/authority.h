@@ -72,4 +72,8 @@ int ag_egress_authority_parse(const char *s, size_t len, struct ag_egress_target
 int ag_egress_url_parse(const char *s, size_t len, struct ag_egress_target *t, bool *https,
 			char **sanitized, const char **reason);
 
+/* ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$: trial and authorization ids (also
+ * valid Docker label values). */
+bool ag_egress_id_valid(const char *s);
+
 #endif

@@ -365,21 +365,6 @@ static bool hex64(const char *s)
 	return true;
 }
 
-/* ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$ */
-static bool id_ok(const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-	if (n < 1 || n > AG_EGRESS_ID_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		bool an = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-		if (!an && (i == 0 || !strchr("._:-", c)))
-			return false;
-	}
-	return true;
-}
-
 struct field {
 	const char *key;
 	enum kind kind;
@@ -424,7 +409,7 @@ static int fields(const json_t *o, const char *where, const struct field *f, siz
 			reason = "egress.manifest.hash";
 			break;
 		case K_ID:
-			ok = id_ok(json_string_value(v));
+			ok = ag_egress_id_valid(json_string_value(v));
 			reason = "egress.manifest.id";
 			break;
 		case K_STR:

@@ -7,6 +7,7 @@
 #include "lib/config/config.h"
 #include "lib/config/env_allowlist.h"
 #include "lib/config/imageref.h"
+#include "lib/egress/authority.h"
 #include "lib/egress/decision.h"
 #include "lib/egress/policy.h"
 #include "lib/evidence/canon.h"
@@ -14,21 +15,6 @@
 #include <inttypes.h>
 
 #define FAIL(reason, ...) ag_err(err, AG_E_CONFIG, 0, reason, __VA_ARGS__)
-
-/* ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$ (also a valid label value) */
-static bool trial_id_ok(const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-	if (n < 1 || n > AG_EGRESS_ID_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		bool an = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-		if (!an && (i == 0 || !strchr("._:-", c)))
-			return false;
-	}
-	return true;
-}
 
 /* The image's digest ("sha256:..."), or NULL when not pinned. */
 static char *image_digest(const char *ref, bool *parsed)
@@ -66,7 +52,7 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 		return FAIL("egress.plan.not_contained",
 			    "the config needs a contained_execution block and a pinned "
 			    "sandbox.image for the agent");
-	if (!trial_id_ok(in->trial_id))
+	if (!ag_egress_id_valid(in->trial_id))
 		return FAIL("egress.plan.trial_id",
 			    "trial id must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
 	bool parsed = false;
