@@ -297,6 +297,26 @@ static void test_manifest_build(void **state)
 	assert_true(strlen(text) <= AG_EGRESS_MANIFEST_MAX_BYTES);
 	free(text);
 	json_decref(ev);
+	/* A record the gateway could not state properly still validates, and
+	 * its evidence is incomplete: the trial is not complete. */
+	const char *addrs[] = {"93.184.216.34"};
+	struct ag_egress_event bad = {.protocol = "",
+				      .authority = "api.example.com:443",
+				      .effective_host = "API.example.com",
+				      .effective_port = 99999,
+				      .resolved = addrs,
+				      .n_resolved = 1,
+				      .resolution_status = "stable"};
+	struct ag_egress_decision d;
+	ag_egress_decide(p, &bad, &d);
+	struct ag_egress_event_meta m = {.event_type = "weird", .started = "yesterday",
+					 .evidence_complete = true, .bytes_in = -5};
+	ev = json_array();
+	json_array_append_new(ev, ag_egress_event_record(&bad, &d, &m));
+	assert_string_equal(build_status(p, ev, &text), "incomplete");
+	assert_non_null(strstr(text, "\"reason\":\"event_evidence_incomplete\""));
+	free(text);
+	json_decref(ev);
 	ag_egress_policy_free(p);
 	ag_egress_policy_free(q);
 }

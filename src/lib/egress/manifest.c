@@ -82,47 +82,42 @@ static bool needs_sanitizing(const char *s, size_t n)
 	return false;
 }
 
+/* Cuts s[0..n) to at most max bytes without splitting a UTF-8 sequence. */
+static size_t utf8_cut(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
 char *ag_egress_sanitize(const char *s)
 {
-	struct ag_strbuild {
-		char *p;
-		size_t n, cap;
-	} o = {ag_xmalloc(64), 0, 64};
-#define PUT(src, len)                                                                              \
-	do {                                                                                       \
-		if (o.n + (len) + 1 > o.cap) {                                                     \
-			o.cap = (o.n + (len) + 1) * 2;                                             \
-			o.p = ag_xrealloc(o.p, o.cap);                                             \
-		}                                                                                  \
-		memcpy(o.p + o.n, (src), (len));                                                   \
-		o.n += (len);                                                                      \
-	} while (0)
-	for (size_t i = 0; s[i];) {
-		size_t q = query_at(s, i);
-		if (q || (s[i] == '#' && in_url(s, i))) {
-			size_t end = token_end(s, i);
-			if (!in_url(s, i))
-				PUT("[REDACTED_QUERY]", 16);
-			i = end;
-			continue;
+	/* Only ever dropping content, so cut first: the scans below are then
+	 * bounded (a query or path cut short is still a query or path). */
+	size_t n = utf8_cut(s, strlen(s), 2 * AG_EGRESS_MANIFEST_MAX_STRING);
+	_cleanup_free_ char *in = ag_xstrndup(s, n);
+	struct ag_buf o = AG_BUF_INIT(4 * AG_EGRESS_MANIFEST_MAX_STRING, "egress.manifest.string");
+	struct ag_error *e = NULL;
+	int r = 0;
+	for (size_t i = 0; in[i] && r == 0;) {
+		if (query_at(in, i) || (in[i] == '#' && in_url(in, i))) {
+			if (!in_url(in, i))
+				r = ag_buf_adds(&o, "[REDACTED_QUERY]", &e);
+			i = token_end(in, i);
+		} else if (private_path_at(in, i)) {
+			r = ag_buf_adds(&o, "[REDACTED_PATH]", &e);
+			i = token_end(in, i);
+		} else {
+			r = ag_buf_add(&o, in + i, 1, &e);
+			i++;
 		}
-		if (private_path_at(s, i)) {
-			PUT("[REDACTED_PATH]", 15);
-			i = token_end(s, i);
-			continue;
-		}
-		PUT(s + i, 1);
-		i++;
 	}
-	o.p[o.n] = '\0';
-	if (o.n > AG_EGRESS_MANIFEST_MAX_STRING) {
-		size_t cut = AG_EGRESS_MANIFEST_MAX_STRING;
-		while (cut > 0 && ((unsigned char)o.p[cut] & 0xc0) == 0x80)
-			cut--; /* never split a UTF-8 sequence */
-		o.p[cut] = '\0';
-	}
-#undef PUT
-	return o.p;
+	ag_error_free(e); /* cannot happen: the output is at most the input plus markers */
+	o.buf[utf8_cut(o.buf, o.len, AG_EGRESS_MANIFEST_MAX_STRING)] = '\0';
+	size_t len;
+	return ag_buf_detach(&o, &len);
 }
 
 static json_t *clean_string(const char *s)
@@ -697,40 +692,60 @@ static int64_t clamp_bytes(int64_t v)
 	return v < 0 ? 0 : v > AG_EGRESS_EVENT_BYTES_MAX ? AG_EGRESS_EVENT_BYTES_MAX : v;
 }
 
+/* A record's string field: sanitized, never empty (empty -> "unknown"). */
+static json_t *field_string(const char *s)
+{
+	return clean_string(s && s[0] ? s : "unknown");
+}
+
+/* {host, port}, both null unless the host normalises and the port is valid. */
+static json_t *checked_dest(const char *host, int64_t port)
+{
+	struct ag_egress_target t;
+	const char *why = NULL;
+	bool ok = host && port >= 1 && port <= 65535 &&
+		  ag_egress_host_normalize(host, strnlen(host, AG_EGRESS_HOST_MAX + 1), &t, &why) == 0;
+	return dest_json(ok ? t.host : NULL, ok ? port : 0);
+}
+
 json_t *ag_egress_event_record(const struct ag_egress_event *ev,
 			       const struct ag_egress_decision *d,
 			       const struct ag_egress_event_meta *meta)
 {
+	/* Whatever the gateway hands over, the record validates; what it
+	 * could not state properly marks the record's evidence incomplete. */
+	bool complete = meta->evidence_complete;
 	json_t *o = json_object();
-	json_object_set_new(o, "event_type", clean_string(meta->event_type ? meta->event_type
-									 : "request"));
-	json_object_set_new(o, "protocol", clean_string(ev->protocol ? ev->protocol : "unknown"));
-	json_object_set_new(o, "route", clean_string(meta->route));
-	/* The decision's normalised destination; the effective one equals it
-	 * unless the event itself stated another (a deny). */
-	json_object_set_new(o, "requested", dest_json(d->host, d->port));
-	struct ag_egress_target eff;
-	const char *why = NULL;
-	bool have_eff = ev->effective_host &&
-			ag_egress_host_normalize(ev->effective_host,
-						 strnlen(ev->effective_host, AG_EGRESS_HOST_MAX + 1),
-						 &eff, &why) == 0;
+	const char *type = meta->event_type ? meta->event_type : "";
+	if (!in_list(type, event_types)) {
+		type = "request";
+		complete = false;
+	}
+	json_object_set_new(o, "event_type", json_string(type));
+	json_object_set_new(o, "protocol", field_string(ev->protocol));
+	json_object_set_new(o, "route", meta->route && meta->route[0] ? clean_string(meta->route)
+								       : json_null());
+	json_object_set_new(o, "requested", checked_dest(d->host, d->port));
+	/* The effective destination equals the decision's unless the event
+	 * stated another one (then the decision was a deny). */
 	json_object_set_new(o, "effective",
 			    ev->effective_host || ev->effective_port
-				? dest_json(have_eff ? eff.host : NULL, ev->effective_port)
-				: dest_json(d->host, d->port));
+				? checked_dest(ev->effective_host, ev->effective_port)
+				: checked_dest(d->host, d->port));
 	char *url = NULL;
 	if (ev->url) {
 		struct ag_egress_target t;
 		bool https;
+		const char *why = NULL;
 		if (ag_egress_url_parse(ev->url, strnlen(ev->url, AG_EGRESS_AUTHORITY_MAX + 1), &t,
 					&https, &url, &why) < 0)
 			url = NULL;
 	}
-	json_object_set_new(o, "url", clean_string(url));
+	json_object_set_new(o, "url", url ? clean_string(url) : json_null());
 	free(url);
 	json_t *addrs = json_array();
-	for (size_t i = 0; i < ev->n_resolved && i < AG_EGRESS_RESOLVED_MAX; i++) {
+	size_t want = ev->n_resolved > AG_EGRESS_RESOLVED_MAX ? AG_EGRESS_RESOLVED_MAX : ev->n_resolved;
+	for (size_t i = 0; i < want; i++) {
 		struct ag_egress_addr a;
 		char text[AG_EGRESS_ADDR_TEXT_MAX];
 		if (ev->resolved && ag_egress_addr_parse(ev->resolved[i], &a) == 0) {
@@ -738,24 +753,26 @@ json_t *ag_egress_event_record(const struct ag_egress_event *ev,
 			json_array_append_new(addrs, json_string(text));
 		}
 	}
+	bool truncated = meta->evidence_truncated || ev->n_resolved > AG_EGRESS_RESOLVED_MAX ||
+			 json_array_size(addrs) != want;
 	json_object_set_new(o, "resolved_addresses", addrs);
-	json_object_set_new(o, "resolution_status",
-			    clean_string(ev->resolution_status ? ev->resolution_status : "unknown"));
+	json_object_set_new(o, "resolution_status", field_string(ev->resolution_status));
 	json_object_set_new(o, "decision", json_string(d->allow ? "allow" : "deny"));
 	json_object_set_new(o, "reason", json_string(d->reason ? d->reason : "unknown"));
 	json_t *b = json_object();
 	json_object_set_new(b, "in", json_integer(clamp_bytes(meta->bytes_in)));
 	json_object_set_new(b, "out", json_integer(clamp_bytes(meta->bytes_out)));
 	json_object_set_new(o, "bytes", b);
+	if (!timestamp_ok(meta->started) || !timestamp_ok(meta->ended))
+		complete = false;
 	json_t *t = json_object();
-	json_object_set_new(t, "start", clean_string(meta->started ? meta->started : ""));
-	json_object_set_new(t, "end", clean_string(meta->ended ? meta->ended : ""));
+	json_object_set_new(t, "start", json_string(timestamp_ok(meta->started)
+							 ? meta->started
+							 : "1970-01-01T00:00:00Z"));
+	json_object_set_new(t, "end", json_string(timestamp_ok(meta->ended) ? meta->ended
+									 : "1970-01-01T00:00:00Z"));
 	json_object_set_new(o, "timestamps", t);
-	bool truncated = meta->evidence_truncated || ev->n_resolved > AG_EGRESS_RESOLVED_MAX ||
-			 json_array_size(addrs) != (ev->n_resolved > AG_EGRESS_RESOLVED_MAX
-							? AG_EGRESS_RESOLVED_MAX
-							: ev->n_resolved);
-	json_object_set_new(o, "evidence_complete", json_boolean(meta->evidence_complete));
+	json_object_set_new(o, "evidence_complete", json_boolean(complete));
 	json_object_set_new(o, "evidence_truncated", json_boolean(truncated));
 	return o;
 }
