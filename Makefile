@@ -90,10 +90,17 @@ FUZZ_EGRESS_SECONDS ?= 30
 FUZZ_TARGETS ?= config egress_policy egress_authority egress_manifest
 FUZZ_CFLAGS := -std=gnu17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	$(CPPFLAGS) $(PKG_CFLAGS)
-fuzz:
-	@mkdir -p build-fuzz
+# The library is instrumented once (build-fuzz/lib.a), then linked into each target.
+FUZZ_OBJ := $(LIB_SRC:%.c=build-fuzz/%.o)
+build-fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+build-fuzz/lib.a: $(FUZZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+fuzz: build-fuzz/lib.a
 	@set -e; for t in $(FUZZ_TARGETS); do \
-	  clang $(FUZZ_CFLAGS) -o build-fuzz/fuzz_$$t tests/fuzz/fuzz_$$t.c $(LIB_SRC) $(PKG_LIBS); \
+	  clang $(FUZZ_CFLAGS) -o build-fuzz/fuzz_$$t tests/fuzz/fuzz_$$t.c build-fuzz/lib.a $(PKG_LIBS); \
 	  mkdir -p build-fuzz/corpus-$$t; \
 	  secs=$(FUZZ_SECONDS); dict=tests/fuzz/yaml.dict; \
 	  case $$t in egress_*) secs=$(FUZZ_EGRESS_SECONDS); dict=;; esac; \
@@ -119,4 +126,4 @@ format-check:
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d)
