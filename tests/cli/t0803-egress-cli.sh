@@ -55,6 +55,9 @@ t_unlike "the query string never reaches the output" "$AG_OUT" 'SECRET-QUERY|tok
 printf '%s' '{"protocol":"connect","authority":"api.example.com:443","headers":{}}' >"$T/bad-event.json"
 ag_must_fail 2 egress.event.unknown_key "an event with an unknown key is refused" \
 	SE decide "$T/p.json" "$T/bad-event.json"
+printf '%s' '{"protocol":"connect","authority":"api.example.com:443","resolved_addresses":"93.184.216.34"}' >"$T/type-event.json"
+ag_must_fail 2 egress.event.type "an event whose addresses are not a list is refused" \
+	SE decide "$T/p.json" "$T/type-event.json"
 printf '%s' '{"protocol":' >"$T/broken-event.json"
 ag_must_fail 2 egress.event.json "an event that is not JSON is refused" \
 	SE decide "$T/p.json" "$T/broken-event.json"

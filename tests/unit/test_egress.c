@@ -150,6 +150,82 @@ static void test_decide_api(void **state)
 	ag_egress_policy_free(p);
 }
 
+static void test_authority_reasons(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		bool url;
+		const char *reason; /* NULL: parses */
+		const char *host;
+		int port;
+	} t[] = {
+	    {"api.example.com:443", false, NULL, "api.example.com", 443},
+	    {"[2001:DB8::1]:8443", false, NULL, "2001:db8::1", 8443},
+	    {"api.example.com", false, "egress.authority.syntax", NULL, 0},
+	    {"2001:db8::1:443", false, "egress.authority.syntax", NULL, 0},
+	    {"[2001:db8::1]x443", false, "egress.authority.syntax", NULL, 0},
+	    {"api.example.com:0", false, "egress.authority.port", NULL, 0},
+	    {"api.example.com:065", false, "egress.authority.port", NULL, 0},
+	    {"api.example.com:65536", false, "egress.authority.port", NULL, 0},
+	    {"a b.example.com:443", false, "egress.authority.syntax", NULL, 0},
+	    {":443", false, "egress.host.empty", NULL, 0},
+	    {"[192.0.2.1]:443", false, "egress.host.ip_invalid", NULL, 0},
+	    {"x.localhost.:443", false, "egress.host.trailing_dot", NULL, 0},
+	    {"https://api.example.com/a?b=c#d", true, NULL, "api.example.com", 443},
+	    {"HTTP://API.example.com", true, NULL, "api.example.com", 80},
+	    {"http://[2001:db8::1]:8080/", true, NULL, "2001:db8::1", 8080},
+	    {"ftp://api.example.com/", true, "egress.url.scheme", NULL, 0},
+	    {"api.example.com/x", true, "egress.url.syntax", NULL, 0},
+	    {"https://u@api.example.com/", true, "egress.url.userinfo", NULL, 0},
+	    {"https://api.example.com:99999/", true, "egress.authority.port", NULL, 0},
+	    {"https:///x", true, "egress.host.empty", NULL, 0},
+	    {"https://api.example.com\\@evil.example/", true, "egress.url.userinfo", NULL, 0},
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(t); i++) {
+		struct ag_egress_target g;
+		const char *why = NULL;
+		bool https;
+		char *clean = NULL;
+		int r = t[i].url ? ag_egress_url_parse(t[i].s, strlen(t[i].s), &g, &https, &clean, &why)
+				 : ag_egress_authority_parse(t[i].s, strlen(t[i].s), &g, &why);
+		if (t[i].reason) {
+			if (r == 0 || strcmp(why, t[i].reason))
+				print_error("%s: got %d %s\n", t[i].s, r, why ? why : "-");
+			assert_int_equal(r, -1);
+			assert_string_equal(why, t[i].reason);
+		} else {
+			assert_int_equal(r, 0);
+			assert_string_equal(g.host, t[i].host);
+			assert_int_equal(g.port, t[i].port);
+		}
+		if (clean)
+			assert_null(strchr(clean, '?'));
+		free(clean);
+	}
+}
+
+/* A policy struct built by hand (not through the validator) is still held
+ * to the address rules at decision time. */
+static void test_decide_defense_in_depth(void **state)
+{
+	(void)state;
+	struct ag_egress_rule r = {.purpose = (char *)"x", .test_only = true,
+				   .test_only_ip_literal = true};
+	const char *why = NULL;
+	assert_int_equal(ag_egress_host_normalize("127.0.0.1", 9, &r.dest, &why), 0);
+	r.dest.port = 8080;
+	struct ag_egress_policy p = {.rules = &r, .n_rules = 1};
+	struct ag_egress_event ev = {.protocol = "connect", .authority = "127.0.0.1:8080"};
+	struct ag_egress_decision d;
+	assert_false(ag_egress_decide(&p, &ev, &d));
+	assert_string_equal(d.reason, "unsafe_ip_literal");
+	assert_string_equal(ag_addr_class_name(d.address_class), "loopback");
+	r.test_only = false; /* a literal rule that lost its test flag */
+	assert_false(ag_egress_decide(&p, &ev, &d));
+	assert_string_equal(d.reason, "ip_literal_not_approved");
+}
+
 static void test_policy_digest(void **state)
 {
 	(void)state;
@@ -385,6 +461,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_classify_edges), cmocka_unit_test(test_decide_api),
+	    cmocka_unit_test(test_authority_reasons), cmocka_unit_test(test_decide_defense_in_depth),
 	    cmocka_unit_test(test_policy_digest),  cmocka_unit_test(test_sanitize),
 	    cmocka_unit_test(test_manifest_build), cmocka_unit_test(test_plan_invariants),
 	};
