@@ -132,6 +132,7 @@ pcase("accept-empty", "accept", policy())
 pcase("accept-purpose", "accept", policy(rule("api.example.com", purpose="model API (study)")))
 pcase("accept-purpose-unicode", "accept", policy(rule("api.example.com", purpose="caf\u00e9 \u2014 \U0001f600 / \"q\" \\")))
 pcase("accept-purpose-max", "accept", policy(rule("api.example.com", purpose="p" * 256)))
+pcase("accept-purpose-max-chars", "accept", policy(rule("api.example.com", purpose="\u00e9" * 256)))
 pcase("accept-test-only-name", "accept", policy(rule("canary.example.com", test_only=True)))
 pcase("accept-flags-false", "accept",
       policy(rule("api.example.com", test_only=False, test_only_ip_literal=False)))
@@ -245,7 +246,7 @@ for v in ["api.example.com:443", ["api.example.com", 443], None, 1]:
     pcase("rule-type", "reject", policy(v), "egress.policy.type")
 for v in [1, None, ["a.example.com"], {"h": 1}]:
     pcase("host-type", "reject", policy({"host": v, "port": 443}), "egress.policy.type")
-for v in ["", "p" * 257, "a\nb", "a\u0000b", 1, None]:
+for v in ["", "p" * 257, "\u00e9" * 257, "a\nb", "a\u0000b", 1, None]:
     pcase("purpose", "reject", policy(rule("api.example.com", purpose=v)),
           "egress.policy.json" if v == "a\u0000b" else "egress.policy.purpose",
           schema="loader-only: a NUL in a JSON string is refused by the parser" if v == "a\u0000b" else None)

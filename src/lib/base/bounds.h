@@ -294,7 +294,7 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
 #define AG_EGRESS_POLICY_MAX_RULES 64
 /* Longest host name, after trimming (DNS limit, upstream bound). */
 #define AG_EGRESS_HOST_MAX 253
-/* Longest rule purpose (bytes). */
+/* Longest rule purpose (characters). */
 #define AG_EGRESS_PURPOSE_MAX 256
 /* Longest CONNECT authority or URL one event may carry (upstream bound). */
 #define AG_EGRESS_AUTHORITY_MAX 8192

@@ -31,17 +31,17 @@ static int rule_cmp(const void *a, const void *b)
 	return c ? c : (x->dest.port > y->dest.port) - (x->dest.port < y->dest.port);
 }
 
+/* 1..AG_EGRESS_PURPOSE_MAX characters (code points, as JSON Schema's
+ * maxLength counts them), no control characters. */
 static int purpose_ok(const char *s)
 {
-	size_t n = strlen(s);
-	if (n < 1 || n > AG_EGRESS_PURPOSE_MAX)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == 0x7f)
+	size_t chars = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
 			return 0;
+		chars += (*p & 0xc0) != 0x80;
 	}
-	return 1;
+	return chars >= 1 && chars <= AG_EGRESS_PURPOSE_MAX;
 }
 
 static int parse_rule(const json_t *o, size_t idx, struct ag_egress_rule *r, struct ag_error **err)
@@ -70,7 +70,7 @@ static int parse_rule(const json_t *o, size_t idx, struct ag_egress_rule *r, str
 		} else if (strcmp(k, "purpose") == 0) {
 			if (!json_is_string(v) || !purpose_ok(json_string_value(v)))
 				return FAIL(AG_E_CONFIG, "egress.policy.purpose", sub,
-					    "purpose must be a string of 1..%d bytes without "
+					    "purpose must be a string of 1..%d characters without "
 					    "control characters",
 					    AG_EGRESS_PURPOSE_MAX);
 			free(r->purpose);
