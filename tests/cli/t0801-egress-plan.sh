@@ -107,6 +107,10 @@ A1=$AG_OUT
 t_run plan --gateway-image "$GW" --json -- true
 t_is "plan is deterministic" "$AG_OUT" "$A1"
 
+t_ok "a trial id that reads like a forbidden value is only a label value" \
+	"$AG_BIN" study-egress plan "$T/c.yaml" --policy "$T/p.json" --trial-id unconfined-host-docker.sock \
+	--gateway-image "$GW" -- true
+
 # refusals: exit 2 and a named reason
 ag_must_fail 2 egress.plan.image_not_pinned "tag-only gateway image is refused" \
 	plan --gateway-image 127.0.0.1:5000/agentguard-gateway:latest -- true

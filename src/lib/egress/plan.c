@@ -326,7 +326,12 @@ static void network_argv(const struct ag_egress_network_spec *n, struct ag_strv 
 	ag_strv_push(v, n->name);
 }
 
-/* Belt and braces over the options part of a create argv (before "--"). */
+/*
+ * Belt and braces over the options part of a create argv (before "--"):
+ * no forbidden option, and the options whose value matters carry only the
+ * values the renderer writes. Labels and names are values, never matched
+ * as text, so a trial id cannot trip this by accident.
+ */
 static int scan_forbidden(const struct ag_strv *v, struct ag_error **err)
 {
 	static const char *const bad[] = {
@@ -334,8 +339,8 @@ static int scan_forbidden(const struct ag_strv *v, struct ag_error **err)
 	    "--add-host",   "--cap-add",   "--publish", "-p",	  "--publish-all", "-P",
 	    "--link",	    "--volume",	   "-v",       "--volumes-from", "--ip6",   "--net",
 	};
-	for (size_t i = 0; i < v->n; i++) {
-		const char *s = v->v[i];
+	for (size_t i = 1; i < v->n; i++) {
+		const char *s = v->v[i], *next = i + 1 < v->n ? v->v[i + 1] : "";
 		if (strcmp(s, "--") == 0)
 			return 0;
 		for (size_t k = 0; k < AG_ARRAY_SIZE(bad); k++)
@@ -343,10 +348,17 @@ static int scan_forbidden(const struct ag_strv *v, struct ag_error **err)
 			    (strncmp(s, bad[k], strlen(bad[k])) == 0 && s[strlen(bad[k])] == '='))
 				return FAIL("egress.plan.forbidden_flag",
 					    "rendered argv carries forbidden option '%s'", bad[k]);
-		if (strstr(s, "docker.sock") || strcmp(s, "host") == 0 ||
-		    strcmp(s, "--network=host") == 0 || strstr(s, "unconfined"))
+		bool wrong = (!strcmp(s, "--security-opt") && strcmp(next, "no-new-privileges")) ||
+			     (!strcmp(s, "--cgroupns") && strcmp(next, "private")) ||
+			     (!strcmp(s, "--network") &&
+			      (!strcmp(next, "host") || !strncmp(next, "container:", 10))) ||
+			     (!strcmp(s, "--mount") && strstr(next, "docker.sock")) ||
+			     !strncmp(s, "--network=", 10) || !strncmp(s, "--security-opt=", 15);
+		if (wrong)
 			return FAIL("egress.plan.forbidden_flag",
-				    "rendered argv names the host network, a socket or unconfined");
+				    "rendered argv gives '%s' a value the plan never writes", s);
+		if (s[0] == '-' && next[0] != '-')
+			i++; /* skip the option's value */
 	}
 	return 0;
 }
