@@ -5,8 +5,11 @@
 #include "lib/docker/docker_cli.h"
 #include "lib/run/recover.h"
 
+#include <ctype.h>
+
 static const char help[] =
-	"Usage: agentguard cleanup [--runs-root DIR] [--probe-age SECONDS] [--docker PATH]\n"
+	"Usage: agentguard cleanup [--runs-root DIR] [--probe-age SECONDS]\n"
+	"                          [--probe-label KEY=VALUE] [--docker PATH] [--json]\n"
 	"\n"
 	"After a crash (AgentGuard killed with SIGKILL, a reboot mid-run), remove\n"
 	"the containers and workspaces of runs in DIR (default\n"
@@ -21,7 +24,9 @@ static const char help[] =
 	"carrying all three probe labels (the name label equal to the container's\n"
 	"own name) and created more than --probe-age seconds ago (default 120; a\n"
 	"live preflight keeps its probe for well under a minute, so a smaller value\n"
-	"can make a concurrent preflight fail closed).\n"
+	"can make a concurrent preflight fail closed). --probe-label KEY=VALUE\n"
+	"narrows that pass to probes that also carry the label (a test suite on a\n"
+	"shared engine uses it to touch only probes it created itself).\n"
 	"\n"
 	"Exit codes: 0 everything found was cleaned (or nothing to do), 8 something\n"
 	"could not be verified or removed, 2 usage error, 6 Docker unavailable.\n";
@@ -33,10 +38,22 @@ static void log_line(const char *line, void *data)
 	putchar('\n');
 }
 
+static bool valid_label_part(const char *s, size_t n, size_t max)
+{
+	if (n == 0 || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
+			return false;
+	return true;
+}
+
 int ag_cmd_cleanup(int argc, char **argv)
 {
 	const char *runs = ".agentguard/contained-runs", *docker = NULL;
 	int64_t probe_age = AG_RUN_PROBE_ORPHAN_SECONDS;
+	_cleanup_free_ char *probe_key = NULL;
+	const char *probe_value = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -47,6 +64,16 @@ int ag_cmd_cleanup(int argc, char **argv)
 			if (ag_parse_i64(argv[++i], &probe_age) < 0 || probe_age < 0 ||
 			    probe_age > 86400 * 365)
 				return ag_cli_usage("cleanup", "--probe-age needs a number of seconds");
+			continue;
+		}
+		if (strcmp(a, "--probe-label") == 0 && i + 1 < argc) {
+			const char *kv = argv[++i], *eq = strchr(kv, '=');
+			if (probe_key || !eq || !valid_label_part(kv, (size_t)(eq - kv), AG_LABEL_KEY_MAX) ||
+			    !valid_label_part(eq + 1, strlen(eq + 1), AG_LABEL_VALUE_MAX))
+				return ag_cli_usage("cleanup", "--probe-label needs one KEY=VALUE "
+						    "of letters, digits, '.', '_' and '-'");
+			probe_key = ag_xstrndup(kv, (size_t)(eq - kv));
+			probe_value = eq + 1;
 			continue;
 		}
 		if ((strcmp(a, "--runs-root") == 0 || strcmp(a, "--docker") == 0) && i + 1 < argc) {
@@ -76,7 +103,8 @@ int ag_cmd_cleanup(int argc, char **argv)
 		return err->code == AG_E_USAGE ? AG_EXIT_CONFIG : AG_EXIT_DOCKER;
 	}
 	struct ag_recover_report rep;
-	int rc = ag_run_recover(fd, &cli, probe_age, log_line, NULL, &rep, &err);
+	const struct ag_recover_options opt = {probe_age, probe_key, probe_value};
+	int rc = ag_run_recover(fd, &cli, &opt, log_line, NULL, &rep, &err);
 	close(fd);
 	ag_docker_cli_release(&cli);
 	if (rc < 0) {

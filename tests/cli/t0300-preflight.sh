@@ -17,14 +17,7 @@ owner_filter=label=agentguard.owner=preflight
 # $T is 0700; the unprivileged user needs to read its configs.
 chmod 755 "$T"
 
-# shellcheck disable=SC2317 # called from the EXIT trap
-remove_test_containers() {
-	local ids
-	ids=$("$docker" ps -aq --filter label=agentguard.test=t0300) || return 0
-	# shellcheck disable=SC2086 # one id per word
-	[ -z "$ids" ] || "$docker" rm -f $ids >/dev/null 2>&1 || true
-}
-t_cleanup remove_test_containers
+t_cleanup t_docker_rm_own agentguard.test=t0300
 
 # write_config FILE IMAGE [PLATFORM] [EXTRA-CONTAINED-LINE]
 write_config() {
@@ -175,7 +168,7 @@ fi
 look=agentguard-preflight-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
 t_run "$docker" create --name "$look" --label agentguard.owner=someone-else \
 	--label agentguard.preflight=resource-controls --label "agentguard.preflight.name=$look" \
-	--label agentguard.test=t0300 --network none -- "$AG_TEST_IMAGE" /bin/true
+	--label agentguard.test=t0300 --label "$AG_TEST_LABEL" --network none -- "$AG_TEST_IMAGE" /bin/true
 t_is "look-alike container created" "$AG_RC" 0
 t_run "$AG_BIN" preflight "$T/ok.yaml"
 t_is "preflight: supported with a look-alike present" "$AG_RC" 0
