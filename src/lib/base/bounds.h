@@ -287,4 +287,11 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
 #define AG_CHECK_EVIDENCE_MAX_ITEMS 6
 #define AG_CHECK_EVIDENCE_MAX_BYTES 360
 
+/* ---- reports for tools, JSON output, the run's patch (issue 14, h-user) ---- */
+/* Most locations on one SARIF result (distinct changed paths named by a
+ * check's evidence; a check keeps at most AG_CHECK_EVIDENCE_MAX_ITEMS). */
+#define AG_REPORT_SARIF_LOCATIONS_MAX 16
+/* Longest SARIF artifact URI (bytes, after percent-encoding a path). */
+#define AG_REPORT_SARIF_URI_MAX 4096
+
 #endif
