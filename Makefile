@@ -101,7 +101,8 @@ install: $(BUILD)/agentguard
 	install -D -m 0755 $(BUILD)/agentguard $(DESTDIR)$(PREFIX)/bin/agentguard
 	install -D -m 0644 $(SCHEMA_JSON) $(DESTDIR)$(PREFIX)/share/agentguard/schemas/agentguard-config-v1.schema.json
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/agentguard/schemas \
-		data/schemas/contained-run-v1.schema.json data/schemas/containment-evidence-v1.schema.json
+		data/schemas/contained-run-v1.schema.json data/schemas/containment-evidence-v1.schema.json \
+		data/schemas/agentguard-cli-output-v1.schema.json
 
 format-check:
 	clang-format --dry-run -Werror $(LIB_SRC) $(CLI_SRC) $(wildcard src/lib/*/*.h)

@@ -28,14 +28,36 @@ static const char help[] =
 	"narrows that pass to probes that also carry the label (a test suite on a\n"
 	"shared engine uses it to touch only probes it created itself).\n"
 	"\n"
+	"--json prints one JSON object (docs/json-output.md, agentguard.cleanup)\n"
+	"instead of the lines; an error is a JSON error object.\n"
+	"\n"
 	"Exit codes: 0 everything found was cleaned (or nothing to do), 8 something\n"
 	"could not be verified or removed, 2 usage error, 6 Docker unavailable.\n";
 
 static void log_line(const char *line, void *data)
 {
-	(void)data;
+	json_t *lines = data;
+	if (lines) { /* --json: collected (lines are sanitized by the library) */
+		json_t *s = json_string(line);
+		json_array_append_new(lines, s ? s : json_string("[UNREPRESENTABLE]"));
+		return;
+	}
 	ag_cli_put_sanitized(stdout, line);
 	putchar('\n');
+}
+
+/* The --json document (docs/json-output.md, agentguard.cleanup). */
+static int print_json(bool root_exists, const struct ag_recover_report *r, json_t *lines)
+{
+	json_t *o = json_pack(
+	    "{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:o}", "runs_root_exists", root_exists,
+	    "runs_examined", (json_int_t)r->runs_examined, "runs_recovered",
+	    (json_int_t)r->runs_recovered, "runs_live", (json_int_t)r->runs_live,
+	    "runs_incomplete", (json_int_t)r->runs_incomplete, "runs_unowned",
+	    (json_int_t)r->runs_unowned, "containers_removed", (json_int_t)r->containers_removed,
+	    "workspaces_removed", (json_int_t)r->workspaces_removed, "complete",
+	    r->runs_incomplete == 0, "log", lines ? json_incref(lines) : json_array());
+	return ag_cli_json_print(o, "agentguard.cleanup");
 }
 
 static bool valid_label_part(const char *s, size_t n, size_t max)
@@ -60,6 +82,8 @@ int ag_cmd_cleanup(int argc, char **argv)
 			fputs(help, stdout);
 			return AG_EXIT_PASS;
 		}
+		if (strcmp(a, "--json") == 0)
+			continue; /* JSON mode was set by ag_cli_json_scan */
 		if (strcmp(a, "--probe-age") == 0 && i + 1 < argc) {
 			if (ag_parse_i64(argv[++i], &probe_age) < 0 || probe_age < 0 ||
 			    probe_age > 86400 * 365)
@@ -88,9 +112,14 @@ int ag_cmd_cleanup(int argc, char **argv)
 	int fd = open(runs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT) {
+			struct ag_recover_report none = {0};
+			if (ag_cli_json_mode)
+				return print_json(false, &none, NULL) == 0 ? AG_EXIT_PASS
+									   : AG_EXIT_FAIL;
 			puts("nothing to clean: the runs root does not exist");
 			return AG_EXIT_PASS;
 		}
+		ag_cli_json_error("config", "run.runs_root", "cannot open the runs root", NULL);
 		fprintf(stderr, "agentguard: error: cannot open the runs root: %s [run.runs_root]\n",
 			strerror(errno));
 		return AG_EXIT_CONFIG;
@@ -104,12 +133,21 @@ int ag_cmd_cleanup(int argc, char **argv)
 	}
 	struct ag_recover_report rep;
 	const struct ag_recover_options opt = {probe_age, probe_key, probe_value};
-	int rc = ag_run_recover(fd, &cli, &opt, log_line, NULL, &rep, &err);
+	json_t *lines = ag_cli_json_mode ? json_array() : NULL;
+	int rc = ag_run_recover(fd, &cli, &opt, log_line, lines, &rep, &err);
 	close(fd);
 	ag_docker_cli_release(&cli);
 	if (rc < 0) {
+		json_decref(lines);
 		ag_cli_print_error(err);
 		return AG_EXIT_CLEANUP;
+	}
+	if (lines) {
+		int prc = print_json(true, &rep, lines);
+		json_decref(lines);
+		if (prc < 0)
+			return AG_EXIT_FAIL;
+		return rep.runs_incomplete ? AG_EXIT_CLEANUP : AG_EXIT_PASS;
 	}
 	printf("cleanup: %zu run(s) examined, %zu recovered, %zu still running, %zu incomplete, "
 	       "%zu container(s) removed, %zu workspace(s) removed\n",

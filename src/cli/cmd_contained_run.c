@@ -382,10 +382,7 @@ int ag_cmd_contained_run(int argc, char **argv)
 				    out.failure_reason ? json_string(out.failure_reason) : json_null());
 		json_t *rp = json_string(report);
 		json_object_set_new(j, "report", rp ? rp : json_null());
-		char *s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);
-		puts(s);
-		free(s);
-		json_decref(j);
+		ag_cli_json_print(j, "agentguard.contained-run-summary");
 		print_failure(&out);
 	} else {
 		puts("AgentGuard Contained Run");

@@ -111,7 +111,9 @@ int main(int argc, char **argv)
 		return c->fn(2, hargv);
 	}
 	const struct command *c = find_command(cmd);
+	ag_cli_json_scan(c ? c->name : "agentguard", argc - 1, argv + 1);
 	if (!c) {
+		ag_cli_json_error("usage", "usage", "unknown command", NULL);
 		fputs("agentguard: unknown command '", stderr);
 		ag_cli_put_sanitized(stderr, cmd);
 		fputs("' [usage]\nTry 'agentguard --help'.\n", stderr);
