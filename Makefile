@@ -132,6 +132,6 @@ format-check:
 	clang-format --dry-run -Werror $(LIB_SRC) $(CLI_SRC) $(wildcard src/lib/*/*.h)
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-clang
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
