@@ -17,6 +17,8 @@ static const char main_help[] =
 	"                             of runs AgentGuard can prove it owns\n"
 	"  evidence verify FILE|RUN_DIR [--json]\n"
 	"                             verify a run's artifact, seal and hash chain\n"
+	"  patch RUN_DIR              print the run's changes.patch (verified; review it\n"
+	"                             before git apply: it is the agent's content)\n"
 	"  report RUN_DIR|FILE [--format text|md|html|json|sarif|junit]\n"
 	"  report --list [--runs-root DIR]\n"
 	"                             render a verified run artifact, or list runs\n"
@@ -69,6 +71,7 @@ static const struct command commands[] = {
 	{"cleanup", ag_cmd_cleanup},
 	{"evidence", ag_cmd_evidence},
 	{"report", ag_cmd_report},
+	{"patch", ag_cmd_patch},
 };
 
 static const struct command *find_command(const char *name)

@@ -14,7 +14,10 @@ t_like "the version is known" "$version" '^[0-9]+\.[0-9]+\.[0-9]+$'
 
 # --- make install
 inst=$T/inst
-t_ok "make install PREFIX=..." make -s -C "$AG_ROOT" BUILD="$AG_BUILD" PREFIX="$inst" install
+# BUILD relative to the tree, as the Makefile's own rules name their targets
+# (an absolute BUILD would record its objects under other names).
+rel_build=$(realpath --relative-to="$AG_ROOT" "$AG_BUILD")
+t_ok "make install PREFIX=..." make -s -C "$AG_ROOT" BUILD="$rel_build" PREFIX="$inst" install
 for f in bin/agentguard share/man/man1/agentguard.1 share/bash-completion/completions/agentguard \
 	share/zsh/site-functions/_agentguard share/agentguard/schemas/agentguard-cli-output-v1.schema.json; do
 	t_ok "installed: $f" test -f "$inst/$f"

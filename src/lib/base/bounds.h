@@ -293,5 +293,13 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
 #define AG_REPORT_SARIF_LOCATIONS_MAX 16
 /* Longest SARIF artifact URI (bytes, after percent-encoding a path). */
 #define AG_REPORT_SARIF_URI_MAX 4096
+/* Largest changes.patch (bytes); over it the patch is not written and the
+ * artifact says why (patch.status omitted, reason limit.patch.size). */
+#define AG_PATCH_MAX_BYTES (32u * 1024 * 1024)
+/* Most file content read to build it (old + new sides, all files; one side
+ * of one file at most this too): limit.patch.input. */
+#define AG_PATCH_MAX_INPUT_BYTES (128u * 1024 * 1024)
+/* Lines of context around each hunk (git's default). */
+#define AG_PATCH_CONTEXT_LINES 3
 
 #endif
