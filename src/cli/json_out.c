@@ -52,26 +52,7 @@ static json_t *jstr_or(const char *s)
 
 const char *ag_cli_json_kind(const struct ag_error *e)
 {
-	switch (e ? e->code : AG_E_INTERNAL) {
-	case AG_E_USAGE:
-		return "usage";
-	case AG_E_CONFIG:
-		return "config";
-	case AG_E_UNVERIFIED:
-		return "unverified";
-	case AG_E_DOCKER:
-		return "docker";
-	case AG_E_LIMIT:
-		return "limit";
-	case AG_E_UNSAFE_PATH:
-		return "unsafe_path";
-	case AG_E_IO:
-		return "io";
-	case AG_E_CLEANUP:
-		return "cleanup";
-	default:
-		return "internal";
-	}
+	return e ? ag_code_name(e->code) : "internal";
 }
 
 void ag_cli_json_error(const char *kind, const char *reason, const char *message,
