@@ -7,7 +7,8 @@
 # without a trailing newline, an empty file, a new directory, odd names.
 # Tampering with the patch fails `evidence verify` and `agentguard patch`;
 # on a terminal the patch's control characters are escaped and --raw is
-# refused. A run with no change writes no patch.
+# refused. A run with no change writes no patch; a file holding a configured
+# secret or flagged by the secret scan means no patch (the reason recorded).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib-test.sh"
@@ -126,6 +127,18 @@ rm "$X/$C/changes.patch"
 ag_must_fail 2 evidence.patch.missing "a missing patch fails evidence verify" "$AG_BIN" evidence verify "$X/$C"
 ln -s ../../../../etc/passwd "$X/$C/changes.patch"
 ag_must_fail 2 evidence.patch.symlink "a patch that is a symlink is refused" "$AG_BIN" patch "$X/$C"
+
+# --- secrets never reach the patch
+run -- /bin/sh -c 'cd /agentguard-workspace && echo "token=$AGENT_API_TOKEN" > src/leak.txt'
+t_is "a configured secret in a file: patch omitted, reason named" "$(art '(a["patch"]["status"], a["patch"]["reason"], a["patch"]["file"])')" "('omitted', 'patch.secret', None)"
+t_ok "a configured secret in a file: the value is in no file of the run directory" \
+	bash -c '! grep -rqF CANARY-SENSITIVE-91c2 "$1"' _ "$(dirname "$REPORT")"
+config s "secret_content_patterns: [{id: canary-lit, contains: CANARY-LIT-0a9b8c7d}]"
+t_run as_user "$AG_BIN" contained-run "$W/s.yaml" --repo repo --json -- /bin/sh -c 'echo CANARY-LIT-0a9b8c7d > /agentguard-workspace/src/lit.txt'
+ledger_runs
+REPORT=$(ls -td "$W"/.agentguard/contained-runs/*/ | head -1)contained-run.json
+t_is "a secret-scan finding: patch omitted, reason named" "$(art '(a["patch"]["status"], a["patch"]["reason"])')" "('omitted', 'patch.secret_scan')"
+t_ok "a secret-scan finding: no changes.patch" test ! -e "$(dirname "$REPORT")/changes.patch"
 
 # --- no change: no patch
 run -- /bin/true

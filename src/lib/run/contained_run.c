@@ -810,7 +810,8 @@ static void stage_checks(struct run *r)
  * changes.patch: after the capture and the proof that the source is
  * unchanged (the old side is read from it), before the workspace (the new
  * side) is deleted. Not a failure of the run when it cannot be made: the
- * artifact says why.
+ * artifact says why. Never written when the secret scan failed (the patch
+ * would carry what it found) or when it holds a configured secret value.
  */
 static void stage_patch(struct run *r)
 {
@@ -826,6 +827,12 @@ static void stage_patch(struct run *r)
 		p->reason = "patch.source_changed";
 		return;
 	}
+	/* The patch carries file content: never one the secret scan flagged. */
+	const struct ag_check_result *ss = r->checks_ok ? &r->checks.v[AG_CK_SECRET_SCAN] : NULL;
+	if (ss && ss->evaluated && !ss->passed) {
+		p->reason = "patch.secret_scan";
+		return;
+	}
 	int wsfd = open_workspace(r);
 	if (wsfd < 0) {
 		p->reason = "patch.workspace";
@@ -838,6 +845,8 @@ static void stage_patch(struct run *r)
 		p->reason = e ? e->reason : "patch.failed";
 	} else if (b.len == 0) {
 		p->status = "none"; /* only changes a git patch does not carry */
+	} else if (ag_redact_contains_secret(r->o->redact, b.buf, b.len)) {
+		p->reason = "patch.secret"; /* a configured secret value in the agent's files */
 	} else if (ag_write_file_atomic_at(r->run_fd, AG_RUN_PATCH_FILE, AG_RUN_PATCH_FILE, b.buf,
 					   b.len, 0644, true, &e) < 0) {
 		p->reason = "patch.write";
