@@ -287,4 +287,9 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
 #define AG_CHECK_EVIDENCE_MAX_ITEMS 6
 #define AG_CHECK_EVIDENCE_MAX_BYTES 360
 
+/* ---- redaction and terminal output (src/lib/base/redact.c, termsafe.c) ---- */
+/* Longest credential flag or header name the argv rules look at (bytes,
+ * without the dashes); a longer name is not a credential flag. */
+#define AG_REDACT_FLAG_NAME_MAX 64
+
 #endif

@@ -3,6 +3,7 @@
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
+#include "lib/base/termsafe.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -59,19 +60,16 @@ static void val(struct out *o, enum esc mode, const char *s)
 		unsigned char c = (unsigned char)s[i];
 		char e[16];
 		const char *r = NULL;
-		unsigned char c1 = i + 1 < n ? (unsigned char)s[i + 1] : 0;
-		unsigned char c2 = i + 2 < n ? (unsigned char)s[i + 2] : 0;
-		if (c < 0x20 || c == 0x7f) {
-			snprintf(e, sizeof(e), "\\x%02x", c);
-			r = e;
-		} else if (c == 0xe2 && ((c1 == 0x80 && c2 >= 0xaa && c2 <= 0xae) ||
-					 (c1 == 0x81 && c2 >= 0xa6 && c2 <= 0xa9))) {
-			/* bidirectional overrides (U+202A..E, U+2066..9) could make a
-			 * name read differently from what it is: show them */
-			snprintf(e, sizeof(e), "\\u%04x",
-				 0x2000u | ((c1 & 0x3fu) << 6) | (c2 & 0x3fu));
+		size_t adv = 1;
+		/* controls, C1, bidi, line separators, invalid UTF-8: the one escaper */
+		if (ag_termsafe_step(s + i, n - i, e, &adv)) {
 			put(o, e);
-			i += 2;
+			i += adv - 1;
+			continue;
+		}
+		if (adv > 1) { /* a safe multi-byte character */
+			putn(o, s + i, adv);
+			i += adv - 1;
 			continue;
 		} else if (mode == ESC_HTML || mode == ESC_XML || mode == ESC_MD) {
 			switch (c) {
