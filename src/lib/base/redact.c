@@ -292,7 +292,8 @@ static struct ag_redact_ac *ac_build(const struct ag_redactor *r)
 			const char *p = e ? e : v;
 			if (!e || strcmp(e, v) != 0) {
 				size_t l = strlen(p);
-				t.secret[trie_insert(&t, p, l)] = true;
+				uint32_t u = trie_insert(&t, p, l); /* may move t.secret */
+				t.secret[u] = true;
 				if (l > maxlen)
 					maxlen = l;
 			}
