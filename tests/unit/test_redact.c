@@ -201,6 +201,124 @@ static void test_argv_credentials(void **state)
 	ag_redactor_release(&r);
 }
 
+/* ---- a reference for the literal pass: quadratic, obviously right ---- */
+static bool ref_boundary(const char *t, size_t e)
+{
+	char c = t[e];
+	bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '_' || c == '-' || c == '.';
+	return c == '\0' || c == '/' || !word;
+}
+
+static char *ref_literal(const char *t, const char *const *roots, const char *const *roles,
+			 size_t nr, const char *const *secs, size_t ns)
+{
+	size_t n = strlen(t);
+	/* runs of covered bytes: one marker per run of overlapping occurrences */
+	size_t cap = n * 20 + 1;
+	char *o = ag_xcalloc(cap, 1);
+	size_t ol = 0, root_end = 0;
+	bool in_sec = false;
+	size_t cov_end = 0;
+	for (size_t p = 0; p < n; p++) {
+		size_t furthest = 0;
+		for (size_t k = 0; k < ns; k++) {
+			size_t l = strlen(secs[k]);
+			if (p + l <= n && memcmp(t + p, secs[k], l) == 0 && p + l > furthest)
+				furthest = p + l;
+		}
+		if (in_sec && p >= cov_end)
+			in_sec = false;
+		if (furthest > cov_end)
+			cov_end = furthest;
+		if (p < root_end)
+			continue;
+		size_t best = 0, bi = 0;
+		for (size_t k = 0; k < nr; k++) {
+			size_t l = strlen(roots[k]);
+			if (p + l <= n && memcmp(t + p, roots[k], l) == 0 && ref_boundary(t, p + l) &&
+			    l > best) {
+				best = l;
+				bi = k;
+			}
+		}
+		if (best) {
+			ol += (size_t)snprintf(o + ol, cap - ol, "%s", roles[bi]);
+			root_end = p + best;
+			in_sec = false;
+		} else if (cov_end > p) {
+			if (!in_sec)
+				ol += (size_t)snprintf(o + ol, cap - ol, "[REDACTED]");
+			in_sec = true;
+		} else {
+			o[ol++] = t[p];
+		}
+	}
+	return o;
+}
+
+/* The one-pass automaton agrees with the reference on random small cases. */
+static void test_literal_random(void **state)
+{
+	(void)state;
+	uint32_t seed = 12345;
+#define RND() (seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff)
+	static const char alpha[] = "ab/. c";
+	for (int iter = 0; iter < 4000; iter++) {
+		char secs[4][8], roots[3][8], text[64];
+		const char *sp[4], *rp[3];
+		static const char *const roles[3] = {"${R0}", "${R1}", "${R2}"};
+		size_t ns = 1 + RND() % 4, nr = RND() % 4;
+		if (nr > 3)
+			nr = 3;
+		struct ag_redactor r = AG_REDACTOR_INIT;
+		for (size_t k = 0; k < ns; k++) {
+			size_t l = 1 + RND() % 4;
+			for (size_t q = 0; q < l; q++)
+				secs[k][q] = "abc"[RND() % 3];
+			secs[k][l] = '\0';
+			sp[k] = secs[k];
+		}
+		for (size_t k = 0; k < nr; k++) {
+			size_t l = 2 + RND() % 4;
+			roots[k][0] = '/';
+			for (size_t q = 1; q < l; q++)
+				roots[k][q] = "ab/"[RND() % 3];
+			while (l > 1 && roots[k][l - 1] == '/')
+				l--;
+			if (l < 2) /* "/" is never a root */
+				roots[k][l++] = 'a';
+			roots[k][l] = '\0';
+			rp[k] = roots[k];
+		}
+		/* the redactor drops duplicate secrets; the reference does not care */
+		for (size_t k = 0; k < ns; k++)
+			ag_redactor_add_secret(&r, sp[k]);
+		for (size_t k = 0; k < nr; k++)
+			ag_redactor_add_root(&r, rp[k], roles[k]);
+		size_t tl = RND() % 60;
+		for (size_t q = 0; q < tl; q++)
+			text[q] = alpha[RND() % (sizeof(alpha) - 1)];
+		text[tl] = '\0';
+		char *want = ref_literal(text, rp, roles, nr, sp, ns);
+		char *got = ag_redact(&r, text, tl, 100000, AG_REDACT_KEEP_NEWLINES, NULL);
+		if (strcmp(got, want) != 0) {
+			print_error("text '%s'\nsecrets:", text);
+			for (size_t k = 0; k < ns; k++)
+				print_error(" '%s'", sp[k]);
+			print_error("\nroots:");
+			for (size_t k = 0; k < nr; k++)
+				print_error(" '%s'", rp[k]);
+			print_error("\n");
+		}
+		assert_string_equal(got, want);
+		free(got);
+		free(want);
+		ag_redactor_release(&r);
+	}
+#undef RND
+}
+
 /* What ag_redact writes, ag_redact leaves alone (evidence verify relies on it). */
 static void test_idempotent(void **state)
 {
@@ -429,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_env_resolve),
 		cmocka_unit_test(test_literal_semantics),
+		cmocka_unit_test(test_literal_random),
 		cmocka_unit_test(test_encoded_forms),
 		cmocka_unit_test(test_argv_credentials),
 		cmocka_unit_test(test_idempotent),
