@@ -386,7 +386,7 @@ static void lit_flush(struct lit *L, size_t p)
 	}
 }
 
-static void lit_decide(struct lit *L, size_t p)
+static inline void lit_decide(struct lit *L, size_t p)
 {
 	size_t k = p & (L->W - 1);
 	if (L->in_sec && p >= L->cov)
@@ -505,11 +505,17 @@ static bool ci_prefix(const char *s, size_t n, const char *word)
 }
 
 /* Keys whose value is a secret when the key ends with one of them. */
-static const char *const secret_keys[] = {
-	"password",   "passwd",	     "secret",	    "token",	   "api_key",	   "apikey",
-	"api-key",    "access_key",  "access-key",  "private_key", "private-key", "client_secret",
-	"auth_token", "credential",  "credentials", "cookie",	   NULL,
+#define KW(w) {w, sizeof(w) - 1}
+static const struct {
+	const char *w;
+	size_t len;
+} secret_keys[] = {
+	KW("password"),	   KW("passwd"),     KW("secret"),	KW("token"),
+	KW("api_key"),	   KW("apikey"),     KW("api-key"),	KW("access_key"),
+	KW("access-key"),  KW("private_key"), KW("private-key"), KW("client_secret"),
+	KW("auth_token"),  KW("credential"),  KW("credentials"), KW("cookie"),
 };
+#undef KW
 
 /*
  * What the assignment rule needs about one maximal run of key characters
@@ -538,11 +544,12 @@ static void keyrun_compute(const char *s, size_t n, size_t i, struct keyrun *kr,
 	char last = s[k - 1];
 	if (last >= 'A' && last <= 'Z')
 		last = (char)(last - 'A' + 'a');
-	for (const char *const *w = secret_keys; *w; w++) {
-		size_t wl = strlen(*w);
-		if ((*w)[wl - 1] != last)
+	for (size_t q = 0; q < AG_ARRAY_SIZE(secret_keys); q++) {
+		size_t wl = secret_keys[q].len;
+		if (secret_keys[q].w[wl - 1] != last)
 			continue;
-		if (k - i >= wl && strncasecmp(s + k - wl, *w, wl) == 0 && (!minwl || wl < minwl))
+		if (k - i >= wl && strncasecmp(s + k - wl, secret_keys[q].w, wl) == 0 &&
+		    (!minwl || wl < minwl))
 			minwl = wl;
 	}
 	if (!minwl)
@@ -641,6 +648,13 @@ static bool cred_flag_name(const char *name, size_t n)
 	return false;
 }
 
+/* Where a URL's userinfo search stops (NUL included, as before). */
+static inline bool url_stop(unsigned char c)
+{
+	return c == '/' || c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '"' || c == '\'' ||
+	       c == '@' || c == '\0';
+}
+
 static void scan(const char *s, size_t n, unsigned flags, struct out *o, uint64_t *steps)
 {
 	uint64_t st = 0;
@@ -694,7 +708,7 @@ static void scan(const char *s, size_t n, unsigned flags, struct out *o, uint64_
 		 * scans of successive "://" never overlap */
 		if (c == ':' && n - i > 3 && s[i + 1] == '/' && s[i + 2] == '/') {
 			size_t j = i + 3, at = 0;
-			while (j < n && !strchr("/ \t\r\n\"'@", s[j]))
+			while (j < n && !url_stop((unsigned char)s[j]))
 				j++;
 			st += j - i;
 			if (j < n && s[j] == '@' && j > i + 3)
@@ -768,10 +782,9 @@ static void scan(const char *s, size_t n, unsigned flags, struct out *o, uint64_
 		}
 		if ((c < 0x20 || c == 0x7f) && !(flags & AG_REDACT_KEEP_CONTROLS) &&
 		    !((flags & AG_REDACT_KEEP_NEWLINES) && (c == '\n' || c == '\t'))) {
-			char esc[8];
+			char esc[4] = {'\\', 'x', hex_lo[c >> 4], hex_lo[c & 15]};
 			FLUSH();
-			snprintf(esc, sizeof(esc), "\\x%02x", c);
-			out_adds(o, esc);
+			out_add(o, esc, 4);
 			i = plain = i + 1;
 			continue;
 		}
