@@ -291,5 +291,10 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
 /* Longest credential flag or header name the argv rules look at (bytes,
  * without the dashes); a longer name is not a credential flag. */
 #define AG_REDACT_FLAG_NAME_MAX 64
+/* Longest secret whose encoded forms (percent, JSON) are searched too; a
+ * longer one (only an argv credential can be) is searched as given. The
+ * automaton holds each form, so this bounds its size at about 7 times the
+ * secret bytes. */
+#define AG_REDACT_ENCODED_SECRET_MAX 16384
 
 #endif

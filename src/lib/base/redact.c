@@ -287,7 +287,10 @@ static struct ag_redact_ac *ac_build(const struct ag_redactor *r)
 	}
 	for (size_t i = 0; i < r->secrets.n; i++) {
 		const char *v = r->secrets.v[i];
-		for (int how = -1; how < ENC_N; how++) {
+		/* encoded forms of every configured secret (env values are at most
+		 * 4096 characters); a longer argv value is matched as given */
+		int last = strlen(v) <= AG_REDACT_ENCODED_SECRET_MAX ? ENC_N : 0;
+		for (int how = -1; how < last; how++) {
 			char *e = how < 0 ? NULL : encode(v, (enum enc)how);
 			const char *p = e ? e : v;
 			if (!e || strcmp(e, v) != 0) {
@@ -415,9 +418,11 @@ static inline void lit_decide(struct lit *L, size_t p)
 static void literal_pass(const struct ag_redactor *r, const struct ag_redact_ac *ac, const char *s,
 			 size_t n, struct out *o, uint64_t *steps)
 {
-	size_t W = 1;
-	while (W <= ac->maxlen)
-		W <<= 1; /* a power of two above maxlen: slots by mask, not division */
+	/* Live positions span at most maxlen bytes (and never more than the
+	 * text): a power of two above that gives each its own slot by mask. */
+	size_t span = ac->maxlen < n ? ac->maxlen : n, W = 1;
+	while (W <= span)
+		W <<= 1;
 	struct lit L = {.r = r, .s = s, .n = n, .W = W, .plain = SIZE_MAX, .o = o};
 	L.rlen = ag_xcalloc(L.W, sizeof(uint32_t));
 	L.ridx = ag_xcalloc(L.W, sizeof(uint32_t));
