@@ -893,9 +893,13 @@ def reserved_entry(n):
     return e
 
 
-for n in RESERVED:
+def reject_reserved_exact(n):
     R("env-reserved-" + n.lower().replace("_", "-"), env({"name": "OK_FIRST", "value": "x"}, reserved_entry(n)),
       "config.env.reserved", "contained_execution.environment[1].name", "reserved exact name %s" % n)
+
+
+for n in RESERVED:
+    reject_reserved_exact(n)
 for n, kind in [("DOCKER_X", "prefix DOCKER_"), ("COMPOSE_X", "prefix COMPOSE_"),
                 ("DYLD_INSERT_LIBRARIES", "prefix DYLD_"), ("LD_PRELOAD", "prefix LD_"),
                 ("TOOL_CONFIG", "suffix _CONFIG"), ("TOOL_CONFIG_DIR", "suffix _CONFIG_DIR"),
@@ -1160,8 +1164,7 @@ ISSUE9_RESERVED = ("AWS_CA_BUNDLE CARGO_HTTP_CAINFO CURL_CA_BUNDLE DBUS_SESSION_
                    "GIT_PROXY_COMMAND GIT_SSH GIT_SSH_COMMAND GIT_SSL_CAINFO GIT_SSL_CAPATH NODE_EXTRA_CA_CERTS "
                    "NPM_CONFIG_CAFILE PIP_CERT TMUX TMUX_PANE").split()
 for n in ISSUE9_RESERVED:
-    R("env-reserved-" + n.lower().replace("_", "-"), env({"name": "OK_FIRST", "value": "x"}, reserved_entry(n)),
-      "config.env.reserved", "contained_execution.environment[1].name", "reserved exact name %s" % n)
+    reject_reserved_exact(n)
 for n, kind in [("GIT_CONFIG_COUNT", "prefix GIT_CONFIG_"), ("GIT_CONFIG_KEY_0", "prefix GIT_CONFIG_"),
                 ("GIT_CONFIG_PARAMETERS", "prefix GIT_CONFIG_"), ("GIT_CONFIG", "suffix _CONFIG (git's own)")]:
     R("env-reserved-" + n.lower().replace("_", "-"), env(reserved_entry(n)), "config.env.reserved",
