@@ -188,6 +188,22 @@ static void test_argv_credentials(void **state)
 				 strcmp(argv[i], want[i]) != 0);
 		assert_false(ag_argv_item_leaks_credential(want, argc, i));
 	}
+	/* any header value given with -H is redacted in the argv (the upstream
+	 * rule), but only a credential header's value joins the secret set */
+	const char *hv[] = {"curl", "-H", "Accept: text/plain", "--header=X-Trace: t1", "-H", "odd"};
+	const char *hw[] = {"curl", "-H", "Accept: [REDACTED]", "--header=X-Trace: [REDACTED]", "-H",
+			    "[REDACTED]"};
+	struct ag_redactor r2 = AG_REDACTOR_INIT;
+	ag_redactor_add_argv(&r2, hv, AG_ARRAY_SIZE(hv));
+	assert_int_equal(r2.secrets.n, 0);
+	for (size_t i = 0; i < AG_ARRAY_SIZE(hv); i++) {
+		char *a = ag_redact_argv_item(&r2, hv, AG_ARRAY_SIZE(hv), i, 512);
+		assert_string_equal(a, hw[i]);
+		free(a);
+		assert_false(ag_argv_item_leaks_credential(hw, AG_ARRAY_SIZE(hw), i));
+	}
+	assert_true(ag_argv_item_leaks_credential(hv, AG_ARRAY_SIZE(hv), 2));
+	ag_redactor_release(&r2);
 	/* the values are secrets of the run: captured output loses them too */
 	char *o = R(&r, "echo T0KEN-VALUE-1 K3Y-VALUE-2 PW-VALUE-3 CS-VALUE-4 AT-VALUE-5 "
 			"AU-VALUE-6 HK-VALUE-7 INL-VALUE-8 BR-VALUE-9\n");

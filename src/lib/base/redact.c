@@ -866,7 +866,12 @@ static const char *const cred_header_words[] = {
 	NULL,
 };
 
-bool ag_cred_header(const char *hdr, size_t *value_off)
+/*
+ * "Name: [scheme ]value" with Name of word characters: true, the offset of
+ * the value (past a "Bearer"/"Basic"/"token"-like scheme word) and whether
+ * the name carries a credential.
+ */
+static bool header_split(const char *hdr, size_t *value_off, bool *cred)
 {
 	const char *colon = strchr(hdr, ':');
 	if (!colon || colon == hdr || (size_t)(colon - hdr) > AG_REDACT_FLAG_NAME_MAX)
@@ -878,11 +883,9 @@ bool ag_cred_header(const char *hdr, size_t *value_off)
 	size_t nl = (size_t)(colon - hdr);
 	memcpy(name, hdr, nl);
 	name[nl] = '\0';
-	bool cred = false;
-	for (const char *const *w = cred_header_words; *w && !cred; w++)
-		cred = strcasestr(name, *w) != NULL;
-	if (!cred)
-		return false;
+	*cred = false;
+	for (const char *const *w = cred_header_words; *w && !*cred; w++)
+		*cred = strcasestr(name, *w) != NULL;
 	const char *v = colon + 1;
 	while (*v == ' ' || *v == '\t')
 		v++;
@@ -904,6 +907,12 @@ bool ag_cred_header(const char *hdr, size_t *value_off)
 	return true;
 }
 
+bool ag_cred_header(const char *hdr, size_t *value_off)
+{
+	bool cred = false;
+	return header_split(hdr, value_off, &cred) && cred;
+}
+
 enum ag_cred_arg ag_cred_arg_kind(const char *arg, size_t *value_off)
 {
 	*value_off = 0;
@@ -911,11 +920,13 @@ enum ag_cred_arg ag_cred_arg_kind(const char *arg, size_t *value_off)
 		if (strcmp(arg, "-H") == 0 || strcmp(arg, "--header") == 0)
 			return AG_CRED_HEADER_NEXT;
 		size_t hoff = 0;
-		if (strncmp(arg, "--header=", 9) == 0 && ag_cred_header(arg + 9, &hoff)) {
-			*value_off = 9 + hoff;
-			return AG_CRED_INLINE;
+		bool cred = false;
+		if (strncmp(arg, "--header=", 9) == 0) {
+			/* every header value given as an argument (the upstream rule) */
+			*value_off = header_split(arg + 9, &hoff, &cred) ? 9 + hoff : 9;
+			return arg[*value_off] ? AG_CRED_INLINE : AG_CRED_NONE;
 		}
-		if (arg[1] == 'H' && arg[2] && ag_cred_header(arg + 2, &hoff)) {
+		if (arg[1] == 'H' && arg[2] && header_split(arg + 2, &hoff, &cred)) {
 			*value_off = 2 + hoff;
 			return AG_CRED_INLINE;
 		}
@@ -951,26 +962,43 @@ enum ag_cred_arg ag_cred_arg_kind(const char *arg, size_t *value_off)
 	return AG_CRED_NONE;
 }
 
-/* The credential at argv[i], as offset into it, or false. */
-static bool cred_value(const char *const *argv, size_t i, size_t *off)
+/*
+ * Whether argv[i] holds a value redacted by position, at offset *off; *secret
+ * tells whether it is a credential (joins the secret set) or only a header
+ * value given with -H/--header (redacted in the argv, as upstream did).
+ */
+static bool cred_value(const char *const *argv, size_t i, size_t *off, bool *secret)
 {
 	*off = 0;
+	*secret = true;
 	if (i > 0) {
 		size_t o2;
 		enum ag_cred_arg prev = ag_cred_arg_kind(argv[i - 1], &o2);
 		if (prev == AG_CRED_NEXT)
 			return true;
-		if (prev == AG_CRED_HEADER_NEXT)
-			return ag_cred_header(argv[i], off);
+		if (prev == AG_CRED_HEADER_NEXT) {
+			if (!header_split(argv[i], off, secret)) {
+				*off = 0; /* not "Name: value": the whole argument */
+				*secret = false;
+			}
+			return argv[i][0] != '\0';
+		}
 	}
-	return ag_cred_arg_kind(argv[i], off) == AG_CRED_INLINE;
+	if (ag_cred_arg_kind(argv[i], off) != AG_CRED_INLINE)
+		return false;
+	size_t hoff;
+	bool cred = true;
+	if (strncmp(argv[i], "--header=", 9) == 0 && !(header_split(argv[i] + 9, &hoff, &cred) && cred))
+		*secret = false;
+	return true;
 }
 
 void ag_redactor_add_argv(struct ag_redactor *r, const char *const *argv, size_t argc)
 {
 	for (size_t i = 0; i < argc; i++) {
 		size_t off;
-		if (cred_value(argv, i, &off))
+		bool secret;
+		if (cred_value(argv, i, &off, &secret) && secret)
 			ag_redactor_add_secret(r, argv[i] + off);
 	}
 }
@@ -980,7 +1008,8 @@ char *ag_redact_argv_item(const struct ag_redactor *r, const char *const *argv, 
 {
 	(void)argc;
 	size_t off;
-	if (!cred_value(argv, i, &off))
+	bool secret;
+	if (!cred_value(argv, i, &off, &secret))
 		return ag_redact(r, argv[i], strlen(argv[i]), max, 0, NULL);
 	char *head = ag_redact(r, argv[i], off, max, 0, NULL);
 	char *s = ag_xasprintf("%s[REDACTED]", head);
@@ -996,7 +1025,8 @@ char *ag_redact_argv_item(const struct ag_redactor *r, const char *const *argv, 
 bool ag_argv_item_leaks_credential(const char *const *argv, size_t argc, size_t i)
 {
 	size_t off;
-	if (i >= argc || !cred_value(argv, i, &off))
+	bool secret;
+	if (i >= argc || !cred_value(argv, i, &off, &secret))
 		return false;
 	const char *v = argv[i] + off;
 	return strcmp(v, "[REDACTED]") != 0 && strcmp(v, "[TRUNCATED]") != 0;

@@ -86,11 +86,14 @@ bool ag_redact_contains_secret(const struct ag_redactor *r, const char *s, size_
  * client-secret, access-token, auth-token, ... or a name ending in -token,
  * -password, -secret, -api-key, -access-key, -secret-key (any case, '_'
  * read as '-'); its value is the next argument, or what follows '=' in the
- * same argument. -H/--header take an HTTP header whose name carries a
- * credential (Authorization, Proxy-Authorization, Cookie, or a name holding
- * auth, token, key, secret, password, session, credential); its value (after
- * the scheme word of "Bearer X") is the credential. NAME=value with a
- * secret-like NAME counts too.
+ * same argument. -H/--header (and --header=..., -HName: v) take an HTTP
+ * header: its value is redacted in the argv whatever the name (as the
+ * earlier implementation did), and is a credential, joining the secret set,
+ * when the name carries one (Authorization, Proxy-Authorization, Cookie, or
+ * a name holding auth, token, key, secret, password, session, credential);
+ * after a scheme word ("Bearer X") the value is X. A bare "Name: value"
+ * argument with such a name, and NAME=value with a secret-like NAME, count
+ * too.
  */
 enum ag_cred_arg {
 	AG_CRED_NONE = 0,
