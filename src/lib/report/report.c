@@ -133,11 +133,24 @@ static const char *jstr(const json_t *v, const char *path)
 }
 
 /* A scalar as display text ("-" for null/missing); *buf holds numbers. */
+/*
+ * A scalar as short text for a fixed slot of every format (results, counts,
+ * statuses, image references: tokens). A string is shown only when it is
+ * such a token (at most 512 bytes of [A-Za-z0-9 ._:/@+-]), so nothing from
+ * the artifact reaches a terminal or markup unescaped through here;
+ * anything else reads "(unexpected)".
+ */
 static const char *jtext(const json_t *v, const char *path, char buf[64])
 {
 	const json_t *x = jget(v, path);
-	if (json_is_string(x))
-		return json_string_value(x);
+	if (json_is_string(x)) {
+		const char *t = json_string_value(x);
+		size_t n = json_string_length(x);
+		if (n > 512 || strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+					 "0123456789 ._:/@+-") != n)
+			return "(unexpected)";
+		return t;
+	}
 	if (json_is_integer(x))
 		snprintf(buf, 64, "%" JSON_INTEGER_FORMAT, json_integer_value(x));
 	else if (json_is_real(x))
