@@ -27,7 +27,7 @@ enum ag_exit {
 void ag_cli_print_error(const struct ag_error *e);
 /* Prints a usage error for `cmd` and returns AG_EXIT_CONFIG. */
 int ag_cli_usage(const char *cmd, const char *fmt, ...) AG_PRINTF(2, 3);
-/* Writes s to f with control characters escaped as \xNN. */
+/* Writes untrusted s to f through the one terminal escaper (lib/base/termsafe.h). */
 void ag_cli_put_sanitized(FILE *f, const char *s);
 
 /*

@@ -4,6 +4,7 @@
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
 #include "lib/base/fsx.h"
+#include "lib/base/termsafe.h"
 #include "lib/evidence/verify.h"
 #include "lib/report/report.h"
 
@@ -51,16 +52,8 @@ static int row_cmp(const void *a, const void *b)
 static void put_field(struct ag_buf *b, const char *s)
 {
 	struct ag_error *e = NULL;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		char x[8];
-		if (*p < 0x20 || *p == 0x7f)
-			snprintf(x, sizeof(x), "\\x%02x", *p);
-		else
-			snprintf(x, sizeof(x), "%c", *p);
-		if (ag_buf_adds(b, x, &e) < 0)
-			break;
-	}
-	ag_error_free(e);
+	if (ag_termsafe_add(b, s, strlen(s), &e) < 0)
+		ag_error_free(e); /* the line stays cut at its bound */
 }
 
 /* A JSON string of an untrusted value, or null when it is not UTF-8. */

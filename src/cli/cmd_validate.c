@@ -110,7 +110,9 @@ static void print_text(const struct ag_config *c)
 {
 	fputs("valid: ", stdout);
 	ag_cli_put_sanitized(stdout, c->file);
-	printf("\ntask_id: %s\n", c->task_id);
+	fputs("\ntask_id: ", stdout);
+	ag_cli_put_sanitized(stdout, c->task_id);
+	putchar('\n');
 	const struct ag_contained *ce = &c->contained;
 	if (!ce->present) {
 		puts("contained_execution: not configured (contained-run needs it)");

@@ -1,15 +1,11 @@
 #include "lib/base/ag.h"
 #include "cli/cli.h"
 #include "lib/base/error.h"
+#include "lib/base/termsafe.h"
 
 void ag_cli_put_sanitized(FILE *f, const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\x%02x", *p);
-		else
-			fputc(*p, f);
-	}
+	ag_termsafe_fput(f, s);
 }
 
 void ag_cli_print_error(const struct ag_error *e)

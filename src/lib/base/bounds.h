@@ -340,5 +340,14 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
 #define AG_PATCH_MAX_INPUT_BYTES (128u * 1024 * 1024)
 /* Lines of context around each hunk (git's default). */
 #define AG_PATCH_CONTEXT_LINES 3
+/* ---- redaction and terminal output (src/lib/base/redact.c, termsafe.c) ---- */
+/* Longest credential flag or header name the argv rules look at (bytes,
+ * without the dashes); a longer name is not a credential flag. */
+#define AG_REDACT_FLAG_NAME_MAX 64
+/* Longest secret whose encoded forms (percent, JSON) are searched too; a
+ * longer one (only an argv credential can be) is searched as given. The
+ * automaton holds each form, so this bounds its size at about 7 times the
+ * secret bytes. */
+#define AG_REDACT_ENCODED_SECRET_MAX 16384
 
 #endif

@@ -148,6 +148,33 @@ static int check_string(const char *s, size_t len, struct ag_error **err)
 	return rc;
 }
 
+/*
+ * A recorded argv (every "command" array): a credential flag's or header's
+ * value must be "[REDACTED]" (the writer replaces it whatever the secret set
+ * holds, with the same rules, so only an edited or foreign artifact fails).
+ */
+static int check_argv(const json_t *a, struct ag_error **err)
+{
+	size_t n = json_array_size(a);
+	const char **argv = ag_xcalloc(n + 1, sizeof(*argv));
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		argv[i] = json_string_value(json_array_get(a, i));
+		if (!argv[i]) {
+			free(argv);
+			return 0; /* not an argv: the schema decides */
+		}
+	}
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (ag_argv_item_leaks_credential(argv, n, i))
+			rc = ag_err(err, AG_E_UNVERIFIED, 0, "evidence.credential_argument",
+				    "a recorded argv holds a credential argument that is not "
+				    "redacted (item %zu)",
+				    i);
+	free(argv);
+	return rc;
+}
+
 static int check_privacy(const json_t *v, unsigned depth, struct ag_error **err)
 {
 	if (depth > 64)
@@ -161,6 +188,7 @@ static int check_privacy(const json_t *v, unsigned depth, struct ag_error **err)
 		json_object_foreach((json_t *)v, k, x)
 		{
 			if (check_string(k, strlen(k), err) < 0 ||
+			    (strcmp(k, "command") == 0 && json_is_array(x) && check_argv(x, err) < 0) ||
 			    check_privacy(x, depth + 1, err) < 0)
 				return -1;
 		}

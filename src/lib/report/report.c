@@ -3,6 +3,7 @@
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
+#include "lib/base/termsafe.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -60,19 +61,16 @@ static void val(struct out *o, enum esc mode, const char *s)
 		unsigned char c = (unsigned char)s[i];
 		char e[16];
 		const char *r = NULL;
-		unsigned char c1 = i + 1 < n ? (unsigned char)s[i + 1] : 0;
-		unsigned char c2 = i + 2 < n ? (unsigned char)s[i + 2] : 0;
-		if (c < 0x20 || c == 0x7f) {
-			snprintf(e, sizeof(e), "\\x%02x", c);
-			r = e;
-		} else if (c == 0xe2 && ((c1 == 0x80 && c2 >= 0xaa && c2 <= 0xae) ||
-					 (c1 == 0x81 && c2 >= 0xa6 && c2 <= 0xa9))) {
-			/* bidirectional overrides (U+202A..E, U+2066..9) could make a
-			 * name read differently from what it is: show them */
-			snprintf(e, sizeof(e), "\\u%04x",
-				 0x2000u | ((c1 & 0x3fu) << 6) | (c2 & 0x3fu));
+		size_t adv = 1;
+		/* controls, C1, bidi, line separators, invalid UTF-8: the one escaper */
+		if (ag_termsafe_step(s + i, n - i, e, &adv)) {
 			put(o, e);
-			i += 2;
+			i += adv - 1;
+			continue;
+		}
+		if (adv > 1) { /* a safe multi-byte character */
+			putn(o, s + i, adv);
+			i += adv - 1;
 			continue;
 		} else if (mode == ESC_HTML || mode == ESC_XML || mode == ESC_MD) {
 			switch (c) {
@@ -136,11 +134,24 @@ static const char *jstr(const json_t *v, const char *path)
 }
 
 /* A scalar as display text ("-" for null/missing); *buf holds numbers. */
+/*
+ * A scalar as short text for a fixed slot of every format (results, counts,
+ * statuses, image references: tokens). A string is shown only when it is
+ * such a token (at most 512 bytes of [A-Za-z0-9 ._:/@+-]), so nothing from
+ * the artifact reaches a terminal or markup unescaped through here;
+ * anything else reads "(unexpected)".
+ */
 static const char *jtext(const json_t *v, const char *path, char buf[64])
 {
 	const json_t *x = jget(v, path);
-	if (json_is_string(x))
-		return json_string_value(x);
+	if (json_is_string(x)) {
+		const char *t = json_string_value(x);
+		size_t n = json_string_length(x);
+		if (n > 512 || strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+					 "0123456789 ._:/@+-") != n)
+			return "(unexpected)";
+		return t;
+	}
 	if (json_is_integer(x))
 		snprintf(buf, 64, "%" JSON_INTEGER_FORMAT, json_integer_value(x));
 	else if (json_is_real(x))

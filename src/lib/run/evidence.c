@@ -61,16 +61,24 @@ static json_t *rstr(const struct ag_redactor *r, const char *s, size_t max)
 	return rstr_flags(r, s, max, 0);
 }
 
-/* A workspace-relative path: lossless ASCII-safe encoding, then redaction. */
+/*
+ * A workspace-relative path: redacted raw (a secret is found as it is, even
+ * when it holds '%' or a byte the encoding rewrites), then the lossless
+ * ASCII-safe encoding, then redacted again (the redactor also knows each
+ * secret's encoded forms, and shapes see the text as recorded).
+ */
 static json_t *rpath(const struct ag_redactor *r, const char *p)
 {
-	struct ag_buf b = AG_BUF_INIT(AG_WS_MAX_PATH_BYTES * 3 + 16, "limit.evidence.path");
+	struct ag_buf b = AG_BUF_INIT(AG_WS_MAX_PATH_BYTES * 3 + 64, "limit.evidence.path");
 	struct ag_error *e = NULL;
 	json_t *j;
-	if (ag_ws_path_encode(&b, p, strlen(p), &e) < 0)
+	size_t pl = strlen(p);
+	char *raw = ag_redact(r, p, pl, pl * 4 + 64, AG_REDACT_KEEP_CONTROLS, NULL);
+	if (ag_ws_path_encode(&b, raw, strlen(raw), &e) < 0)
 		j = json_string("[UNREPRESENTABLE_PATH]");
 	else
 		j = rstr(r, b.buf, 4096);
+	free(raw);
 	ag_error_free(e);
 	ag_buf_release(&b);
 	return j;
@@ -105,7 +113,10 @@ static json_t *command_json(const struct ag_run_facts *f, size_t max_items, size
 	json_t *a = json_array();
 	size_t used = 0;
 	for (size_t i = 0; i < f->argc; i++) {
-		json_t *s = rstr(f->redact, f->argv[i], EVIDENCE_STRING_MAX);
+		/* argv-level: a credential flag's value goes whatever the secret set holds */
+		char *t = ag_redact_argv_item(f->redact, f->argv, f->argc, i, EVIDENCE_STRING_MAX);
+		json_t *s = rstr(NULL, t, EVIDENCE_STRING_MAX);
+		free(t);
 		size_t n = json_string_length(s);
 		if (i + 1 >= max_items || used + n > max_bytes) {
 			json_decref(s);
