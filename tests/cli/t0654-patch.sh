@@ -7,7 +7,8 @@
 # without a trailing newline, an empty file, a new directory, odd names.
 # Tampering with the patch fails `evidence verify` and `agentguard patch`;
 # on a terminal the patch's control characters are escaped and --raw is
-# refused. A run with no change writes no patch; a file holding a configured
+# refused. Over AG_PATCH_MAX_BYTES no patch is written and the artifact
+# says why. A run with no change writes no patch; a file holding a configured
 # secret or flagged by the secret scan means no patch (the reason recorded).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
@@ -139,6 +140,14 @@ ledger_runs
 REPORT=$(ls -td "$W"/.agentguard/contained-runs/*/ | head -1)contained-run.json
 t_is "a secret-scan finding: patch omitted, reason named" "$(art '(a["patch"]["status"], a["patch"]["reason"])')" "('omitted', 'patch.secret_scan')"
 t_ok "a secret-scan finding: no changes.patch" test ! -e "$(dirname "$REPORT")/changes.patch"
+
+# --- over the bound (AG_PATCH_MAX_BYTES, 32 MiB): 30 MiB of random bytes
+# make a git binary patch of about 37.5 MiB: not written, the reason recorded
+run -- /bin/sh -c 'dd if=/dev/urandom of=/agentguard-workspace/big.bin bs=1048576 count=30 2>/dev/null'
+t_is "over the bound: the run itself passes" "$AG_RC" 0
+t_is "over the bound: patch omitted with the bound's reason" "$(art '(a["patch"]["status"], a["patch"]["reason"], a["patch"]["sha256"])')" "('omitted', 'limit.patch.size', None)"
+t_ok "over the bound: no changes.patch" test ! -e "$(dirname "$REPORT")/changes.patch"
+t_ok "over the bound: the run still verifies" "$AG_BIN" evidence verify "$(dirname "$REPORT")"
 
 # --- no change: no patch
 run -- /bin/true
