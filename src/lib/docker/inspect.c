@@ -520,7 +520,7 @@ static void image_metadata(const json_t *v, struct ag_image_facts *out, struct a
 		out->env_total++;
 		bool valid = n <= AG_RUN_IMAGE_ENV_NAME_MAX_BYTES && ag_env_name_valid(name);
 		/* The value (after '=') is never read, kept or recorded. */
-		if (ag_env_name_reserved(name) && !ag_env_name_is_default(name, n)) {
+		if (ag_env_name_is_reserved(name) && !ag_env_name_is_default(name, n)) {
 			ag_pf_findings_add(f, "image_env", AG_PF_V_UNSAFE, "preflight.image.env_reserved",
 					   "the image's ENV sets the reserved name '%s'",
 					   valid ? name : "(unrepresentable)");

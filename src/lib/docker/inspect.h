@@ -141,7 +141,7 @@ void ag_image_facts_release(struct ag_image_facts *i);
 /*
  * Checks the inspected image against the pinned reference and reads its
  * metadata. An image whose Config.Env sets a reserved name
- * (ag_env_name_reserved) that AgentGuard does not itself override (the
+ * (ag_env_name_is_reserved) that AgentGuard does not itself override (the
  * four defaults) is unsafe: preflight.image.env_reserved. Env entries
  * that are not NAME=VALUE strings: preflight.image.env_malformed.
  */
