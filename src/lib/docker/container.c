@@ -95,16 +95,6 @@ bool ag_container_owned(const json_t *v, const char *id, const struct ag_contain
 	return true;
 }
 
-static bool hex64(const char *s)
-{
-	if (!s || strlen(s) != 64)
-		return false;
-	for (const char *p = s; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-			return false;
-	return true;
-}
-
 int ag_container_volumes(const json_t *v, struct ag_strv *names)
 {
 	const json_t *mounts = json_object_get(v, "Mounts");
@@ -121,8 +111,11 @@ int ag_container_volumes(const json_t *v, struct ag_strv *names)
 		if (!type || strcmp(type, "volume") != 0)
 			continue;
 		const char *name = ag_json_path_str(mt, "Name");
-		/* Only Docker's anonymous volumes (64 hex): AgentGuard names none of its own. */
-		if (!hex64(name) || names->n >= AG_RUN_CONTAINER_VOLUMES_MAX) {
+		/*
+		 * Only Docker's anonymous volumes, named by 64 lowercase hex digits
+		 * like a container id: AgentGuard names none of its own.
+		 */
+		if (!ag_is_container_id(name) || names->n >= AG_RUN_CONTAINER_VOLUMES_MAX) {
 			other = -1;
 			continue;
 		}
