@@ -389,10 +389,11 @@ int ag_cmd_contained_run(int argc, char **argv)
 				    out.failure_reason ? json_string(out.failure_reason) : json_null());
 		json_t *rp = json_string(report);
 		json_object_set_new(j, "report", rp ? rp : json_null());
-		char *s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);
-		puts(s);
-		free(s);
-		json_decref(j);
+		char *pp = out.patch_written ? ag_xasprintf("%s/%s/changes.patch", runs, out.run_id) : NULL;
+		json_t *pj = pp ? json_string(pp) : NULL;
+		json_object_set_new(j, "patch", pj ? pj : json_null());
+		free(pp);
+		ag_cli_json_print(j, "agentguard.contained-run-summary");
 		print_failure(&out);
 	} else {
 		puts("AgentGuard Contained Run");
@@ -447,6 +448,11 @@ int ag_cmd_contained_run(int argc, char **argv)
 		fputs("Contained run report path: ", stdout);
 		ag_cli_put_sanitized(stdout, report);
 		putchar('\n');
+		if (out.patch_written) {
+			fputs("The agent's changes: agentguard patch ", stdout);
+			ag_cli_put_sanitized(stdout, runs);
+			printf("/%s (review before git apply)\n", out.run_id);
+		}
 	}
 	if (out.seal_failed)
 		fputs("agentguard: warning: the artifact was written but could not be sealed "

@@ -10,6 +10,7 @@ void ag_cli_put_sanitized(FILE *f, const char *s)
 
 void ag_cli_print_error(const struct ag_error *e)
 {
+	ag_cli_json_error(ag_cli_json_kind(e), e ? e->reason : NULL, e ? e->msg : NULL, e);
 	char *s = ag_error_format(e);
 	fputs("agentguard: error: ", stderr);
 	ag_cli_put_sanitized(stderr, s);
@@ -23,6 +24,7 @@ int ag_cli_usage(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	char *msg = ag_xvasprintf(fmt, ap);
 	va_end(ap);
+	ag_cli_json_error("usage", "usage", msg, NULL);
 	fputs("agentguard: usage error: ", stderr);
 	ag_cli_put_sanitized(stderr, msg);
 	fprintf(stderr, " [usage]\nTry 'agentguard %s --help'.\n", cmd);

@@ -1,5 +1,6 @@
 #include "lib/base/ag.h"
 #include "lib/run/evidence.h"
+#include "lib/workspace/patch.h"
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
@@ -393,6 +394,20 @@ static json_t *mutations_json(const struct ag_run_facts *f, json_t **diff_summar
 	return m;
 }
 
+/* The patch record: sealed with the artifact, so its hash seals the patch. */
+static json_t *patch_json(const struct ag_run_patch *p)
+{
+	bool w = p && strcmp(p->status, "written") == 0;
+	return json_pack("{s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:o}", "status",
+			 p ? p->status : "not_captured", "file",
+			 w ? json_string(AG_RUN_PATCH_FILE) : json_null(), "sha256",
+			 w ? json_string(p->sha256) : json_null(), "bytes",
+			 w ? json_integer((json_int_t)p->bytes) : json_null(), "files",
+			 (json_int_t)(p ? p->files : 0), "binary_files", (json_int_t)(p ? p->binary : 0),
+			 "directories_skipped", (json_int_t)(p ? p->dirs_skipped : 0), "reason",
+			 p && p->reason ? json_string(p->reason) : json_null());
+}
+
 json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 {
 	const struct ag_config *c = f->config;
@@ -451,6 +466,7 @@ json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 	json_t *diff = NULL;
 	json_object_set_new(a, "mutations", mutations_json(f, &diff));
 	json_object_set_new(a, "diff_summary", diff);
+	json_object_set_new(a, "patch", patch_json(f->patch));
 
 	/* post-execution policy checks (src/lib/policy/checks.c, docs/checks.md) */
 	json_object_set_new(a, "checks", f->checks ? ag_checks_json(f->checks, f->redact) : json_array());
