@@ -2,11 +2,11 @@
 #include "cli/cli.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
-#include "lib/docker/docker_cli.h"
+#include "lib/docker/engine.h"
 #include "lib/run/recover.h"
 
 static const char help[] =
-	"Usage: agentguard cleanup [--runs-root DIR] [--probe-age SECONDS] [--docker PATH]\n"
+	"Usage: agentguard cleanup [--runs-root DIR] [--probe-age SECONDS] [--docker-socket PATH]\n"
 	"\n"
 	"After a crash (AgentGuard killed with SIGKILL, a reboot mid-run), remove\n"
 	"the containers and workspaces of runs in DIR (default\n"
@@ -49,7 +49,8 @@ int ag_cmd_cleanup(int argc, char **argv)
 				return ag_cli_usage("cleanup", "--probe-age needs a number of seconds");
 			continue;
 		}
-		if ((strcmp(a, "--runs-root") == 0 || strcmp(a, "--docker") == 0) && i + 1 < argc) {
+		if ((strcmp(a, "--runs-root") == 0 || strcmp(a, "--docker-socket") == 0) &&
+		    i + 1 < argc) {
 			if (a[2] == 'r')
 				runs = argv[++i];
 			else
@@ -69,8 +70,8 @@ int ag_cmd_cleanup(int argc, char **argv)
 		return AG_EXIT_CONFIG;
 	}
 	_cleanup_err_ struct ag_error *err = NULL;
-	struct ag_docker_cli cli = AG_DOCKER_CLI_INIT;
-	if (ag_docker_cli_resolve(docker, &cli, &err) < 0) {
+	struct ag_engine cli = AG_ENGINE_INIT;
+	if (ag_engine_open(docker, &cli, &err) < 0) {
 		close(fd);
 		ag_cli_print_error(err);
 		return err->code == AG_E_USAGE ? AG_EXIT_CONFIG : AG_EXIT_DOCKER;
@@ -78,7 +79,7 @@ int ag_cmd_cleanup(int argc, char **argv)
 	struct ag_recover_report rep;
 	int rc = ag_run_recover(fd, &cli, probe_age, log_line, NULL, &rep, &err);
 	close(fd);
-	ag_docker_cli_release(&cli);
+	ag_engine_close(&cli);
 	if (rc < 0) {
 		ag_cli_print_error(err);
 		return AG_EXIT_CLEANUP;

@@ -15,7 +15,7 @@
 
 static const char help[] =
 	"Usage: agentguard contained-run CONFIG [--repo DIR] [--runs-root DIR]\n"
-	"         [--timeout SECONDS] [--allow-fail-result] [--json] [--docker PATH]\n"
+	"         [--timeout SECONDS] [--allow-fail-result] [--json] [--docker-socket PATH]\n"
 	"         -- ARGV...\n"
 	"\n"
 	"Run one explicit argv (the agent, or a command it would run) inside a\n"
@@ -38,7 +38,9 @@ static const char help[] =
 	"  --allow-fail-result  Exit 0 when the agent or a check failed (exit 1); never\n"
 	"                       hides exit codes 2-8.\n"
 	"  --json               Print a JSON summary instead of text.\n"
-	"  --docker PATH        Docker client (absolute, root-owned).\n"
+	"  --docker-socket PATH The Docker Engine socket (absolute; root-owned, in a\n"
+	"                       root-owned directory chain; the daemon must run as\n"
+	"                       root). Default /var/run/docker.sock.\n"
 	"  -h, --help           Show this help.\n"
 	"\n"
 	"Order: config and uid/gid check, environment allowlist, Docker preflight,\n"
@@ -182,7 +184,8 @@ int ag_cmd_contained_run(int argc, char **argv)
 			as_json = true;
 			continue;
 		}
-		static const char *const valued[] = {"--repo", "--runs-root", "--timeout", "--docker"};
+		static const char *const valued[] = {"--repo", "--runs-root", "--timeout",
+						     "--docker-socket"};
 		const char *opt = NULL;
 		for (size_t k = 0; k < AG_ARRAY_SIZE(valued); k++) {
 			size_t l = strlen(valued[k]);
@@ -202,7 +205,7 @@ int ag_cmd_contained_run(int argc, char **argv)
 				repo = val;
 			else if (strcmp(opt, "--runs-root") == 0)
 				runs_root = val;
-			else if (strcmp(opt, "--docker") == 0)
+			else if (strcmp(opt, "--docker-socket") == 0)
 				docker = val;
 			else if (ag_parse_i64(val, &timeout) < 0 || timeout < 1 ||
 				 timeout > AG_TIMEOUT_MAX_SECONDS)
@@ -339,7 +342,7 @@ int ag_cmd_contained_run(int argc, char **argv)
 		.timeout_seconds = timeout ? timeout : c->command_timeout_seconds,
 		.env = &env,
 		.redact = &red,
-		.docker_path = docker,
+		.docker_socket = docker,
 		.cancel = &cancel_signal,
 	};
 	struct ag_run_outcome out;

@@ -142,32 +142,34 @@ ag_must_fail 3 preflight.platform.not_desktop \
 	"$AG_BIN" preflight "$T/desktop.yaml"
 t_like "preflight: desktop mismatch status line" "$AG_OUT" '^Docker preflight: unsafe; claim: none'
 
-# --- unavailable: the real client cannot reach a daemon. The wrapper lives
-# in a root-owned 0755 directory (the client must be root-owned and not
-# writable by others) and only adds -H with a dead socket; AgentGuard's
-# fixed environment would ignore DOCKER_HOST, -H on the command line wins.
+# --- unavailable: a verified socket that no daemon serves. The socket
+# lives in a root-owned 0755 directory (the path chain must be root-owned
+# and not writable by others); it was bound and closed, so a connection is
+# refused.
 if [ "$(id -u)" -eq 0 ]; then
 	wdir=$T/deadsock
 	mkdir -m 755 "$wdir"
-	printf '#!/bin/sh\nexec %s -H unix:///nonexistent-agentguard.sock "$@"\n' "$docker" >"$wdir/docker"
-	chmod 755 "$wdir/docker"
-	ag_must_fail 3 docker.call.exit "preflight: client that cannot reach a daemon is unavailable (exit 3)" \
-		"$AG_BIN" preflight "$T/ok.yaml" --docker "$wdir/docker"
+	python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.close()' \
+		"$wdir/docker.sock"
+	chmod 660 "$wdir/docker.sock"
+	ag_must_fail 3 docker.engine.unavailable \
+		"preflight: a socket no daemon serves is unavailable (exit 3)" \
+		"$AG_BIN" preflight "$T/ok.yaml" --docker-socket "$wdir/docker.sock"
 	t_like "preflight: dead daemon status line" "$AG_OUT" '^Docker preflight: unavailable; claim: none'
-	t_unlike "preflight: dead daemon diagnostic hides the endpoint" "$AG_OUT" 'unix://|nonexistent-agentguard'
-	t_run "$AG_BIN" preflight "$T/ok.yaml" --docker "$wdir/docker" --json
-	t_like "preflight --json: dead daemon check is docker_daemon" "$AG_OUT" \
-		'"failed_check":"docker_daemon"'
-	t_like "preflight --json: explicit client path is a role, not a path" "$AG_OUT" \
+	t_unlike "preflight: dead daemon diagnostic hides the endpoint" "$AG_OUT" 'unix://|deadsock'
+	t_run "$AG_BIN" preflight "$T/ok.yaml" --docker-socket "$wdir/docker.sock" --json
+	t_like "preflight --json: dead daemon check is docker_cli_available" "$AG_OUT" \
+		'"failed_check":"docker_cli_available"'
+	t_like "preflight --json: explicit socket path is a role, not a path" "$AG_OUT" \
 		'"docker_client":\{"path":null,"path_role":"explicit"'
-	# a client writable by others is refused before it is ever run
-	chmod 777 "$wdir/docker"
-	ag_must_fail 3 docker.cli.unsafe "preflight: a world-writable client is refused (exit 3)" \
-		"$AG_BIN" preflight "$T/ok.yaml" --docker "$wdir/docker"
+	# a socket writable by others is refused before anything is sent
+	chmod 666 "$wdir/docker.sock"
+	ag_must_fail 3 docker.socket.unsafe "preflight: a world-writable socket is refused (exit 3)" \
+		"$AG_BIN" preflight "$T/ok.yaml" --docker-socket "$wdir/docker.sock"
 else
 	for d in "dead daemon is unavailable" "dead daemon status line" "dead daemon diagnostic" \
-		"dead daemon check" "explicit client path" "world-writable client"; do
-		t_skip "preflight: $d" "needs root to create a root-owned wrapper"
+		"dead daemon check" "explicit socket path" "world-writable socket"; do
+		t_skip "preflight: $d" "needs root to create a root-owned socket"
 	done
 fi
 
@@ -199,8 +201,8 @@ t_like "preflight: no contained_execution status line" "$AG_OUT" \
 
 # --- usage
 ag_must_fail 2 usage "preflight: missing CONFIG is a usage error" "$AG_BIN" preflight
-ag_must_fail 2 usage "preflight: relative --docker is a usage error" \
-	"$AG_BIN" preflight "$T/ok.yaml" --docker docker
+ag_must_fail 2 usage "preflight: relative --docker-socket is a usage error" \
+	"$AG_BIN" preflight "$T/ok.yaml" --docker-socket docker.sock
 ag_must_fail 2 usage "preflight: unknown option is a usage error" \
 	"$AG_BIN" preflight "$T/ok.yaml" --bogus
 t_ok "preflight --help exits 0" "$AG_BIN" preflight --help

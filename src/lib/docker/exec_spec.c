@@ -8,6 +8,7 @@
 #include "lib/base/error.h"
 #include "lib/config/env_allowlist.h"
 #include "lib/config/imageref.h"
+#include "lib/docker/inspect.h"
 
 #include <inttypes.h>
 #include <math.h> /* isfinite only: no libm */
@@ -498,4 +499,82 @@ int ag_exec_spec_from_config(const struct ag_config *c, const struct ag_exec_inp
 	    .n_command = in->n_command,
 	};
 	return ag_exec_spec_validate(out, err);
+}
+
+/*
+ * The Engine API create request for the same spec: every field the argv
+ * renderer emits, as Config + HostConfig (docs/docker-argv.md maps them).
+ */
+int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct ag_error **err)
+{
+	if (ag_exec_spec_validate(s, err) < 0)
+		return -1;
+	int64_t mem = ag_pf_parse_size(s->memory_limit);
+	if (mem <= 0)
+		return FAIL("render.memory.invalid", "memory limit is not a size");
+	json_t *c = json_object();
+	json_object_set_new(c, "Image", json_string(s->image));
+	json_object_set_new(c, "User", json_sprintf("%" PRId64 ":%" PRId64, s->uid, s->gid));
+	json_object_set_new(c, "WorkingDir", json_string(s->workspace_container_path));
+	json_object_set_new(c, "AttachStdin", json_false());
+	json_object_set_new(c, "AttachStdout", json_true());
+	json_object_set_new(c, "AttachStderr", json_true());
+	json_object_set_new(c, "Tty", json_false());
+	json_object_set_new(c, "OpenStdin", json_false());
+	size_t n_env = AG_ARRAY_SIZE(ag_env_defaults) + s->n_env;
+	_cleanup_free_ const char **env = ag_xcalloc(n_env, sizeof(*env));
+	for (size_t i = 0; i < AG_ARRAY_SIZE(ag_env_defaults); i++)
+		env[i] = ag_env_defaults[i];
+	for (size_t i = 0; i < s->n_env; i++)
+		env[AG_ARRAY_SIZE(ag_env_defaults) + i] = s->env[i];
+	qsort(env, n_env, sizeof(*env), env_cmp);
+	json_t *je = json_array();
+	for (size_t i = 0; i < n_env; i++)
+		json_array_append_new(je, json_string(env[i]));
+	json_object_set_new(c, "Env", je);
+	if (s->entrypoint)
+		json_object_set_new(c, "Entrypoint", json_pack("[s]", s->entrypoint));
+	json_t *cmd = json_array();
+	for (size_t i = 0; i < s->n_command; i++)
+		json_array_append_new(cmd, json_string(s->command[i]));
+	json_object_set_new(c, "Cmd", cmd);
+	json_t *labels = json_object();
+	for (size_t i = 0; i < s->n_labels; i++)
+		json_object_set_new(labels, s->labels[i].key, json_string(s->labels[i].value));
+	json_object_set_new(c, "Labels", labels);
+	json_object_set_new(c, "NetworkDisabled", json_false());
+
+	json_t *h = json_object();
+	json_object_set_new(h, "NetworkMode", json_string(ag_network_name(s->network)));
+	json_object_set_new(h, "SecurityOpt", json_pack("[s]", "no-new-privileges"));
+	json_object_set_new(h, "CapDrop", json_pack("[s]", "ALL"));
+	json_object_set_new(h, "CgroupnsMode", json_string("private"));
+	json_object_set_new(h, "PidsLimit", json_integer(s->pids_limit));
+	json_object_set_new(h, "Memory", json_integer(mem));
+	json_object_set_new(h, "MemorySwap", json_integer(mem));
+	/* --cpus X is NanoCpus X * 1e9 (the validated range keeps it exact enough). */
+	json_object_set_new(h, "NanoCpus", json_integer((json_int_t)(s->cpu_limit * 1e9 + 0.5)));
+	json_object_set_new(h, "ReadonlyRootfs", json_true());
+	json_t *tmpfs = json_object();
+	json_object_set_new(tmpfs, s->tmpfs_path,
+			    json_sprintf("rw,noexec,nosuid,nodev,size=%s,uid=%" PRId64
+					 ",gid=%" PRId64 ",mode=700",
+					 s->tmpfs_size, s->uid, s->gid));
+	if (!s->workspace_host_path)
+		json_object_set_new(
+		    tmpfs, s->workspace_container_path,
+		    json_sprintf("rw,noexec,nosuid,nodev,size=%s,uid=%" PRId64 ",gid=%" PRId64
+				 ",mode=700",
+				 s->workspace_tmpfs_size ? s->workspace_tmpfs_size : s->tmpfs_size,
+				 s->uid, s->gid));
+	json_object_set_new(h, "Tmpfs", tmpfs);
+	if (s->workspace_host_path)
+		json_object_set_new(h, "Mounts",
+				    json_pack("[{s:s,s:s,s:s}]", "Type", "bind", "Source",
+					      s->workspace_host_path, "Target",
+					      s->workspace_container_path));
+	json_object_set_new(h, "RestartPolicy", json_pack("{s:s}", "Name", "no"));
+	json_object_set_new(c, "HostConfig", h);
+	*out = c;
+	return 0;
 }

@@ -31,6 +31,8 @@
 #include "lib/base/strv.h"
 #include "lib/config/config.h"
 
+#include <jansson.h>
+
 struct ag_error;
 
 enum ag_render_mode {
@@ -126,6 +128,12 @@ int ag_exec_spec_validate(const struct ag_exec_spec *s, struct ag_error **err);
  */
 int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struct ag_strv *out,
 		   struct ag_error **err);
+
+/*
+ * The same spec as an Engine API create request (Config with HostConfig;
+ * the name goes in the query). Validates s first. *out is a new object.
+ */
+int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct ag_error **err);
 
 /* "--cpus" value: integer-valued -> "2"; else up to 6 decimals, trailing
  * zeros trimmed ("1.5", "0.333333"). Returns a heap string. */

@@ -8,8 +8,8 @@
  *
  *   contained_execution_config      the config asks for containment (no docker)
  *   contained_execution_contract    v1 boundary rules re-checked (no docker)
- *   docker_cli_available            verified absolute client (docker_cli)
- *   docker_daemon                   bounded `docker version` JSON
+ *   docker_cli_available            verified socket, root peer (engine.h)
+ *   docker_daemon                   bounded GET /version
  *   engine_platform                 Server.Os linux, Arch, versions
  *   docker_info                     bounded `docker info` JSON, consistent with version
  *   platform_claim                  Docker Desktop classification vs config
@@ -33,7 +33,7 @@
 #include <jansson.h>
 
 struct ag_config;
-struct ag_docker_cli;
+struct ag_engine;
 struct ag_error;
 
 /* The probe's workspace (a tmpfs, as contained-run's workspace path). */
@@ -49,10 +49,11 @@ struct ag_error;
 
 struct ag_preflight_opts {
 	/*
-	 * Used only when ag_preflight_run gets cli == NULL: the client to
-	 * resolve (absolute path), or NULL for the defaults (docker_cli.h).
+	 * Used only when ag_preflight_run gets eng == NULL: the Docker socket
+	 * to verify and connect to (absolute path), or NULL for the default
+	 * (engine.h).
 	 */
-	const char *docker_path;
+	const char *socket_path;
 	unsigned control_timeout_ms; /* 0 = AG_PF_DOCKER_TIMEOUT_MS */
 	unsigned probe_timeout_ms;   /* 0 = AG_PF_PROBE_TIMEOUT_MS */
 };
@@ -84,18 +85,18 @@ void ag_preflight_result_releasep(struct ag_preflight_result *r);
 #define _cleanup_preflight_result_ _cleanup_(ag_preflight_result_releasep)
 
 /*
- * Runs the preflight for `cfg` with the verified client `cli` (NULL:
- * resolve opts->docker_path or the defaults, recorded as the
+ * Runs the preflight for `cfg` over the open engine `eng` (NULL: verify
+ * and open opts->socket_path or the default socket, recorded as the
  * docker_cli_available check). `opts` may be NULL.
  *
  * Returns 0 whenever a verdict was reached, whatever it is (supported,
  * experimental, unavailable, unsafe): *res is filled, res->evidence is
  * set. Returns -1 with *err only when the preflight itself could not be
- * carried out (e.g. --docker not absolute: docker.cli.not_absolute,
+ * carried out (e.g. --docker-socket not absolute: docker.socket.not_absolute,
  * AG_E_USAGE; an internal error). A probe container created by this call
  * is removed by its immutable id before return, in every outcome.
  */
-int ag_preflight_run(const struct ag_config *cfg, const struct ag_docker_cli *cli,
+int ag_preflight_run(const struct ag_config *cfg, struct ag_engine *eng,
 		     const struct ag_preflight_opts *opts, struct ag_preflight_result *res,
 		     struct ag_error **err);
 

@@ -14,8 +14,8 @@
 #include "lib/base/sha256.h"
 #include "lib/config/config.h"
 #include "lib/config/env_allowlist.h"
-#include "lib/docker/container.h"
-#include "lib/docker/docker_cli.h"
+#include "lib/docker/engine.h"
+#include "lib/docker/ledger.h"
 #include "lib/docker/docker_json.h"
 #include "lib/docker/exec_spec.h"
 #include "lib/docker/inspect.h"
@@ -79,8 +79,8 @@ struct run {
 	char *cleanup_message;
 
 	/* preflight */
-	struct ag_docker_cli cli;
-	bool cli_ok;
+	struct ag_engine eng;
+	bool eng_ok;
 	struct ag_preflight_result pf;
 	bool pf_ran;
 
@@ -119,7 +119,8 @@ struct run {
 
 	/* execution */
 	bool executed;
-	struct ag_proc_result pr;
+	struct ag_engine_stream pr;
+	bool pr_init;
 	const char *outcome;
 	int exit_status;
 	bool oom_killed;
@@ -305,15 +306,15 @@ static int stage_policy(struct run *r)
 static int stage_preflight(struct run *r)
 {
 	struct ag_error *e = NULL;
-	if (ag_docker_cli_resolve(r->o->docker_path, &r->cli, &e) < 0) {
-		fail(r, "preflight", 3, e->reason, "Docker client unavailable: %s", e->msg);
+	if (ag_engine_open(r->o->docker_socket, &r->eng, &e) < 0) {
+		fail(r, "preflight", 3, e->reason, "Docker engine unavailable: %s", e->msg);
 		ag_error_free(e);
 		return -1;
 	}
-	r->cli_ok = true;
+	r->eng_ok = true;
 	ag_preflight_result_init(&r->pf);
 	r->pf_ran = true;
-	if (ag_preflight_run(r->o->cfg, &r->cli, NULL, &r->pf, &e) < 0) {
+	if (ag_preflight_run(r->o->cfg, &r->eng, NULL, &r->pf, &e) < 0) {
 		fail_err(r, "preflight", 3, e);
 		ag_error_free(e);
 		return -1;
@@ -330,7 +331,7 @@ static int stage_preflight(struct run *r)
 static void residue(struct run *r, bool after)
 {
 	struct ag_strv ids = AG_STRV_INIT;
-	int rc = ag_container_list_labelled(&r->cli, AG_RUN_OWNER_LABEL, AG_RUN_OWNER_VALUE,
+	int rc = ag_container_list_labelled(&r->eng, AG_RUN_OWNER_LABEL, AG_RUN_OWNER_VALUE,
 					    AG_DOCKER_CONTROL_TIMEOUT_MS, &ids);
 	if (!after) {
 		r->residue_before_ok = rc == 0;
@@ -339,7 +340,7 @@ static void residue(struct run *r, bool after)
 		r->residue_after_ok = rc == 0;
 		r->residue_after = ids.n;
 		struct ag_strv ours = AG_STRV_INIT;
-		int rc2 = ag_container_list_labelled(&r->cli, AG_RUN_ID_LABEL, r->suffix,
+		int rc2 = ag_container_list_labelled(&r->eng, AG_RUN_ID_LABEL, r->suffix,
 						     AG_DOCKER_CONTROL_TIMEOUT_MS, &ours);
 		if (rc2 < 0)
 			r->residue_after_ok = false;
@@ -386,27 +387,17 @@ static char *workspace_host_path(const struct run *r)
 /* Re-reads the daemon facts the preflight relied on; false when they changed. */
 static bool fingerprint_same(struct run *r)
 {
-	const char *vargs[] = {"version", "--format", "{{json .}}", NULL};
-	const char *iargs[] = {"info", "--format", "{{json .}}", NULL};
 	struct ag_engine_facts f = {0};
 	struct ag_pf_findings fi = AG_PF_FINDINGS_INIT;
 	bool ok = false;
-	struct ag_proc_result pv, pi;
-	ag_proc_result_init(&pv);
-	ag_proc_result_init(&pi);
 	struct ag_error *e = NULL;
 	json_t *jv = NULL, *ji = NULL;
-	if (ag_docker_run(&r->cli, vargs, AG_PF_JSON_MAX_BYTES + 1, 0, &pv, &e) < 0 ||
-	    ag_docker_check(&pv, "docker version", &e) < 0 ||
-	    ag_docker_json_parse(pv.out.buf, pv.out.len, pv.stdout_truncated, NULL,
-				 AG_DOCKER_JSON_OBJECT, &jv, &e) < 0)
+	if (ag_engine_json(&r->eng, "GET", "/version", NULL, 0, "GET /version", &jv, &e) < 0 ||
+	    ag_engine_json(&r->eng, "GET", "/info", NULL, 0, "GET /info", &ji, &e) < 0)
 		goto out;
-	if (ag_docker_run(&r->cli, iargs, AG_PF_JSON_MAX_BYTES + 1, 0, &pi, &e) < 0 ||
-	    ag_docker_check(&pi, "docker info", &e) < 0 ||
-	    ag_docker_json_parse(pi.out.buf, pi.out.len, pi.stdout_truncated, NULL,
-				 AG_DOCKER_JSON_OBJECT, &ji, &e) < 0)
-		goto out;
-	ag_inspect_version(jv, &f, &fi);
+	json_t *both = json_pack("{s:{s:s},s:O}", "Client", "Version", r->eng.client, "Server", jv);
+	ag_inspect_version(both, &f, &fi);
+	json_decref(both);
 	ag_inspect_info(ji, &f, &fi);
 	if (fi.n)
 		goto out;
@@ -423,8 +414,6 @@ out:
 	ag_error_free(e);
 	ag_engine_facts_release(&f);
 	ag_pf_findings_release(&fi);
-	ag_proc_result_release(&pv);
-	ag_proc_result_release(&pi);
 	return ok;
 }
 
@@ -464,24 +453,22 @@ static int stage_container(struct run *r)
 	in.env = (const char *const *)ag_strv_argv(&configured);
 	in.n_env = configured.n;
 	struct ag_exec_spec spec;
-	struct ag_strv argv = AG_STRV_INIT;
 	int rc = -1;
-	if (ag_exec_spec_from_config(c, &in, &spec, &e) < 0 ||
-	    ag_render_argv(&spec, AG_RENDER_CREATE, &argv, &e) < 0) {
+	if (ag_exec_spec_from_config(c, &in, &spec, &e) < 0) {
 		fail_err(r, "docker", 6, e);
 		goto out;
 	}
 	/* create, then bind identity by the returned id and the owner labels */
 	r->create_attempted = true;
-	if (ag_container_create(&r->cli, &argv, AG_DOCKER_CONTROL_TIMEOUT_MS, &r->container_id,
-				&e) < 0) {
+	if (ag_ledger_create(&r->eng, &spec, AG_DOCKER_CONTROL_TIMEOUT_MS, &r->container_id,
+			     &e) < 0) {
 		/* Docker may have made it anyway: cleanup finds it by the run's label. */
 		fail_err(r, "docker", 6, e);
 		goto out;
 	}
 	{
 		json_t *v = NULL;
-		if (ag_container_lookup(&r->cli, r->container_id, AG_DOCKER_CONTROL_TIMEOUT_MS, &v) !=
+		if (ag_container_lookup(&r->eng, r->container_id, AG_DOCKER_CONTROL_TIMEOUT_MS, &v) !=
 		    0) {
 			fail(r, "docker", 6, "run.identity.inspect",
 			     "the created container could not be inspected by its id");
@@ -556,29 +543,39 @@ static int stage_container(struct run *r)
 		goto out;
 	}
 	{
-		const char *start[] = {"start", "-a", "--", r->container_id, NULL};
-		struct ag_proc_spec tmpl = {
+		const struct ag_engine_stream_opts so = {
 			.stdout_max = (size_t)c->max_output_bytes,
 			.stderr_max = (size_t)c->max_output_bytes,
-			.cap_policy = AG_PROC_CAP_TRUNCATE,
 			.timeout_ms = (unsigned)(r->o->timeout_seconds * 1000),
-			.kill_grace_ms = 1000,
 			.should_cancel = should_cancel,
 			.should_cancel_data = r,
 		};
-		ag_proc_result_init(&r->pr);
+		ag_engine_stream_init(&r->pr);
+		r->pr_init = true;
 		uint64_t t0 = now_ms();
-		if (ag_docker_run_ex(&r->cli, start, &tmpl, &r->pr, &e) < 0) {
-			fail_err(r, "docker", 6, e);
-			goto out;
-		}
+		ag_engine_attach_run(&r->eng, r->container_id, &so, &r->pr, &e);
 		r->exec_ms = now_ms() - t0;
 		r->executed = true;
+		if (r->pr.end == AG_STREAM_NOT_STARTED) {
+			/* Attach or start refused: classify() reads the container's state. */
+			ag_error_free(e);
+			e = NULL;
+		} else if (r->pr.end == AG_STREAM_ENDED) {
+			/* The stream ended with the process; its state settles by wait. */
+			_cleanup_free_ char *wpath =
+			    ag_xasprintf("/containers/%s/wait?condition=not-running", r->container_id);
+			json_t *w = NULL;
+			if (ag_engine_json(&r->eng, "POST", wpath, NULL, AG_DOCKER_CONTROL_TIMEOUT_MS,
+					   "wait for the container", &w, &e) < 0) {
+				ag_error_free(e);
+				e = NULL;
+			}
+			json_decref(w);
+		}
 	}
 	rc = 0;
 out:
 	ag_error_free(e);
-	ag_strv_release(&argv);
 	ag_strv_release(&configured);
 	free(host_ws);
 	return rc;
@@ -589,9 +586,9 @@ static void classify(struct run *r)
 {
 	if (!r->executed)
 		return;
-	const struct ag_proc_result *p = &r->pr;
+	const struct ag_engine_stream *p = &r->pr;
 	json_t *v = NULL;
-	bool have_state = r->container_id && ag_container_lookup(&r->cli, r->container_id,
+	bool have_state = r->container_id && ag_container_lookup(&r->eng, r->container_id,
 								 AG_DOCKER_CONTROL_TIMEOUT_MS, &v) == 0;
 	const json_t *ec = have_state ? ag_json_path(v, "State.ExitCode") : NULL;
 	const char *derr = have_state ? ag_json_path_str(v, "State.Error") : NULL;
@@ -599,30 +596,31 @@ static void classify(struct run *r)
 	r->oom_killed = have_state && json_is_true(ag_json_path(v, "State.OOMKilled"));
 	bool never_started = started && strncmp(started, "0001-01-01", 10) == 0;
 	bool still_running = have_state && json_is_true(ag_json_path(v, "State.Running"));
-	r->exit_status = json_is_integer(ec) ? (int)json_integer_value(ec)
-					     : (p->status == AG_PROC_EXITED ? p->exit_code : -1);
-	/* A container stopped by AgentGuard (or still running) has no exit status of its own. */
-	if (still_running || p->cancelled || p->status == AG_PROC_TIMED_OUT)
+	r->exit_status = json_is_integer(ec) ? (int)json_integer_value(ec) : -1;
+	/* A container stopped by AgentGuard (or still running, or never started)
+	 * has no exit status of its own. */
+	if (still_running || never_started || p->end != AG_STREAM_ENDED)
 		r->exit_status = -1;
-	if (p->cancelled) {
+	if (p->end == AG_STREAM_CANCELLED) {
 		r->outcome = "cancelled";
 		fail(r, "cancelled", 128 + (int)(r->o->cancel ? *r->o->cancel : 2), "run.cancelled",
 		     "AgentGuard was asked to stop; the container was cleaned up");
-	} else if (p->status == AG_PROC_TIMED_OUT) {
+	} else if (p->end == AG_STREAM_TIMED_OUT) {
 		r->outcome = "timed_out";
 		fail(r, "timeout", 7, "run.timeout",
 		     "the contained command timed out after %" PRId64 " seconds",
 		     r->o->timeout_seconds);
 	} else if (r->oom_killed) {
 		r->outcome = "oom_killed";
-	} else if ((derr && *derr) || never_started || p->status == AG_PROC_FAILED_TO_START ||
-		   (p->status == AG_PROC_EXITED && p->exit_code != 0 && !json_is_integer(ec))) {
+	} else if ((derr && *derr) || never_started || p->end == AG_STREAM_NOT_STARTED ||
+		   !json_is_integer(ec)) {
 		r->outcome = "docker_launch_failure";
 		fail(r, "docker", 6, "run.launch_failed",
 		     "Docker failed before or while launching the contained command");
-	} else if (p->status == AG_PROC_SIGNALED) {
+	} else if (p->end == AG_STREAM_DROPPED) {
 		r->outcome = "docker_client_signaled";
-		fail(r, "docker", 6, "run.client_signaled", "the attached Docker client was killed");
+		fail(r, "docker", 6, "run.attach_dropped",
+		     "the output stream from the Docker daemon ended early");
 	} else {
 		r->outcome = "exited";
 	}
@@ -653,34 +651,15 @@ static void classify(struct run *r)
 
 static void stage_cleanup_container(struct run *r)
 {
-	if (!r->cli_ok) {
+	if (!r->eng_ok) {
 		r->cleanup.state = AG_CLEANUP_NOT_CREATED;
 		r->cleanup.liveness_verified = true;
 		r->cleanup.message = "no container was created";
 		return;
 	}
-	if (r->container_id || !r->create_attempted) {
-		ag_container_cleanup(&r->cli, r->container_id, &r->own.owner,
-				     AG_DOCKER_CONTROL_TIMEOUT_MS, &r->cleanup);
-	} else {
-		/*
-		 * create was attempted but gave no id Docker stood by: Docker may
-		 * still have made it. Find this run's containers by its label and
-		 * clean each by id (the owner check still applies to each).
-		 */
-		size_t removed = 0;
-		if (ag_container_cleanup_labelled(&r->cli, AG_RUN_ID_LABEL, r->suffix, &r->own.owner,
-						  AG_DOCKER_CONTROL_TIMEOUT_MS, NULL, NULL, &r->cleanup,
-						  &removed) < 0) {
-			memset(&r->cleanup, 0, sizeof(r->cleanup));
-			r->cleanup.attempted = true;
-			r->cleanup.state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
-			r->cleanup.message = "after a failed create, this run's containers could "
-					     "not be listed";
-		} else if (r->cleanup.state == AG_CLEANUP_NOT_CREATED) {
-			r->cleanup.message = "create failed and no container of this run exists";
-		}
-	}
+	/* By id, or (create answer lost) by this run's unique label. */
+	ag_ledger_remove(&r->eng, r->container_id, r->create_attempted, AG_RUN_ID_LABEL, r->suffix,
+			 &r->own.owner, AG_DOCKER_CONTROL_TIMEOUT_MS, &r->cleanup, NULL);
 	if (r->pf_ran && ag_preflight_passed(&r->pf))
 		residue(r, true);
 }
@@ -915,7 +894,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		.redact = o->redact,
 		.env = o->env,
 		.pf = r->pf_ran ? &r->pf : NULL,
-		.cli_version = r->cli_ok ? r->cli.version : NULL,
+		.cli_version = r->eng_ok ? r->eng.client : NULL,
 		.policy_blocked = r->policy_blocked,
 		.ws_prepared = r->ws_prepared,
 		.prep = &r->prep,
@@ -945,7 +924,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		.outcome = r->outcome,
 		.exit_status = r->exit_status,
 		.oom_killed = r->oom_killed,
-		.timed_out = r->executed && r->pr.status == AG_PROC_TIMED_OUT,
+		.timed_out = r->executed && r->pr.end == AG_STREAM_TIMED_OUT,
 		.cancelled = r->outcome && strcmp(r->outcome, "cancelled") == 0,
 		.stdout_text = r->stdout_red,
 		.stderr_text = r->stderr_red,
@@ -1071,12 +1050,12 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 	json_decref(r->verified_controls);
 	free(r->stdout_red);
 	free(r->stderr_red);
-	if (r->executed)
-		ag_proc_result_release(&r->pr);
+	if (r->pr_init)
+		ag_engine_stream_release(&r->pr);
 	if (r->pf_ran)
 		ag_preflight_result_release(&r->pf);
-	if (r->cli_ok)
-		ag_docker_cli_release(&r->cli);
+	if (r->eng_ok)
+		ag_engine_close(&r->eng);
 	if (r->mut_ok)
 		ag_ws_mutations_release(&r->mut);
 	ag_checks_release(&r->checks);

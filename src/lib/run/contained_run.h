@@ -20,7 +20,7 @@
 
 #include "lib/base/ag.h"
 #include "lib/base/strv.h"
-#include "lib/docker/container.h"
+#include "lib/docker/ledger.h"
 
 #include <signal.h>
 
@@ -41,7 +41,7 @@ struct ag_run_opts {
 	int64_t timeout_seconds; /* effective agent timeout */
 	const struct ag_env_resolved *env;
 	struct ag_redactor *redact; /* secrets + path roots; extended by the run */
-	const char *docker_path;    /* NULL: default client */
+	const char *docker_socket;  /* NULL: the default Docker socket */
 	volatile sig_atomic_t *cancel; /* the signal number that asked to stop, or 0 */
 };
 

@@ -24,7 +24,7 @@
 
 #include "lib/base/ag.h"
 
-struct ag_docker_cli;
+struct ag_engine;
 struct ag_error;
 
 struct ag_recover_report {
@@ -41,7 +41,7 @@ struct ag_recover_report {
 typedef void (*ag_recover_log_fn)(const char *line, void *data);
 
 /* probe_age_s: the orphan age for preflight probes (AG_RUN_PROBE_ORPHAN_SECONDS). */
-int ag_run_recover(int runs_root_fd, const struct ag_docker_cli *cli, long long probe_age_s,
+int ag_run_recover(int runs_root_fd, struct ag_engine *cli, long long probe_age_s,
 		   ag_recover_log_fn log, void *data, struct ag_recover_report *rep,
 		   struct ag_error **err);
 
