@@ -385,6 +385,17 @@ int ag_cmd_contained_run(int argc, char **argv)
 				    out.failure_reason ? json_string(out.failure_reason) : json_null());
 		json_t *rp = json_string(report);
 		json_object_set_new(j, "report", rp ? rp : json_null());
+		const struct ag_run_timings *tm = &out.timings;
+		json_object_set_new(
+		    j, "timings",
+		    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "policy_ms",
+			      (json_int_t)tm->policy, "preflight_ms", (json_int_t)tm->preflight,
+			      "workspace_ms", (json_int_t)tm->workspace, "container_ms",
+			      (json_int_t)tm->container, "execution_ms", (json_int_t)tm->execution,
+			      "cleanup_ms", (json_int_t)tm->cleanup, "capture_ms",
+			      (json_int_t)tm->capture, "checks_ms", (json_int_t)tm->checks,
+			      "evidence_ms", (json_int_t)tm->evidence, "total_ms",
+			      (json_int_t)tm->total));
 		char *s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);
 		puts(s);
 		free(s);

@@ -55,6 +55,20 @@ t_is "fault: a dropped attach stream is a Docker failure (exit 6)" "$AG_RC" 6
 t_is "fault: dropped attach: cleanup complete" "$(art '(a["cleanup"]["status"] in ("removed", "cleanly_terminated", "force_killed"), a["cleanup_complete"])')" "(True, True)"
 t_is "fault: dropped attach: no residue of that run" "$(art 'a["residue"]["this_run_after"]')" 0
 
+# --- the probe's verdict fails after the agent's container was created
+# beside it: that container never starts and is removed by its id
+fault '[{"method":"GET","path":"^/containers/[0-9a-f]{64}/json$","name":"agentguard-preflight-","action":"patch","set":{"HostConfig.Memory":67108864}}]'
+run --docker-socket "$FE_SOCK" -- /bin/true
+t_is "failed verdict: a preflight failure (exit 3)" "$AG_RC" 3
+t_is "failed verdict: the reason is the probe's" "$(art 'a["failure"]["reason"]')" preflight.probe.memory
+agent_name=agentguard-$(run_suffix "$(dirname "$REPORT")")
+t_like "failed verdict: the agent's container had been created" "$(cat "$FE_RULES.log")" \
+	"POST /containers/create\\?name=$agent_name"
+t_unlike "failed verdict: and was never started" "$(cat "$FE_RULES.log")" \
+	"POST /containers/[0-9a-f]{64}/start"
+t_is "failed verdict: it was removed by id" "$(art '(a["cleanup"]["status"], a["cleanup_complete"])')" "('removed', True)"
+t_is "failed verdict: no residue of that run" "$(art 'a["residue"]["this_run_after"]')" 0
+
 # Both retained runs are recovered by `agentguard cleanup` (their processes are gone).
 t_run as_user "$AG_BIN" cleanup
 t_is "fault: cleanup recovers the retained runs" "$AG_RC" 0

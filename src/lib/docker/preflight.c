@@ -85,6 +85,7 @@ struct pf {
 	const struct ag_config *cfg;
 	struct ag_engine *eng;
 	bool explicit_socket;
+	const struct ag_preflight_opts *opts;
 	unsigned control_ms, probe_ms;
 	struct ag_preflight_result *res;
 	json_t *ev, *checks, *unavail, *inspected;
@@ -421,6 +422,8 @@ static void run_probe(struct pf *p)
 	};
 	struct ag_exec_spec spec;
 	bool attempted = false;
+	if (p->opts->on_probe)
+		p->opts->on_probe(p->opts->on_probe_data, p->image.local_image_id);
 	if (ag_exec_spec_from_config(p->cfg, &in, &spec, &e) < 0) {
 		fail_err(p, "resource_control_probe", AG_PF_V_UNSAFE, e);
 		goto out;
@@ -647,6 +650,7 @@ int ag_preflight_run(const struct ag_config *cfg, struct ag_engine *eng,
 	    .cfg = cfg,
 	    .eng = eng,
 	    .explicit_socket = opts->socket_path != NULL,
+	    .opts = opts,
 	    .control_ms =
 		opts->control_timeout_ms ? opts->control_timeout_ms : AG_PF_DOCKER_TIMEOUT_MS,
 	    .probe_ms = opts->probe_timeout_ms ? opts->probe_timeout_ms : AG_PF_PROBE_TIMEOUT_MS,

@@ -56,11 +56,19 @@ struct ag_preflight_opts {
 	const char *socket_path;
 	unsigned control_timeout_ms; /* 0 = AG_PF_DOCKER_TIMEOUT_MS */
 	unsigned probe_timeout_ms;   /* 0 = AG_PF_PROBE_TIMEOUT_MS */
+	/*
+	 * Called once, from the thread running the preflight, when every check
+	 * before the probe has passed and the probe is about to be created, with
+	 * the verified local image id (borrowed for the call). contained-run
+	 * uses it to create its own container while the probe runs. May be NULL.
+	 */
+	void (*on_probe)(void *data, const char *local_image_id);
+	void *on_probe_data;
 };
 
 #define AG_PREFLIGHT_OPTS_INIT                                                                     \
 	{                                                                                          \
-		NULL, 0, 0                                                                         \
+		NULL, 0, 0, NULL, NULL                                                             \
 	}
 
 struct ag_preflight_result {

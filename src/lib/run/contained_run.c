@@ -29,6 +29,7 @@
 #include "lib/workspace/workspace.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <jansson.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -303,7 +304,52 @@ static int stage_policy(struct run *r)
 	return r->policy_blocked ? -1 : 0;
 }
 
-static int stage_preflight(struct run *r)
+/*
+ * The preflight runs on its own thread and its own engine connection. Once
+ * its checks up to the probe have passed (on_probe), the run prepares the
+ * workspace and creates and verifies its own container while the probe
+ * runs; the agent starts only after the final verdict, which includes the
+ * verified removal of the probe.
+ */
+struct pf_job {
+	struct run *r;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool probing, done;
+	char *image_id; /* the verified local image id, from on_probe */
+	int rc;
+	struct ag_error *err;
+};
+
+static void pf_on_probe(void *data, const char *image_id)
+{
+	struct pf_job *j = data;
+	pthread_mutex_lock(&j->mu);
+	j->image_id = image_id ? ag_xstrdup(image_id) : NULL;
+	j->probing = true;
+	pthread_cond_broadcast(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+}
+
+static void *pf_main(void *data)
+{
+	struct pf_job *j = data;
+	struct ag_preflight_opts po = AG_PREFLIGHT_OPTS_INIT;
+	po.socket_path = j->r->o->docker_socket;
+	po.on_probe = pf_on_probe;
+	po.on_probe_data = j;
+	int rc = ag_preflight_run(j->r->o->cfg, NULL, &po, &j->r->pf, &j->err);
+	pthread_mutex_lock(&j->mu);
+	j->rc = rc;
+	j->done = true;
+	pthread_cond_broadcast(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+	return NULL;
+}
+
+/* Opens the run's engine connection and starts the preflight beside it. */
+static int stage_preflight_start(struct run *r, struct pf_job *j)
 {
 	struct ag_error *e = NULL;
 	if (ag_engine_open(r->o->docker_socket, &r->eng, &e) < 0) {
@@ -314,9 +360,36 @@ static int stage_preflight(struct run *r)
 	r->eng_ok = true;
 	ag_preflight_result_init(&r->pf);
 	r->pf_ran = true;
-	if (ag_preflight_run(r->o->cfg, &r->eng, NULL, &r->pf, &e) < 0) {
-		fail_err(r, "preflight", 3, e);
-		ag_error_free(e);
+	*j = (struct pf_job){.r = r};
+	pthread_mutex_init(&j->mu, NULL);
+	pthread_cond_init(&j->cv, NULL);
+	if (pthread_create(&j->th, NULL, pf_main, j) != 0)
+		abort(); /* no thread for the preflight: nothing safe to do */
+	return 0;
+}
+
+/* True once the probe is about to run; false when the preflight ended first. */
+static bool preflight_probing(struct pf_job *j)
+{
+	pthread_mutex_lock(&j->mu);
+	while (!j->probing && !j->done)
+		pthread_cond_wait(&j->cv, &j->mu);
+	bool probing = j->probing;
+	pthread_mutex_unlock(&j->mu);
+	return probing;
+}
+
+/* Joins the preflight; 0 when its verdict passed. */
+static int stage_preflight_finish(struct run *r, struct pf_job *j)
+{
+	pthread_join(j->th, NULL);
+	pthread_mutex_destroy(&j->mu);
+	pthread_cond_destroy(&j->cv);
+	free(j->image_id);
+	j->image_id = NULL;
+	if (j->rc < 0) {
+		fail_err(r, "preflight", 3, j->err);
+		ag_error_free(j->err);
 		return -1;
 	}
 	if (!ag_preflight_passed(&r->pf)) {
@@ -423,7 +496,7 @@ static bool should_cancel(void *data)
 	return r->o->cancel && *r->o->cancel;
 }
 
-static int stage_container(struct run *r)
+static int stage_create(struct run *r, const char *image_id)
 {
 	const struct ag_config *c = r->o->cfg;
 	struct ag_error *e = NULL;
@@ -477,7 +550,7 @@ static int stage_container(struct run *r)
 		struct ag_probe_expect x = {
 			.id = r->container_id,
 			.name = r->container_name,
-			.image_id = r->pf.local_image_id,
+			.image_id = image_id,
 			.uid = c->contained.required_uid,
 			.gid = c->contained.required_gid,
 			.memory_bytes = c->contained.memory_bytes,
@@ -509,6 +582,22 @@ static int stage_container(struct run *r)
 		ag_pf_findings_release(&f);
 		r->verified = true;
 	}
+	rc = 0;
+out:
+	ag_error_free(e);
+	ag_strv_release(&configured);
+	free(host_ws);
+	return rc;
+}
+
+/* After the verdict: the daemon and the workspace path are still what was
+ * verified, then attach and start. */
+static int stage_start(struct run *r)
+{
+	const struct ag_config *c = r->o->cfg;
+	struct ag_error *e = NULL;
+	char *host_ws = workspace_host_path(r);
+	int rc = -1;
 	/* CONTRACT: run.daemon_fingerprint (facts preflight relied on, re-checked) */
 	r->fingerprint_checked = true;
 	r->fingerprint_same = fingerprint_same(r);
@@ -576,7 +665,6 @@ static int stage_container(struct run *r)
 	rc = 0;
 out:
 	ag_error_free(e);
-	ag_strv_release(&configured);
 	free(host_ws);
 	return rc;
 }
@@ -660,7 +748,8 @@ static void stage_cleanup_container(struct run *r)
 	/* By id, or (create answer lost) by this run's unique label. */
 	ag_ledger_remove(&r->eng, r->container_id, r->create_attempted, AG_RUN_ID_LABEL, r->suffix,
 			 &r->own.owner, AG_DOCKER_CONTROL_TIMEOUT_MS, &r->cleanup, NULL);
-	if (r->pf_ran && ag_preflight_passed(&r->pf))
+	/* A container may exist even after a failed verdict (created beside the probe). */
+	if (r->create_attempted || (r->pf_ran && ag_preflight_passed(&r->pf)))
 		residue(r, true);
 }
 
@@ -810,7 +899,8 @@ static void stage_workspace_cleanup(struct run *r)
 static void record_cleanup_failure(struct run *r)
 {
 	bool container_ok = ag_cleanup_state_complete(r->cleanup.state);
-	bool residue_ok = !r->residue_after_ok ? !(r->pf_ran && ag_preflight_passed(&r->pf))
+	bool residue_ok = !r->residue_after_ok ? !(r->create_attempted ||
+						    (r->pf_ran && ag_preflight_passed(&r->pf)))
 					       : r->residue_ours_after == 0;
 	bool ws_ok = strcmp(r->ws_status, "incomplete") != 0;
 	r->out->cleanup_complete = container_ok && residue_ok && ws_ok;
@@ -846,22 +936,54 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		return -1;
 	}
 	/* stages: each stops the run on failure; the tail always runs */
-	if (stage_policy(r) == 0 && stage_preflight(r) == 0) {
+	struct ag_run_timings *tm = &out->timings;
+	uint64_t t = now_ms();
+#define LAP(field)                                                                                 \
+	do {                                                                                       \
+		uint64_t n_ = now_ms();                                                            \
+		tm->field += n_ - t;                                                               \
+		t = n_;                                                                            \
+	} while (0)
+	int ok = stage_policy(r);
+	LAP(policy);
+	struct pf_job job;
+	if (ok == 0 && stage_preflight_start(r, &job) == 0) {
+		uint64_t pf0 = t;
 		residue(r, false);
-		if (stage_workspace(r) == 0)
-			(void)stage_container(r);
+		bool created = false;
+		if (preflight_probing(&job)) {
+			LAP(preflight);
+			ok = stage_workspace(r);
+			LAP(workspace);
+			created = ok == 0 && stage_create(r, job.image_id) == 0;
+			LAP(container);
+		}
+		/* The preflight overlaps the two stages above: its own wall time. */
+		bool passed = stage_preflight_finish(r, &job) == 0;
+		t = now_ms();
+		tm->preflight = t - pf0;
+		if (passed && created) {
+			(void)stage_start(r);
+			LAP(execution);
+		}
+	} else {
+		LAP(preflight);
 	}
 	classify(r);
 	stage_cleanup_container(r);
+	LAP(cleanup);
 	if (r->ws_prepared && run_containers_gone(r)) {
 		/* Capture only once nothing can write the workspace any more. */
 		stage_capture(r);
 	}
+	LAP(capture);
 	stage_checks(r);
 	if (r->ws_prepared)
 		stage_source_integrity(r);
+	LAP(checks);
 	stage_workspace_cleanup(r);
 	record_cleanup_failure(r);
+	LAP(cleanup);
 
 	/* verdict: no failure stage, checks pass, cleanup complete, capture ok */
 	bool tests_passed = r->checks_ok && r->checks.v[AG_CK_TESTS_PASSED].passed;
@@ -1002,6 +1124,9 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 	ag_error_free(e);
 	json_decref(artifact);
 	(void)write_marker(r, out->cleanup_complete ? "complete" : "retained");
+	LAP(evidence);
+#undef LAP
+	tm->total = now_ms() - r->started_ms;
 
 	/* what the CLI prints */
 	out->run_id = ag_steal_ptr(&r->run_id);

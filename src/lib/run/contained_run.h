@@ -69,6 +69,13 @@ struct ag_run_outcome {
 	bool source_unchanged_known, source_unchanged;
 	bool artifact_written;
 	bool seal_failed; /* the artifact exists but could not be sealed */
+	/* Wall time of each stage in ms (0: the stage did not run). The
+	 * preflight includes the engine connection; container is create +
+	 * verification + fingerprint; execution is attach to stream end. */
+	struct ag_run_timings {
+		uint64_t policy, preflight, workspace, container, execution, cleanup, capture,
+		    checks, evidence, total;
+	} timings;
 };
 
 void ag_run_outcome_release(struct ag_run_outcome *o);
