@@ -946,6 +946,19 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 							   "the workspace bind mount is not read-write");
 				continue;
 			}
+			/*
+			 * An image's VOLUME line makes the daemon create a fresh
+			 * anonymous volume (64-hex name, local driver) for each
+			 * container: daemon storage, no host path, removed with the
+			 * container (the ledger deletes with v=1). Any other volume
+			 * (named, another driver) was never asked for.
+			 */
+			const char *vname = ag_json_path_str(mt, "Name");
+			const char *vdrv = ag_json_path_str(mt, "Driver");
+			if (type && strcmp(type, "volume") == 0 && ag_is_container_id(vname) &&
+			    vdrv && strcmp(vdrv, "local") == 0 && dst && dst[0] == '/') {
+				continue;
+			}
 			if (!type || strcmp(type, "tmpfs") != 0)
 				ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
 						   "mount of type '%s' at '%s'",
