@@ -40,7 +40,14 @@ SCHEMA_JSON := data/schemas/agentguard-config-v1.schema.json
 
 .PHONY: all check check-asan check-valgrind fuzz fuzz-long install clean tests format-check
 
-all: $(BUILD)/agentguard
+all: $(BUILD)/agentguard $(BUILD)/agentguard-probe
+
+# The preflight's probe: static (musl), so it runs in any image, even one
+# with no libc or shell; installed beside agentguard, which finds it there.
+MUSL_CC ?= musl-gcc
+$(BUILD)/agentguard-probe: src/probe/agentguard-probe.c
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) -static -std=gnu17 -O2 -Wall -Wextra -Werror -o $@ $<
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -68,7 +75,7 @@ $(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libagent
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libagentguard.a $(PKG_LIBS) $(LDFLAGS)
 
-tests: $(BUILD)/agentguard $(UNIT_BIN) $(FUZZ_REPLAY)
+tests: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(UNIT_BIN) $(FUZZ_REPLAY)
 
 # The whole suite; prints one closing line "N passed, M failed".
 check: tests
@@ -97,8 +104,9 @@ fuzz:
 fuzz-long:
 	$(MAKE) fuzz FUZZ_SECONDS=1800
 
-install: $(BUILD)/agentguard
+install: $(BUILD)/agentguard $(BUILD)/agentguard-probe
 	install -D -m 0755 $(BUILD)/agentguard $(DESTDIR)$(PREFIX)/bin/agentguard
+	install -D -m 0755 $(BUILD)/agentguard-probe $(DESTDIR)$(PREFIX)/bin/agentguard-probe
 	install -D -m 0644 $(SCHEMA_JSON) $(DESTDIR)$(PREFIX)/share/agentguard/schemas/agentguard-config-v1.schema.json
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/agentguard/schemas \
 		data/schemas/contained-run-v1.schema.json data/schemas/containment-evidence-v1.schema.json

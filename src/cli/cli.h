@@ -25,6 +25,12 @@ enum ag_exit {
 void ag_cli_print_error(const struct ag_error *e);
 /* Prints a usage error for `cmd` and returns AG_EXIT_CONFIG. */
 int ag_cli_usage(const char *cmd, const char *fmt, ...) AG_PRINTF(2, 3);
+/*
+ * The preflight probe installed beside this executable
+ * (dirname(/proc/self/exe)/agentguard-probe), heap string; NULL when the
+ * executable's path cannot be read (the preflight then fails closed).
+ */
+char *ag_cli_probe_path(void);
 /* Writes s to f with control characters escaped as \xNN. */
 void ag_cli_put_sanitized(FILE *f, const char *s);
 

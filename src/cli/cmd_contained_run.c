@@ -330,6 +330,9 @@ int ag_cmd_contained_run(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	static char *probe; /* for the life of the process */
+	if (!probe)
+		probe = ag_cli_probe_path();
 	struct ag_run_opts o = {
 		.cfg = c,
 		.repo_fd = repo_fd,
@@ -343,6 +346,7 @@ int ag_cmd_contained_run(int argc, char **argv)
 		.env = &env,
 		.redact = &red,
 		.docker_socket = docker,
+		.probe_path = probe,
 		.cancel = &cancel_signal,
 	};
 	struct ag_run_outcome out;

@@ -138,6 +138,8 @@ int ag_cmd_preflight(int argc, char **argv)
 	}
 	struct ag_preflight_opts opts = AG_PREFLIGHT_OPTS_INIT;
 	opts.socket_path = docker;
+	_cleanup_free_ char *probe = ag_cli_probe_path();
+	opts.probe_path = probe;
 	_cleanup_preflight_result_ struct ag_preflight_result r;
 	ag_preflight_result_init(&r);
 	if (ag_preflight_run(c, NULL, &opts, &r, &err) < 0) {

@@ -2,6 +2,8 @@
 #include "cli/cli.h"
 #include "lib/base/error.h"
 
+#include <limits.h>
+
 void ag_cli_put_sanitized(FILE *f, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -32,4 +34,18 @@ int ag_cli_usage(const char *cmd, const char *fmt, ...)
 	fprintf(stderr, " [usage]\nTry 'agentguard %s --help'.\n", cmd);
 	free(msg);
 	return AG_EXIT_CONFIG;
+}
+
+char *ag_cli_probe_path(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	if (n <= 0 || (size_t)n >= sizeof(buf) - 1)
+		return NULL;
+	buf[n] = '\0';
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	return ag_xasprintf("%s/agentguard-probe", buf);
 }

@@ -53,7 +53,16 @@ CFG
 	chmod 644 "$1"
 }
 
-leftovers() { "$docker" ps -aq --filter "$owner_filter"; }
+# Probe containers that outlive a few seconds: other preflights on this
+# shared engine hold theirs for well under a second, a leak stays.
+leftovers() {
+	local a b
+	a=$("$docker" ps -aq --filter "$owner_filter")
+	[ -n "$a" ] || return 0
+	sleep 3
+	b=$("$docker" ps -aq --filter "$owner_filter")
+	comm -12 <(sort <<<"$a") <(sort <<<"$b")
+}
 
 # --- supported, as root
 write_config "$T/ok.yaml" "$AG_TEST_IMAGE"

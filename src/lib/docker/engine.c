@@ -111,6 +111,32 @@ static int verify_socket(const char *path, char **canon_out, struct ag_error **e
 	return 0;
 }
 
+int ag_verify_root_file(const char *path, char **canon_out, struct ag_error **err)
+{
+	if (!path || path[0] != '/')
+		return ag_err(err, AG_E_USAGE, 0, "preflight.probe_binary.not_absolute",
+			      "the probe binary must be named by an absolute path");
+	_cleanup_free_ char *canon = realpath(path, NULL);
+	if (!canon)
+		return ag_err(err, AG_E_DOCKER, errno, "preflight.probe_binary.missing",
+			      "the preflight probe binary is not installed beside agentguard");
+	struct ag_error *e = NULL;
+	if (check_dirs(canon, &e) < 0) {
+		ag_error_free(e);
+		return ag_err(err, AG_E_UNVERIFIED, 0, "preflight.probe_binary.unsafe",
+			      "the probe binary: a directory on its path is not root-owned or is "
+			      "writable by others");
+	}
+	struct stat st;
+	if (lstat(canon, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) || !(st.st_mode & S_IXOTH))
+		return ag_err(err, AG_E_UNVERIFIED, 0, "preflight.probe_binary.unsafe",
+			      "the probe binary is not a root-owned executable file that only "
+			      "root can write");
+	*canon_out = ag_steal_ptr(&canon);
+	return 0;
+}
+
 /* ---- connections: made here, peer checked before the first byte ---- */
 
 /* Called by libcurl once connected, before the request's first byte. */

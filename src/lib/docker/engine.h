@@ -135,6 +135,15 @@ int ag_engine_attach_run(struct ag_engine *e, const char *id,
 			 const struct ag_engine_stream_opts *o, struct ag_engine_stream *s,
 			 struct ag_error **err);
 
+/*
+ * A host file AgentGuard hands to the daemon (the preflight probe): its
+ * canonical path in *canon_out, when it is a regular file owned by root,
+ * executable, writable by nobody else, in a root-owned directory chain.
+ * Reasons: preflight.probe_binary.not_absolute (AG_E_USAGE), .missing
+ * (AG_E_DOCKER), .unsafe (AG_E_UNVERIFIED).
+ */
+int ag_verify_root_file(const char *path, char **canon_out, struct ag_error **err);
+
 /* libcurl's version string, for evidence ("8.x.y"). */
 const char *ag_engine_libcurl_version(void);
 

@@ -307,6 +307,8 @@ int ag_exec_spec_validate(const struct ag_exec_spec *s, struct ag_error **err)
 		return -1;
 	if (s->workspace_host_path && check_host_path(s->workspace_host_path, err) < 0)
 		return -1;
+	if (s->probe_host_path && check_host_path(s->probe_host_path, err) < 0)
+		return -1;
 
 	/* name and labels */
 	if (s->container_name && !name_ok(s->container_name))
@@ -428,6 +430,11 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 			      s->workspace_tmpfs_size ? s->workspace_tmpfs_size : s->tmpfs_size,
 			      s->uid, s->gid);
 	}
+	if (s->probe_host_path) {
+		ag_strv_push(&a, "--mount");
+		ag_strv_pushf(&a, "type=bind,source=%s,target=%s,readonly", s->probe_host_path,
+			      AG_EXEC_PROBE_PATH);
+	}
 	ag_strv_push(&a, "--workdir");
 	ag_strv_push(&a, s->workspace_container_path);
 	ag_strv_push(&a, "--user");
@@ -490,6 +497,7 @@ int ag_exec_spec_from_config(const struct ag_config *c, const struct ag_exec_inp
 	    .workspace_container_path = AG_EXEC_WORKSPACE_PATH,
 	    .workspace_tmpfs_size = NULL,
 	    .container_name = in->container_name,
+	    .probe_host_path = in->probe_host_path,
 	    .entrypoint = in->entrypoint,
 	    .env = in->env,
 	    .n_env = in->n_env,
@@ -568,11 +576,19 @@ int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct 
 				 s->workspace_tmpfs_size ? s->workspace_tmpfs_size : s->tmpfs_size,
 				 s->uid, s->gid));
 	json_object_set_new(h, "Tmpfs", tmpfs);
+	json_t *mounts = json_array();
 	if (s->workspace_host_path)
-		json_object_set_new(h, "Mounts",
-				    json_pack("[{s:s,s:s,s:s}]", "Type", "bind", "Source",
-					      s->workspace_host_path, "Target",
-					      s->workspace_container_path));
+		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s}", "Type", "bind", "Source",
+							s->workspace_host_path, "Target",
+							s->workspace_container_path));
+	if (s->probe_host_path)
+		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s,s:b}", "Type", "bind",
+							"Source", s->probe_host_path, "Target",
+							AG_EXEC_PROBE_PATH, "ReadOnly", 1));
+	if (json_array_size(mounts))
+		json_object_set_new(h, "Mounts", mounts);
+	else
+		json_decref(mounts);
 	json_object_set_new(h, "RestartPolicy", json_pack("{s:s}", "Name", "no"));
 	json_object_set_new(c, "HostConfig", h);
 	*out = c;

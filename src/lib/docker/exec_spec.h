@@ -48,6 +48,8 @@ struct ag_label {
 /* The container paths contained-run uses. */
 #define AG_EXEC_WORKSPACE_PATH "/agentguard-workspace"
 #define AG_EXEC_TMPFS_PATH "/tmp"
+/* Where the preflight's static probe is bind-mounted (read-only). */
+#define AG_EXEC_PROBE_PATH "/agentguard-probe"
 
 struct ag_exec_spec {
 	const char *image; /* digest-pinned reference */
@@ -63,6 +65,9 @@ struct ag_exec_spec {
 	const char *workspace_container_path;
 	const char *workspace_tmpfs_size; /* NULL: tmpfs_size */
 	const char *container_name;	  /* NULL: no --name */
+	/* The preflight probe only: a host file bind-mounted read-only at
+	 * AG_EXEC_PROBE_PATH (its entrypoint). NULL for every other container. */
+	const char *probe_host_path;
 	const char *entrypoint;		  /* NULL: the image's own */
 	/*
 	 * Configured environment, "NAME=VALUE", any order (the renderer sorts
@@ -83,6 +88,7 @@ struct ag_exec_spec {
 struct ag_exec_inputs {
 	const char *workspace_host_path; /* NULL: tmpfs workspace */
 	const char *container_name;	 /* NULL: none */
+	const char *probe_host_path;	 /* NULL: none (the preflight probe only) */
 	const char *entrypoint;		 /* NULL: none */
 	const char *const *env;		 /* resolved "NAME=VALUE" entries */
 	size_t n_env;

@@ -1,5 +1,6 @@
 #include "lib/base/ag.h"
 #include "lib/docker/inspect.h"
+#include "lib/docker/exec_spec.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
 #include "lib/docker/docker_json.h"
@@ -910,7 +911,7 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 
 	/* mounts: no bind (but the workspace), no volume, nothing naming the docker socket */
 	bool sock = false;
-	size_t binds_seen = 0;
+	size_t binds_seen = 0, probes_seen = 0;
 	const json_t *binds = hc(v, "Binds");
 	if (!empty_list(binds)) {
 		size_t i;
@@ -938,6 +939,13 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 			bool is_ws_bind = x->bind_source && type && strcmp(type, "bind") == 0 &&
 					  src && dst && strcmp(src, x->bind_source) == 0 &&
 					  strcmp(dst, x->workspace) == 0;
+			if (x->probe_source && type && strcmp(type, "bind") == 0 && src && dst &&
+			    strcmp(src, x->probe_source) == 0 &&
+			    strcmp(dst, AG_EXEC_PROBE_PATH) == 0 &&
+			    json_is_false(json_object_get(mt, "RW"))) {
+				probes_seen++;
+				continue;
+			}
 			if (is_ws_bind) {
 				binds_seen++;
 				const json_t *rw = json_object_get(mt, "RW");
@@ -965,12 +973,16 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 						   type ? type : "(missing)", dst ? dst : "?");
 		}
 	}
+	if (probes_seen != (x->probe_source ? 1u : 0u))
+		ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
+				   "expected exactly one read-only mount of the probe, saw %zu",
+				   probes_seen);
 	if (x->bind_source && binds_seen != 1)
 		ag_pf_findings_add(f, "mounts", U, "preflight.probe.workspace_bind",
 				   "expected exactly one bind mount of the prepared workspace, saw %zu",
 				   binds_seen);
 	const json_t *hcmounts = hc(v, "Mounts");
-	size_t hc_ws = 0, hc_other = 0;
+	size_t hc_ws = 0, hc_probe = 0, hc_other = 0;
 	if (json_is_array(hcmounts)) {
 		size_t i;
 		const json_t *mt;
@@ -983,12 +995,17 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 			    strcmp(src, x->bind_source) == 0 && strcmp(dst, x->workspace) == 0 &&
 			    !json_is_true(json_object_get(mt, "ReadOnly")))
 				hc_ws++;
+			else if (x->probe_source && type && strcmp(type, "bind") == 0 && src &&
+				 dst && strcmp(src, x->probe_source) == 0 &&
+				 strcmp(dst, AG_EXEC_PROBE_PATH) == 0 &&
+				 json_is_true(json_object_get(mt, "ReadOnly")))
+				hc_probe++;
 			else
 				hc_other++;
 		}
 	}
 	if ((!empty_list(hcmounts) && !json_is_array(hcmounts)) || hc_other ||
-	    hc_ws != (x->bind_source ? 1u : 0u))
+	    hc_ws != (x->bind_source ? 1u : 0u) || hc_probe != (x->probe_source ? 1u : 0u))
 		ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
 				   "HostConfig.Mounts holds something other than the workspace");
 	json_object_set_new(insp, "docker_socket_mount", json_boolean(sock));
@@ -1038,31 +1055,14 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 
 /* ---- probe ---- */
 
-/*
- * Runs as the container's configured user with the rendered controls. It
- * prints the numeric uid/gid it runs as (the host compares them), proves
- * the workspace and /tmp tmpfs are writable and readable, and that the
- * root filesystem refuses a write. Exit codes 10..14 name the failed step.
- */
-const char ag_probe_script[] =
-    "u=$(id -u) && g=$(id -g) || exit 10; "
-    "w=/agentguard-workspace/.agentguard-probe; "
-    "echo agentguard-probe >\"$w\" || exit 11; "
-    "[ \"$(cat \"$w\")\" = agentguard-probe ] || exit 12; "
-    "rm -f \"$w\"; "
-    "echo agentguard-probe >/tmp/.agentguard-probe || exit 13; "
-    "if (echo x >/.agentguard-probe) 2>/dev/null; then exit 14; fi; "
-    "printf '{\"probe\":\"agentguard-preflight\",\"uid\":%s,\"gid\":%s,"
-    "\"workspace_write\":true,\"tmp_write\":true,\"root_write_blocked\":true}\\n' "
-    "\"$u\" \"$g\"";
-
-void ag_inspect_probe_output(const char *out, size_t len, bool truncated, int64_t uid, int64_t gid,
-			     struct ag_pf_findings *f)
+void ag_inspect_probe_output(const char *out, size_t len, bool truncated,
+			     const struct ag_probe_expect *x, struct ag_pf_findings *f)
 {
+	const enum ag_pf_verdict U = AG_PF_V_UNSAFE;
 	json_t *v = NULL;
 	struct ag_error *err = NULL;
 	if (ag_docker_json_parse(out, len, truncated, NULL, AG_DOCKER_JSON_OBJECT, &v, &err) < 0) {
-		ag_pf_findings_add(f, "uid_gid_probe", AG_PF_V_UNSAFE, "preflight.probe.output",
+		ag_pf_findings_add(f, "uid_gid_probe", U, "preflight.probe.output",
 				   "probe output is not the expected JSON line (%s)", err->reason);
 		ag_error_free(err);
 		return;
@@ -1070,17 +1070,61 @@ void ag_inspect_probe_output(const char *out, size_t len, bool truncated, int64_
 	const json_t *ju = json_object_get(v, "uid");
 	const json_t *jg = json_object_get(v, "gid");
 	if (strcmp(str_or(json_object_get(v, "probe"), ""), "agentguard-preflight") != 0)
-		ag_pf_findings_add(f, "uid_gid_probe", AG_PF_V_UNSAFE, "preflight.probe.output",
+		ag_pf_findings_add(f, "uid_gid_probe", U, "preflight.probe.output",
 				   "probe output lacks its marker");
-	if (!json_is_integer(ju) || json_integer_value(ju) != uid || !json_is_integer(jg) ||
-	    json_integer_value(jg) != gid)
-		ag_pf_findings_add(f, "uid_gid_probe", AG_PF_V_UNSAFE, "preflight.probe.identity",
+	if (!json_is_integer(ju) || json_integer_value(ju) != x->uid || !json_is_integer(jg) ||
+	    json_integer_value(jg) != x->gid)
+		ag_pf_findings_add(f, "uid_gid_probe", U, "preflight.probe.identity",
 				   "probe ran with a different uid/gid than required");
-	static const char *const flags[] = {"workspace_write", "tmp_write", "root_write_blocked"};
+	static const char *const flags[] = {"workspace_write", "tmp_write", "root_read_only"};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(flags); i++)
 		if (!json_is_true(json_object_get(v, flags[i])))
-			ag_pf_findings_add(f, "uid_gid_probe", AG_PF_V_UNSAFE,
-					   "preflight.probe.write_checks", "probe check %s failed",
-					   flags[i]);
+			ag_pf_findings_add(f, "uid_gid_probe", U, "preflight.probe.write_checks",
+					   "probe check %s failed", flags[i]);
+	/* CONTRACT: container.capabilities (every set empty, seen from inside) */
+	static const char *const caps[] = {"cap_inh", "cap_prm", "cap_eff", "cap_bnd", "cap_amb"};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(caps); i++) {
+		const char *c = str_or(json_object_get(v, caps[i]), "");
+		bool zero = *c && strspn(c, "0") == strlen(c);
+		if (!zero)
+			ag_pf_findings_add(f, "capabilities", U, "preflight.probe.capabilities",
+					   "the probe holds capabilities (%s)", caps[i]);
+	}
+	const json_t *nnp = json_object_get(v, "no_new_privs");
+	if (!json_is_integer(nnp) || json_integer_value(nnp) != 1)
+		ag_pf_findings_add(f, "no_new_privileges", U, "preflight.probe.no_new_privs",
+				   "NoNewPrivs is not 1 inside the container");
+	const json_t *sc = json_object_get(v, "seccomp");
+	if (!json_is_integer(sc) || json_integer_value(sc) != 2)
+		ag_pf_findings_add(f, "seccomp", U, "preflight.probe.seccomp",
+				   "the probe does not run under a seccomp filter");
+	const json_t *ifs = json_object_get(v, "net_ifaces");
+	bool has_lo = false, other = false;
+	size_t i;
+	const json_t *n;
+	if (json_is_array(ifs))
+		json_array_foreach(ifs, i, n)
+		{
+			if (strcmp(str_or(n, ""), "lo") == 0)
+				has_lo = true;
+			else
+				other = true;
+		}
+	if (!json_is_array(ifs) || !has_lo || (x->network == AG_NET_NONE && other))
+		ag_pf_findings_add(f, "network", U, "preflight.probe.network",
+				   "the probe sees network interfaces other than lo");
+	if (!json_is_false(json_object_get(v, "docker_socket")))
+		ag_pf_findings_add(f, "docker_socket_mount", U, "preflight.probe.docker_socket",
+				   "a Docker or containerd socket is reachable inside");
+	const char *pm = str_or(json_object_get(v, "pids_max"), "");
+	int64_t pv = -1;
+	if (ag_parse_i64(pm, &pv) < 0 || pv != x->pids_limit)
+		ag_pf_findings_add(f, "pids_limit", U, "preflight.probe.pids",
+				   "the container's cgroup does not show the pids limit");
+	const char *mm = str_or(json_object_get(v, "memory_max"), "");
+	int64_t mv = -1;
+	if (ag_parse_i64(mm, &mv) < 0 || mv != x->memory_bytes)
+		ag_pf_findings_add(f, "memory", U, "preflight.probe.memory",
+				   "the container's cgroup does not show the memory limit");
 	json_decref(v);
 }

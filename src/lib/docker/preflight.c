@@ -410,18 +410,32 @@ static void run_probe(struct pf *p)
 	    {AG_PF_LABEL_KIND, AG_PF_LABEL_KIND_VALUE},
 	    {AG_PF_LABEL_NAME, p->name},
 	};
-	const char *const command[] = {"-c", ag_probe_script};
-	/* The same controls as the agent's container, with a tmpfs workspace. */
+	/* The probe's one argument: the workspace it must be able to write. */
+	const char *const command[] = {AG_PF_WORKSPACE};
+	bool attempted = false;
+	_cleanup_free_ char *probe_bin = NULL;
+	if (!p->opts->probe_path) {
+		fail(p, "resource_control_probe", AG_PF_V_UNAVAILABLE, "preflight.probe_binary.missing",
+		     "no preflight probe binary was given");
+		goto out;
+	}
+	if (ag_verify_root_file(p->opts->probe_path, &probe_bin, &e) < 0) {
+		fail_err(p, "resource_control_probe",
+			 e->code == AG_E_UNVERIFIED ? AG_PF_V_UNSAFE : AG_PF_V_UNAVAILABLE, e);
+		goto out;
+	}
+	/* The same controls as the agent's container, with a tmpfs workspace;
+	 * the entrypoint is AgentGuard's own static probe, nothing of the image. */
 	const struct ag_exec_inputs in = {
 	    .container_name = p->name,
-	    .entrypoint = "/bin/sh",
+	    .probe_host_path = probe_bin,
+	    .entrypoint = AG_EXEC_PROBE_PATH,
 	    .labels = labels,
 	    .n_labels = AG_ARRAY_SIZE(labels),
 	    .command = command,
 	    .n_command = AG_ARRAY_SIZE(command),
 	};
 	struct ag_exec_spec spec;
-	bool attempted = false;
 	if (p->opts->on_probe)
 		p->opts->on_probe(p->opts->on_probe_data, p->image.local_image_id);
 	if (ag_exec_spec_from_config(p->cfg, &in, &spec, &e) < 0) {
@@ -460,6 +474,7 @@ static void run_probe(struct pf *p)
 	    .workspace_bytes = ce->tmpfs_bytes,
 	    .workspace = AG_PF_WORKSPACE,
 	    .network = ce->network,
+	    .probe_source = probe_bin,
 	};
 	struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
 	ag_inspect_container(v, &x, p->inspected, &f);
@@ -499,8 +514,8 @@ static void run_probe(struct pf *p)
 			fail(p, "uid_gid_writable_path_probe", AG_PF_V_UNSAFE,
 			     "preflight.probe.exit", "the probe exited non-zero: a check failed");
 		} else {
-			ag_inspect_probe_output(st.out.buf, st.out.len, st.stdout_truncated,
-						ce->required_uid, ce->required_gid, &f);
+			ag_inspect_probe_output(st.out.buf, st.out.len, st.stdout_truncated, &x,
+						&f);
 			findings_gate(p, "uid_gid_writable_path_probe", &f);
 			ag_pf_findings_release(&f);
 		}

@@ -54,6 +54,12 @@ struct ag_preflight_opts {
 	 * (engine.h).
 	 */
 	const char *socket_path;
+	/*
+	 * The static probe binary (src/probe), installed beside agentguard;
+	 * verified root-owned (ag_verify_root_file) and bind-mounted read-only
+	 * as the probe container's entrypoint. NULL: the check fails closed.
+	 */
+	const char *probe_path;
 	unsigned control_timeout_ms; /* 0 = AG_PF_DOCKER_TIMEOUT_MS */
 	unsigned probe_timeout_ms;   /* 0 = AG_PF_PROBE_TIMEOUT_MS */
 	/*
@@ -68,7 +74,7 @@ struct ag_preflight_opts {
 
 #define AG_PREFLIGHT_OPTS_INIT                                                                     \
 	{                                                                                          \
-		NULL, 0, 0, NULL, NULL                                                             \
+		NULL, NULL, 0, 0, NULL, NULL                                                       \
 	}
 
 struct ag_preflight_result {

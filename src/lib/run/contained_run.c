@@ -337,6 +337,7 @@ static void *pf_main(void *data)
 	struct pf_job *j = data;
 	struct ag_preflight_opts po = AG_PREFLIGHT_OPTS_INIT;
 	po.socket_path = j->r->o->docker_socket;
+	po.probe_path = j->r->o->probe_path;
 	po.on_probe = pf_on_probe;
 	po.on_probe_data = j;
 	int rc = ag_preflight_run(j->r->o->cfg, NULL, &po, &j->r->pf, &j->err);

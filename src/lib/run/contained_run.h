@@ -42,6 +42,7 @@ struct ag_run_opts {
 	const struct ag_env_resolved *env;
 	struct ag_redactor *redact; /* secrets + path roots; extended by the run */
 	const char *docker_socket;  /* NULL: the default Docker socket */
+	const char *probe_path;	    /* the static preflight probe (preflight.h) */
 	volatile sig_atomic_t *cancel; /* the signal number that asked to stop, or 0 */
 };
 
