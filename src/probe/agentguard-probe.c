@@ -115,10 +115,10 @@ int main(int argc, char **argv)
 	    statvfs("/", &sv) == 0 && (sv.f_flag & ST_RDONLY) ? "true" : "false");
 
 	/* /proc/self/status: Cap*, NoNewPrivs, Seccomp */
-	static const char *const keys[] = {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb",
-					   "NoNewPrivs", "Seccomp"};
-	static const char *const names[] = {"cap_inh", "cap_prm", "cap_eff", "cap_bnd", "cap_amb",
-					    "no_new_privs", "seccomp"};
+	static const char *const keys[] = {"CapInh", "CapPrm",	   "CapEff", "CapBnd",
+					   "CapAmb", "NoNewPrivs", "Seccomp"};
+	static const char *const names[] = {"cap_inh", "cap_prm",      "cap_eff", "cap_bnd",
+					    "cap_amb", "no_new_privs", "seccomp"};
 	char st[8192];
 	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd >= 0 ? read(fd, st, sizeof(st) - 1) : -1;
@@ -135,8 +135,8 @@ int main(int argc, char **argv)
 			while (*at == ' ' || *at == '\t')
 				at++;
 			size_t i = 0;
-			while (i < sizeof(v) - 1 && ((at[i] >= '0' && at[i] <= '9') ||
-						     (at[i] >= 'a' && at[i] <= 'f')))
+			while (i < sizeof(v) - 1 &&
+			       ((at[i] >= '0' && at[i] <= '9') || (at[i] >= 'a' && at[i] <= 'f')))
 				v[i] = at[i], i++;
 			v[i] = '\0';
 		}
@@ -160,7 +160,8 @@ int main(int argc, char **argv)
 			int ok = strlen(nm) <= 15;
 			for (const char *c = nm; ok && *c; c++)
 				ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-				     (*c >= '0' && *c <= '9') || *c == '_' || *c == '.' || *c == '-';
+				     (*c >= '0' && *c <= '9') || *c == '_' || *c == '.' ||
+				     *c == '-';
 			put("%s\"%s\"", count ? "," : "", ok ? nm : "?");
 			count++;
 		}
@@ -169,7 +170,8 @@ int main(int argc, char **argv)
 	put("]");
 
 	static const char *const socks[] = {"/var/run/docker.sock", "/run/docker.sock",
-					    "/var/run/docker/docker.sock", "/run/containerd/containerd.sock"};
+					    "/var/run/docker/docker.sock",
+					    "/run/containerd/containerd.sock"};
 	int sock = 0;
 	for (size_t i = 0; i < sizeof(socks) / sizeof(*socks); i++) {
 		struct stat s;

@@ -68,7 +68,8 @@ static int check_dirs(const char *canon, struct ag_error **err)
 		p[i] = '/';
 		p[i + 1] = saved;
 		if (!ok)
-			return ag_err(err, AG_E_UNVERIFIED, r < 0 ? errno : 0, "docker.socket.unsafe",
+			return ag_err(err, AG_E_UNVERIFIED, r < 0 ? errno : 0,
+				      "docker.socket.unsafe",
 				      "the Docker socket: a directory on its path is not "
 				      "root-owned or is writable by others");
 	}
@@ -164,8 +165,7 @@ static int peer_check(void *data, char *conn_primary_ip, char *conn_local_ip, in
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
 	if (*q->fd < 0 || getsockopt(*q->fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
-	    cl != sizeof(cred) ||
-	    cred.uid != 0) {
+	    cl != sizeof(cred) || cred.uid != 0) {
 		q->e->peer_refused = true;
 		return CURL_PREREQFUNC_ABORT;
 	}
@@ -212,8 +212,8 @@ static void setup_handle(struct ag_engine *e, CURL *h, struct prereq *q, int *fd
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)AG_DOCKER_CONTROL_TIMEOUT_MS);
 }
 
-static int transport_error(struct ag_engine *e, CURLcode c, bool over, size_t max,
-			   const char *what, struct ag_error **err)
+static int transport_error(struct ag_engine *e, CURLcode c, bool over, size_t max, const char *what,
+			   struct ag_error **err)
 {
 	if (over)
 		return ag_err(err, AG_E_LIMIT, 0, "docker.response.too_large",
@@ -263,7 +263,8 @@ int ag_engine_call(struct ag_engine *e, const char *method, const char *path, co
 	r->status = 0;
 	_cleanup_free_ char *url = ag_xasprintf("http://docker" AG_ENGINE_API_PATH "%s", path);
 	struct prereq q;
-	setup_handle(e, h, &q, &e->sock_fd, method, url, timeout_ms ? timeout_ms : AG_DOCKER_CONTROL_TIMEOUT_MS);
+	setup_handle(e, h, &q, &e->sock_fd, method, url,
+		     timeout_ms ? timeout_ms : AG_DOCKER_CONTROL_TIMEOUT_MS);
 	struct sink s = {&r->body, false};
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_bounded);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
@@ -293,8 +294,7 @@ int ag_engine_call(struct ag_engine *e, const char *method, const char *path, co
 	return 0;
 }
 
-int ag_engine_status_error(const struct ag_engine_reply *r, const char *what,
-			   struct ag_error **err)
+int ag_engine_status_error(const struct ag_engine_reply *r, const char *what, struct ag_error **err)
 {
 	if (r->status >= 200 && r->status < 300)
 		return 0;
@@ -302,9 +302,8 @@ int ag_engine_status_error(const struct ag_engine_reply *r, const char *what,
 	char *msg = NULL;
 	json_t *v = NULL;
 	struct ag_error *pe = NULL;
-	if (r->body.len &&
-	    ag_docker_json_parse(r->body.buf, r->body.len, false, NULL, AG_DOCKER_JSON_OBJECT, &v,
-				 &pe) == 0) {
+	if (r->body.len && ag_docker_json_parse(r->body.buf, r->body.len, false, NULL,
+						AG_DOCKER_JSON_OBJECT, &v, &pe) == 0) {
 		const char *m = json_string_value(json_object_get(v, "message"));
 		if (m)
 			msg = ag_pf_sanitize(m, strlen(m));
@@ -391,8 +390,8 @@ int ag_engine_open(const char *requested, struct ag_engine *e, struct ag_error *
 	e->curl = curl_easy_init();
 	if (!e->curl)
 		abort();
-	e->client = ag_xasprintf("agentguard (Engine API 1.41, libcurl %s)",
-				 ag_engine_libcurl_version());
+	e->client =
+	    ag_xasprintf("agentguard (Engine API 1.41, libcurl %s)", ag_engine_libcurl_version());
 	struct ag_engine_reply r;
 	ag_engine_reply_init(&r);
 	int ret = ag_engine_call(e, "GET", "/_ping", NULL, 0, 64, &r, err);
@@ -472,8 +471,9 @@ static size_t demux_write(char *p, size_t size, size_t nmemb, void *data)
 					return 0;
 				}
 				d->stream = d->hdr[0];
-				d->left = ((uint64_t)d->hdr[4] << 24) | ((uint64_t)d->hdr[5] << 16) |
-					  ((uint64_t)d->hdr[6] << 8) | d->hdr[7];
+				d->left = ((uint64_t)d->hdr[4] << 24) |
+					  ((uint64_t)d->hdr[5] << 16) | ((uint64_t)d->hdr[6] << 8) |
+					  d->hdr[7];
 			}
 			continue;
 		}
@@ -494,18 +494,17 @@ static size_t header_seen(char *p, size_t size, size_t nmemb, void *data)
 	return n;
 }
 
-int ag_engine_attach_run(struct ag_engine *e, const char *id,
-			 const struct ag_engine_stream_opts *o, struct ag_engine_stream *s,
-			 struct ag_error **err)
+int ag_engine_attach_run(struct ag_engine *e, const char *id, const struct ag_engine_stream_opts *o,
+			 struct ag_engine_stream *s, struct ag_error **err)
 {
 	uint64_t deadline = mono_ms() + (o->timeout_ms ? o->timeout_ms : 1);
 	CURL *a = curl_easy_init();
 	CURLM *m = curl_multi_init();
 	if (!a || !m)
 		abort();
-	_cleanup_free_ char *url = ag_xasprintf(
-	    "http://docker" AG_ENGINE_API_PATH "/containers/%s/attach?stream=1&stdout=1&stderr=1",
-	    id);
+	_cleanup_free_ char *url = ag_xasprintf("http://docker" AG_ENGINE_API_PATH
+						"/containers/%s/attach?stream=1&stdout=1&stderr=1",
+						id);
 	struct prereq q;
 	int afd = -1;
 	setup_handle(e, a, &q, &afd, "POST", url, 0);

@@ -39,16 +39,19 @@ struct ag_error;
 #define AG_ENGINE_API_PATH "/v1.41"
 
 struct ag_engine {
-	char *socket;	   /* canonical verified path */
+	char *socket;	      /* canonical verified path */
 	bool explicit_socket; /* named by --docker-socket (may be a private path) */
-	char *client;	   /* "agentguard (Engine API 1.41, libcurl X.Y.Z)" */
-	void *curl;	   /* the reused easy handle (keep-alive) */
-	int sock_fd;	   /* the reused handle's socket (peer checked per request) */
-	bool peer_refused; /* set by the connect hook */
+	char *client;	      /* "agentguard (Engine API 1.41, libcurl X.Y.Z)" */
+	void *curl;	      /* the reused easy handle (keep-alive) */
+	int sock_fd;	      /* the reused handle's socket (peer checked per request) */
+	bool peer_refused;    /* set by the connect hook */
 	uid_t peer_uid;
 };
 
-#define AG_ENGINE_INIT {0}
+#define AG_ENGINE_INIT                                                                             \
+	{                                                                                          \
+		0                                                                                  \
+	}
 
 /*
  * Verifies the socket (requested NULL: the default) and sends GET /_ping.
@@ -106,7 +109,7 @@ char *ag_engine_escape(const char *s);
  */
 struct ag_engine_stream_opts {
 	size_t stdout_max, stderr_max;
-	unsigned timeout_ms;		    /* whole run, start included */
+	unsigned timeout_ms;		   /* whole run, start included */
 	bool (*should_cancel)(void *data); /* may be NULL */
 	void *should_cancel_data;
 };
@@ -115,7 +118,7 @@ enum ag_stream_end {
 	AG_STREAM_ENDED = 0, /* the daemon closed the stream: the process ended */
 	AG_STREAM_TIMED_OUT,
 	AG_STREAM_CANCELLED,
-	AG_STREAM_DROPPED,	/* the connection ended mid-frame or with an error */
+	AG_STREAM_DROPPED,     /* the connection ended mid-frame or with an error */
 	AG_STREAM_NOT_STARTED, /* attach or start was refused (error set) */
 };
 
@@ -131,9 +134,8 @@ void ag_engine_stream_release(struct ag_engine_stream *s);
 
 /* Returns 0 whenever the run was attempted (s->end says how it ended; for
  * AG_STREAM_NOT_STARTED *err is set too); -1 only on internal failure. */
-int ag_engine_attach_run(struct ag_engine *e, const char *id,
-			 const struct ag_engine_stream_opts *o, struct ag_engine_stream *s,
-			 struct ag_error **err);
+int ag_engine_attach_run(struct ag_engine *e, const char *id, const struct ag_engine_stream_opts *o,
+			 struct ag_engine_stream *s, struct ag_error **err);
 
 /*
  * A host file AgentGuard hands to the daemon (the preflight probe): its

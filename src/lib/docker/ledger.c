@@ -26,8 +26,8 @@ int ag_container_lookup(struct ag_engine *eng, const char *what, unsigned timeou
 	int ret = -1;
 	_cleanup_free_ char *q = ag_engine_escape(what);
 	_cleanup_free_ char *path = ag_xasprintf("/containers/%s/json", q);
-	if (ag_engine_call(eng, "GET", path, NULL, timeout_ms, AG_ENGINE_INSPECT_MAX_BYTES, &r, &e) <
-	    0)
+	if (ag_engine_call(eng, "GET", path, NULL, timeout_ms, AG_ENGINE_INSPECT_MAX_BYTES, &r,
+			   &e) < 0)
 		goto out;
 	if (r.status == 404) {
 		ret = 1;
@@ -87,9 +87,11 @@ int ag_ledger_create(struct ag_engine *eng, const struct ag_exec_spec *spec, uns
 	json_t *body = NULL;
 	if (ag_render_create_request(spec, &body, err) < 0)
 		return -1;
-	_cleanup_free_ char *path = ag_xasprintf("/containers/create?name=%s", spec->container_name);
+	_cleanup_free_ char *path =
+	    ag_xasprintf("/containers/create?name=%s", spec->container_name);
 	json_t *v = NULL;
-	int rc = ag_engine_json(eng, "POST", path, body, timeout_ms, "create the container", &v, err);
+	int rc =
+	    ag_engine_json(eng, "POST", path, body, timeout_ms, "create the container", &v, err);
 	json_decref(body);
 	if (rc < 0)
 		return -1;
@@ -206,8 +208,8 @@ static void cleanup_one(struct ag_engine *eng, const char *id,
 		out->message = "container identity could not be verified before cleanup";
 		return;
 	}
-	_cleanup_free_ char *stop = ag_xasprintf("/containers/%s/stop?t=%d", id,
-						 AG_ENGINE_STOP_SECONDS);
+	_cleanup_free_ char *stop =
+	    ag_xasprintf("/containers/%s/stop?t=%d", id, AG_ENGINE_STOP_SECONDS);
 	_cleanup_free_ char *kill = ag_xasprintf("/containers/%s/kill", id);
 	_cleanup_free_ char *rm = ag_xasprintf("/containers/%s?force=1&v=1", id);
 	was_running = running;
@@ -316,10 +318,9 @@ int ag_container_cleanup_labelled(struct ag_engine *eng, const char *key, const 
 	return 0;
 }
 
-void ag_ledger_remove(struct ag_engine *eng, const char *id, bool create_attempted,
-		      const char *key, const char *value, const struct ag_container_owner *owner,
-		      unsigned timeout_ms, struct ag_cleanup_result *out,
-		      size_t *skipped_foreign)
+void ag_ledger_remove(struct ag_engine *eng, const char *id, bool create_attempted, const char *key,
+		      const char *value, const struct ag_container_owner *owner,
+		      unsigned timeout_ms, struct ag_cleanup_result *out, size_t *skipped_foreign)
 {
 	if (skipped_foreign)
 		*skipped_foreign = 0;

@@ -43,8 +43,7 @@ struct ag_container_owner {
  * dropped from the object as soon as it is parsed: the command and the
  * environment never travel further.
  */
-int ag_container_lookup(struct ag_engine *eng, const char *what, unsigned timeout_ms,
-			json_t **obj);
+int ag_container_lookup(struct ag_engine *eng, const char *what, unsigned timeout_ms, json_t **obj);
 
 /* True when the inspected object has this id, our name and every label. */
 bool ag_container_owned(const json_t *v, const char *id, const struct ag_container_owner *o);
@@ -67,10 +66,9 @@ int ag_ledger_create(struct ag_engine *eng, const struct ag_exec_spec *spec, uns
  * *skipped_foreign counts containers with the label that were not ours
  * (never touched); may be NULL.
  */
-void ag_ledger_remove(struct ag_engine *eng, const char *id, bool create_attempted,
-		      const char *key, const char *value, const struct ag_container_owner *owner,
-		      unsigned timeout_ms, struct ag_cleanup_result *out,
-		      size_t *skipped_foreign);
+void ag_ledger_remove(struct ag_engine *eng, const char *id, bool create_attempted, const char *key,
+		      const char *value, const struct ag_container_owner *owner,
+		      unsigned timeout_ms, struct ag_cleanup_result *out, size_t *skipped_foreign);
 
 /* Cleanup outcomes (contract: Containment Evidence, cleanup states). */
 enum ag_cleanup_state {
@@ -79,7 +77,7 @@ enum ag_cleanup_state {
 	AG_CLEANUP_ALREADY_ABSENT,
 	AG_CLEANUP_CLEANLY_TERMINATED,
 	AG_CLEANUP_FORCE_KILLED,
-	AG_CLEANUP_INCOMPLETE,		   /* "cleanup_incomplete" */
+	AG_CLEANUP_INCOMPLETE, /* "cleanup_incomplete" */
 	AG_CLEANUP_VERIFICATION_UNAVAILABLE,
 };
 
@@ -97,16 +95,15 @@ struct ag_cleanup_result {
 /*
  * The cleanup state machine, always by id: inspect; if running, POST
  * stop?t=2; inspect; if still running, POST kill; inspect; DELETE
- * ?force=1&v=1 (anonymous volumes too); inspect must say absent (404). A container that stops being ours (name or
- * labels differ) is never touched: verification_unavailable.
+ * ?force=1&v=1 (anonymous volumes too); inspect must say absent (404). A container that stops being
+ * ours (name or labels differ) is never touched: verification_unavailable.
  */
 void ag_container_cleanup(struct ag_engine *eng, const char *id,
 			  const struct ag_container_owner *owner, unsigned timeout_ms,
 			  struct ag_cleanup_result *out);
 
 /* Told about each container ag_container_cleanup_labelled acted on. */
-typedef void (*ag_cleanup_each_fn)(const char *id, const struct ag_cleanup_result *r,
-				   void *data);
+typedef void (*ag_cleanup_each_fn)(const char *id, const struct ag_cleanup_result *r, void *data);
 
 /*
  * Cleans, each by its own id, every container that carries label KEY=VALUE,
@@ -115,9 +112,9 @@ typedef void (*ag_cleanup_each_fn)(const char *id, const struct ag_cleanup_resul
  * incomplete result (or the last one; not_created when there were none) and
  * *removed the count actually removed. `each` may be NULL.
  */
-int ag_container_cleanup_labelled(struct ag_engine *eng, const char *key,
-				  const char *value, const struct ag_container_owner *owner,
-				  unsigned timeout_ms, ag_cleanup_each_fn each, void *data,
+int ag_container_cleanup_labelled(struct ag_engine *eng, const char *key, const char *value,
+				  const struct ag_container_owner *owner, unsigned timeout_ms,
+				  ag_cleanup_each_fn each, void *data,
 				  struct ag_cleanup_result *worst, size_t *removed,
 				  size_t *skipped_foreign);
 
@@ -126,7 +123,7 @@ int ag_container_cleanup_labelled(struct ag_engine *eng, const char *key,
  * /containers/json?all=1&filters={"label":["KEY=VALUE"]}), bounded to
  * AG_RUN_RESIDUE_MAX ids. -1 when the answer is unavailable or malformed.
  */
-int ag_container_list_labelled(struct ag_engine *eng, const char *key,
-			       const char *value, unsigned timeout_ms, struct ag_strv *ids);
+int ag_container_list_labelled(struct ag_engine *eng, const char *key, const char *value,
+			       unsigned timeout_ms, struct ag_strv *ids);
 
 #endif
