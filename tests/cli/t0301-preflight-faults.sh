@@ -44,14 +44,6 @@ CFG
 write_config "$T/engine.yaml"
 write_config "$T/desktop.yaml" docker-desktop-experimental
 
-# Nothing the preflight owns is left: every probe it named is absent.
-probes_gone() {
-	local n
-	for n in $(grep -o 'name=agentguard-preflight-[0-9a-f]*' "$FE_RULES.log" | cut -d= -f2); do
-		[ -z "$(docker ps -aq --filter "name=^$n\$")" ] || return 1
-	done
-	return 0
-}
 
 # pfault RULES STATUS REASON DESC [CONFIG]
 pfault() {

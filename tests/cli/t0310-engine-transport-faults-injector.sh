@@ -31,15 +31,6 @@ contained_execution:
   tmpfs_size: 16m
 CFG
 
-# Nothing the preflight owns is left: every probe name this test's preflights
-# asked for (from the injector's log) is absent.
-probes_gone() {
-	local n
-	for n in $(grep -o 'name=agentguard-preflight-[0-9a-f]*' "$FE_RULES.log" | cut -d= -f2); do
-		[ -z "$(docker ps -aq --filter "name=^$n\$")" ] || return 1
-	done
-	return 0
-}
 
 pf() { # REASON DESC [--json]
 	local reason=$1 desc=$2

@@ -364,6 +364,20 @@ int ag_exec_spec_validate(const struct ag_exec_spec *s, struct ag_error **err)
 	return 0;
 }
 
+/* CONTRACT: env.defaults (fixed, first-class, sorted with the rest): the
+ * container's whole environment, sorted by name (borrowed strings). */
+static const char **full_env(const struct ag_exec_spec *s, size_t *n)
+{
+	*n = AG_ARRAY_SIZE(ag_env_defaults) + s->n_env;
+	const char **env = ag_xcalloc(*n, sizeof(*env));
+	for (size_t i = 0; i < AG_ARRAY_SIZE(ag_env_defaults); i++)
+		env[i] = ag_env_defaults[i];
+	for (size_t i = 0; i < s->n_env; i++)
+		env[AG_ARRAY_SIZE(ag_env_defaults) + i] = s->env[i];
+	qsort(env, *n, sizeof(*env), env_cmp);
+	return env;
+}
+
 char *ag_render_cpus(double cpus)
 {
 	/* Called with validated limits (0.1..8), so the cast cannot overflow. */
@@ -440,14 +454,8 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 	ag_strv_push(&a, "--user");
 	ag_strv_pushf(&a, "%" PRId64 ":%" PRId64, s->uid, s->gid);
 
-	/* CONTRACT: env.defaults (fixed, first-class, sorted with the rest) */
-	size_t n_env = AG_ARRAY_SIZE(ag_env_defaults) + s->n_env;
-	_cleanup_free_ const char **env = ag_xcalloc(n_env, sizeof(*env));
-	for (size_t i = 0; i < AG_ARRAY_SIZE(ag_env_defaults); i++)
-		env[i] = ag_env_defaults[i];
-	for (size_t i = 0; i < s->n_env; i++)
-		env[AG_ARRAY_SIZE(ag_env_defaults) + i] = s->env[i];
-	qsort(env, n_env, sizeof(*env), env_cmp);
+	size_t n_env;
+	_cleanup_free_ const char **env = full_env(s, &n_env);
 	for (size_t i = 0; i < n_env; i++) {
 		ag_strv_push(&a, "--env");
 		ag_strv_push(&a, env[i]);
@@ -529,13 +537,8 @@ int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct 
 	json_object_set_new(c, "AttachStderr", json_true());
 	json_object_set_new(c, "Tty", json_false());
 	json_object_set_new(c, "OpenStdin", json_false());
-	size_t n_env = AG_ARRAY_SIZE(ag_env_defaults) + s->n_env;
-	_cleanup_free_ const char **env = ag_xcalloc(n_env, sizeof(*env));
-	for (size_t i = 0; i < AG_ARRAY_SIZE(ag_env_defaults); i++)
-		env[i] = ag_env_defaults[i];
-	for (size_t i = 0; i < s->n_env; i++)
-		env[AG_ARRAY_SIZE(ag_env_defaults) + i] = s->env[i];
-	qsort(env, n_env, sizeof(*env), env_cmp);
+	size_t n_env;
+	_cleanup_free_ const char **env = full_env(s, &n_env);
 	json_t *je = json_array();
 	for (size_t i = 0; i < n_env; i++)
 		json_array_append_new(je, json_string(env[i]));
