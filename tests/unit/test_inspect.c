@@ -8,6 +8,7 @@
 #include "lib/base/error.h"
 #include "lib/config/imageref.h"
 #include "lib/docker/docker_json.h"
+#include "lib/base/size.h"
 #include "lib/docker/inspect.h"
 
 #include <setjmp.h>
@@ -632,22 +633,37 @@ static void test_probe_output(void **state)
 	assert_int_equal(f.n, 0);
 }
 
+static int64_t dsize(const char *s, enum ag_size_syntax syn)
+{
+	int64_t v = -1;
+	int rc = ag_size_parse(s, syn, &v);
+	return rc < 0 ? rc : v;
+}
+
 static void test_parse_size(void **state)
 {
 	(void)state;
-	assert_int_equal(ag_pf_parse_size("256m"), 256LL * 1024 * 1024);
-	assert_int_equal(ag_pf_parse_size("64k"), 65536);
-	assert_int_equal(ag_pf_parse_size("1g"), 1LL << 30);
-	assert_int_equal(ag_pf_parse_size("1G"), 1LL << 30);
-	assert_int_equal(ag_pf_parse_size("65536"), 65536);
-	assert_int_equal(ag_pf_parse_size(""), -1);
-	assert_int_equal(ag_pf_parse_size("m"), -1);
-	assert_int_equal(ag_pf_parse_size("1x"), -1);
-	assert_int_equal(ag_pf_parse_size("99999999999999999999g"), -1);
-	assert_true(ag_is_container_id(CID));
-	assert_false(ag_is_container_id("ABC"));
-	assert_true(ag_is_image_id(IMG_ID));
-	assert_false(ag_is_image_id(CID));
+	/* what Docker reports back */
+	assert_int_equal(dsize("256m", AG_SIZE_DOCKER), 256LL * 1024 * 1024);
+	assert_int_equal(dsize("64k", AG_SIZE_DOCKER), 65536);
+	assert_int_equal(dsize("1g", AG_SIZE_DOCKER), 1LL << 30);
+	assert_int_equal(dsize("1G", AG_SIZE_DOCKER), 1LL << 30);
+	assert_int_equal(dsize("1gb", AG_SIZE_DOCKER), 1LL << 30);
+	assert_int_equal(dsize("100b", AG_SIZE_DOCKER), 100);
+	assert_int_equal(dsize("65536", AG_SIZE_DOCKER), 65536);
+	assert_int_equal(dsize("0", AG_SIZE_DOCKER), 0);
+	assert_int_equal(dsize("", AG_SIZE_DOCKER), -1);
+	assert_int_equal(dsize("m", AG_SIZE_DOCKER), -1);
+	assert_int_equal(dsize("1x", AG_SIZE_DOCKER), -1);
+	assert_int_equal(dsize("99999999999999999999g", AG_SIZE_DOCKER), -2);
+	assert_int_equal(dsize("9999999999999g", AG_SIZE_DOCKER), -2);
+	/* what a config holds: no leading zero, no b, bounded length */
+	assert_int_equal(dsize("512m", AG_SIZE_CONFIG), 512LL * 1024 * 1024);
+	assert_int_equal(dsize("0", AG_SIZE_CONFIG), -1);
+	assert_int_equal(dsize("0512m", AG_SIZE_CONFIG), -1);
+	assert_int_equal(dsize("1gb", AG_SIZE_CONFIG), -1);
+	assert_int_equal(dsize("-1m", AG_SIZE_CONFIG), -1);
+	assert_int_equal(dsize("1 m", AG_SIZE_CONFIG), -1);
 }
 
 int main(void)

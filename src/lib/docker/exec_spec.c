@@ -6,6 +6,7 @@
 #include "lib/docker/exec_spec.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
+#include "lib/base/size.h"
 #include "lib/config/env_allowlist.h"
 #include "lib/config/imageref.h"
 #include "lib/docker/inspect.h"
@@ -18,41 +19,8 @@
 /* ^[1-9][0-9]*[kKmMgG]?$ within [min, max] bytes (k = 1024). */
 static bool size_ok(const char *s, int64_t min, int64_t max)
 {
-	if (!s || s[0] < '1' || s[0] > '9' || strlen(s) > AG_SIZE_STRING_MAX)
-		return false;
-	int64_t v = 0;
-	const char *p = s;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (INT64_MAX - 9) / 10)
-			return false;
-		v = v * 10 + (*p - '0');
-	}
-	int64_t mul = 1;
-	switch (*p) {
-	case '\0':
-		break;
-	case 'k':
-	case 'K':
-		mul = 1024;
-		p++;
-		break;
-	case 'm':
-	case 'M':
-		mul = 1024 * 1024;
-		p++;
-		break;
-	case 'g':
-	case 'G':
-		mul = 1024 * 1024 * 1024;
-		p++;
-		break;
-	default:
-		return false;
-	}
-	if (*p != '\0' || v > INT64_MAX / mul)
-		return false;
-	v *= mul;
-	return v >= min && v <= max;
+	int64_t v;
+	return ag_size_parse(s, AG_SIZE_CONFIG, &v) == 0 && v >= min && v <= max;
 }
 
 static bool has_control(const char *s)
@@ -525,8 +493,8 @@ int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct 
 {
 	if (ag_exec_spec_validate(s, err) < 0)
 		return -1;
-	int64_t mem = ag_pf_parse_size(s->memory_limit);
-	if (mem <= 0)
+	int64_t mem = 0;
+	if (ag_size_parse(s->memory_limit, AG_SIZE_CONFIG, &mem) < 0)
 		return FAIL("render.memory.invalid", "memory limit is not a size");
 	json_t *c = json_object();
 	json_object_set_new(c, "Image", json_string(s->image));

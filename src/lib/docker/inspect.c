@@ -1,4 +1,5 @@
 #include "lib/base/ag.h"
+#include "lib/base/size.h"
 #include "lib/docker/inspect.h"
 #include "lib/docker/exec_spec.h"
 #include "lib/base/bounds.h"
@@ -38,6 +39,13 @@ const char *ag_pf_claim_name(enum ag_pf_claim c)
 }
 
 /* ---- sanitizer ---- */
+
+/* A size Docker reports back ("16m", "65536"); -1 when it is not one. */
+static int64_t docker_size(const char *s)
+{
+	int64_t v;
+	return ag_size_parse(s, AG_SIZE_DOCKER, &v) == 0 ? v : -1;
+}
 
 static bool is_token_break(char c)
 {
@@ -550,40 +558,6 @@ static bool array_has_str(const json_t *a, const char *s)
 	return false;
 }
 
-int64_t ag_pf_parse_size(const char *s)
-{
-	if (!s || !isdigit((unsigned char)*s))
-		return -1;
-	char *end;
-	errno = 0;
-	unsigned long long n = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	unsigned long long mul = 1;
-	if (*end) {
-		switch (tolower((unsigned char)*end)) {
-		case 'k':
-			mul = 1024ULL;
-			break;
-		case 'm':
-			mul = 1024ULL * 1024;
-			break;
-		case 'g':
-			mul = 1024ULL * 1024 * 1024;
-			break;
-		default:
-			return -1;
-		}
-		end++;
-		if (*end == 'b' || *end == 'B')
-			end++;
-		if (*end)
-			return -1;
-	}
-	if (n > (unsigned long long)INT64_MAX / mul)
-		return -1;
-	return (int64_t)(n * mul);
-}
 
 /*
  * One tmpfs option string must be exactly the rendered set: rw, noexec,
@@ -611,7 +585,7 @@ static void check_tmpfs_opts(const char *path, const char *opts, int64_t size, i
 		else if (strcmp(p, "nodev") == 0 && !nodev)
 			nodev = true;
 		else if (strncmp(p, "size=", 5) == 0 && !sz) {
-			int64_t got = ag_pf_parse_size(p + 5);
+			int64_t got = docker_size(p + 5);
 			sz = true;
 			if (got != size) {
 				bad = true;

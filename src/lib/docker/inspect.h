@@ -189,7 +189,5 @@ bool ag_is_image_id(const char *s);
 void ag_inspect_probe_output(const char *out, size_t len, bool truncated,
 			     const struct ag_probe_expect *x, struct ag_pf_findings *f);
 
-/* Parses a Docker size string/option value ("256m", "65536", "1g"); -1 if invalid. */
-int64_t ag_pf_parse_size(const char *s);
 
 #endif
