@@ -632,11 +632,6 @@ static json_t *jstr_or_null_owned(char *s)
 	return j;
 }
 
-static const char *str_or(const json_t *j, const char *dflt)
-{
-	return json_is_string(j) ? json_string_value(j) : dflt;
-}
-
 /*
  * A resource limit Docker must show exactly as requested: a missing, zero,
  * negative (unlimited) or different value is a downgrade.
@@ -673,20 +668,20 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 				   "inspected Name differs from the probe name");
 	const json_t *labels = ag_json_path(v, "Config.Labels");
 	const char *lo = json_is_object(labels)
-			     ? str_or(json_object_get(labels, "agentguard.owner"), NULL)
+			     ? ag_json_str_or(json_object_get(labels, "agentguard.owner"), NULL)
 			     : NULL;
 	const char *lk = json_is_object(labels)
-			     ? str_or(json_object_get(labels, "agentguard.preflight"), NULL)
+			     ? ag_json_str_or(json_object_get(labels, "agentguard.preflight"), NULL)
 			     : NULL;
 	const char *ln = json_is_object(labels)
-			     ? str_or(json_object_get(labels, "agentguard.preflight.name"), NULL)
+			     ? ag_json_str_or(json_object_get(labels, "agentguard.preflight.name"), NULL)
 			     : NULL;
 	bool labels_ok = lo && ln && lk && strcmp(lo, x->owner) == 0 && strcmp(lk, x->kind) == 0 &&
 			 strcmp(ln, x->name) == 0;
 	if (x->n_labels) {
 		labels_ok = json_is_object(labels);
 		for (size_t i = 0; labels_ok && i < x->n_labels; i++) {
-			const char *lv = str_or(json_object_get(labels, x->labels[i].key), NULL);
+			const char *lv = ag_json_str_or(json_object_get(labels, x->labels[i].key), NULL);
 			labels_ok = lv && strcmp(lv, x->labels[i].value) == 0;
 		}
 	}
@@ -808,7 +803,7 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 		const json_t *s;
 		json_array_foreach(secopt, i, s)
 		{
-			const char *o = str_or(s, "");
+			const char *o = ag_json_str_or(s, "");
 			if (strstr(o, "unconfined"))
 				ag_pf_findings_add(
 				    f, "security_opt", U, "preflight.probe.security_opt",
@@ -832,7 +827,7 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 				   "HostConfig.Privileged is not false");
 
 	/* network */
-	const char *nm = str_or(hc(v, "NetworkMode"), NULL);
+	const char *nm = ag_json_str_or(hc(v, "NetworkMode"), NULL);
 	char *snm = san_dup(nm);
 	json_object_set_new(insp, "network", jstr_or_null_owned(snm));
 	if (!nm || strcmp(nm, ag_network_name(x->network)) != 0)
@@ -859,7 +854,7 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 		/* Cgroup (another container's cgroup) may be absent on old engines. */
 		if (!j && strcmp(ns[i].key, "Cgroup") == 0)
 			continue;
-		const char *val = str_or(j, NULL);
+		const char *val = ag_json_str_or(j, NULL);
 		if (!val || !str_in(val, ns[i].ok, ns[i].n)) {
 			ns_shared = true;
 			ag_pf_findings_add(f, "host_namespace_sharing", U,
@@ -890,7 +885,7 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 	if (!empty_list(binds)) {
 		size_t i;
 		const json_t *b;
-		json_array_foreach(binds, i, b) if (strstr(str_or(b, ""), "docker.sock")) sock =
+		json_array_foreach(binds, i, b) if (strstr(ag_json_str_or(b, ""), "docker.sock")) sock =
 		    true;
 		ag_pf_findings_add(f, "mounts", U, "preflight.probe.binds",
 				   "HostConfig.Binds is not empty");
@@ -1043,7 +1038,7 @@ void ag_inspect_probe_output(const char *out, size_t len, bool truncated,
 	}
 	const json_t *ju = json_object_get(v, "uid");
 	const json_t *jg = json_object_get(v, "gid");
-	if (strcmp(str_or(json_object_get(v, "probe"), ""), "agentguard-preflight") != 0)
+	if (strcmp(ag_json_str_or(json_object_get(v, "probe"), ""), "agentguard-preflight") != 0)
 		ag_pf_findings_add(f, "uid_gid_probe", U, "preflight.probe.output",
 				   "probe output lacks its marker");
 	if (!json_is_integer(ju) || json_integer_value(ju) != x->uid || !json_is_integer(jg) ||
@@ -1058,7 +1053,7 @@ void ag_inspect_probe_output(const char *out, size_t len, bool truncated,
 	/* CONTRACT: container.capabilities (every set empty, seen from inside) */
 	static const char *const caps[] = {"cap_inh", "cap_prm", "cap_eff", "cap_bnd", "cap_amb"};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(caps); i++) {
-		const char *c = str_or(json_object_get(v, caps[i]), "");
+		const char *c = ag_json_str_or(json_object_get(v, caps[i]), "");
 		bool zero = *c && strspn(c, "0") == strlen(c);
 		if (!zero)
 			ag_pf_findings_add(f, "capabilities", U, "preflight.probe.capabilities",
@@ -1079,7 +1074,7 @@ void ag_inspect_probe_output(const char *out, size_t len, bool truncated,
 	if (json_is_array(ifs))
 		json_array_foreach(ifs, i, n)
 		{
-			if (strcmp(str_or(n, ""), "lo") == 0)
+			if (strcmp(ag_json_str_or(n, ""), "lo") == 0)
 				has_lo = true;
 			else
 				other = true;
@@ -1090,12 +1085,12 @@ void ag_inspect_probe_output(const char *out, size_t len, bool truncated,
 	if (!json_is_false(json_object_get(v, "docker_socket")))
 		ag_pf_findings_add(f, "docker_socket_mount", U, "preflight.probe.docker_socket",
 				   "a Docker or containerd socket is reachable inside");
-	const char *pm = str_or(json_object_get(v, "pids_max"), "");
+	const char *pm = ag_json_str_or(json_object_get(v, "pids_max"), "");
 	int64_t pv = -1;
 	if (ag_parse_i64(pm, &pv) < 0 || pv != x->pids_limit)
 		ag_pf_findings_add(f, "pids_limit", U, "preflight.probe.pids",
 				   "the container's cgroup does not show the pids limit");
-	const char *mm = str_or(json_object_get(v, "memory_max"), "");
+	const char *mm = ag_json_str_or(json_object_get(v, "memory_max"), "");
 	int64_t mv = -1;
 	if (ag_parse_i64(mm, &mv) < 0 || mv != x->memory_bytes)
 		ag_pf_findings_add(f, "memory", U, "preflight.probe.memory",

@@ -99,11 +99,6 @@ struct pf {
 	const char *cleanup_status;
 };
 
-static json_t *jstr_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 static void add_check(struct pf *p, const char *name, bool passed, const char *status,
 		      const char *reason, const char *diag)
 {
@@ -111,8 +106,8 @@ static void add_check(struct pf *p, const char *name, bool passed, const char *s
 	json_object_set_new(c, "name", json_string(name));
 	json_object_set_new(c, "passed", json_boolean(passed));
 	json_object_set_new(c, "status", json_string(status));
-	json_object_set_new(c, "reason", jstr_or_null(reason));
-	json_object_set_new(c, "diagnostic", jstr_or_null(diag));
+	json_object_set_new(c, "reason", ag_json_str_or_null(reason));
+	json_object_set_new(c, "diagnostic", ag_json_str_or_null(diag));
 	json_array_append_new(p->checks, c);
 }
 
@@ -560,14 +555,14 @@ static json_t *requested_json(const struct ag_config *c)
 static json_t *engine_json(const struct ag_engine_facts *e)
 {
 	json_t *o = json_object();
-	json_object_set_new(o, "version", jstr_or_null(e->server_version));
-	json_object_set_new(o, "api_version", jstr_or_null(e->api_version));
-	json_object_set_new(o, "os", jstr_or_null(e->os));
-	json_object_set_new(o, "arch", jstr_or_null(e->arch));
-	json_object_set_new(o, "operating_system", jstr_or_null(e->operating_system));
-	json_object_set_new(o, "cgroup_driver", jstr_or_null(e->cgroup_driver));
-	json_object_set_new(o, "cgroup_version", jstr_or_null(e->cgroup_version));
-	json_object_set_new(o, "runtime", jstr_or_null(e->runtime));
+	json_object_set_new(o, "version", ag_json_str_or_null(e->server_version));
+	json_object_set_new(o, "api_version", ag_json_str_or_null(e->api_version));
+	json_object_set_new(o, "os", ag_json_str_or_null(e->os));
+	json_object_set_new(o, "arch", ag_json_str_or_null(e->arch));
+	json_object_set_new(o, "operating_system", ag_json_str_or_null(e->operating_system));
+	json_object_set_new(o, "cgroup_driver", ag_json_str_or_null(e->cgroup_driver));
+	json_object_set_new(o, "cgroup_version", ag_json_str_or_null(e->cgroup_version));
+	json_object_set_new(o, "runtime", ag_json_str_or_null(e->runtime));
 	json_object_set_new(o, "docker_desktop", json_boolean(e->desktop));
 	json_t *so = json_array();
 	for (size_t i = 0; i < e->security_options.n && i < 16; i++)
@@ -609,8 +604,8 @@ static void finish(struct pf *p)
 	json_object_set_new(ev, "claim_level", json_string(ag_pf_claim_name(res->claim)));
 	json_object_set_new(ev, "supported", json_boolean(res->status == AG_PF_SUPPORTED));
 	json_object_set_new(ev, "approved_boundary_constructible", json_boolean(!p->failed));
-	json_object_set_new(ev, "failed_check", jstr_or_null(res->failed_check));
-	json_object_set_new(ev, "reason", jstr_or_null(res->reason));
+	json_object_set_new(ev, "failed_check", ag_json_str_or_null(res->failed_check));
+	json_object_set_new(ev, "reason", ag_json_str_or_null(res->reason));
 	json_object_set_new(ev, "checks", json_incref(p->checks));
 	json_object_set_new(ev, "requested", requested_json(p->cfg));
 	json_object_set_new(
@@ -627,14 +622,14 @@ static void finish(struct pf *p)
 	/* The default socket path is a public fact; an explicit one may be private. */
 	json_object_set_new(dc, "path", !explicit_socket && p->eng ? json_string(p->eng->socket)
 								    : json_null());
-	json_object_set_new(dc, "version", jstr_or_null(res->client_version));
+	json_object_set_new(dc, "version", ag_json_str_or_null(res->client_version));
 	json_object_set_new(ev, "docker_client", dc);
 	json_object_set_new(ev, "engine", engine_json(&p->engine));
 	json_t *im = json_object();
-	json_object_set_new(im, "configured_reference", jstr_or_null(p->cfg->sandbox.image));
-	json_object_set_new(im, "registry_digest", jstr_or_null(p->image.registry_digest));
-	json_object_set_new(im, "local_image_id", jstr_or_null(p->image.local_image_id));
-	json_object_set_new(im, "platform", jstr_or_null(p->image.platform));
+	json_object_set_new(im, "configured_reference", ag_json_str_or_null(p->cfg->sandbox.image));
+	json_object_set_new(im, "registry_digest", ag_json_str_or_null(p->image.registry_digest));
+	json_object_set_new(im, "local_image_id", ag_json_str_or_null(p->image.local_image_id));
+	json_object_set_new(im, "platform", ag_json_str_or_null(p->image.platform));
 	json_object_set_new(im, "pull_policy", json_string("never"));
 	json_object_set_new(ev, "image", im);
 	/*
