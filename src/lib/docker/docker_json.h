@@ -61,5 +61,4 @@ int ag_docker_json_parse(const char *data, size_t len, bool truncated,
 int ag_docker_json_check_bounds(const json_t *v, const struct ag_docker_json_limits *lim,
 				struct ag_error **err);
 
-
 #endif

@@ -68,7 +68,7 @@ struct ag_exec_spec {
 	/* The preflight probe only: a host file bind-mounted read-only at
 	 * AG_EXEC_PROBE_PATH (its entrypoint). NULL for every other container. */
 	const char *probe_host_path;
-	const char *entrypoint;		  /* NULL: the image's own */
+	const char *entrypoint; /* NULL: the image's own */
 	/*
 	 * Configured environment, "NAME=VALUE", any order (the renderer sorts
 	 * by name). The four fixed defaults (ag_env_defaults) are always

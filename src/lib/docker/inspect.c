@@ -558,7 +558,6 @@ static bool array_has_str(const json_t *a, const char *s)
 	return false;
 }
 
-
 /*
  * One tmpfs option string must be exactly the rendered set: rw, noexec,
  * nosuid, nodev, size, uid, gid, mode=700; anything extra (exec, suid, dev,
@@ -641,7 +640,8 @@ static void expect_limit(const json_t *got, const char *field, const char *evide
 			 struct ag_pf_findings *f)
 {
 	json_object_set_new(insp, evidence_key,
-			    json_is_integer(got) ? json_integer(json_integer_value(got)) : json_null());
+			    json_is_integer(got) ? json_integer(json_integer_value(got))
+						 : json_null());
 	if (!json_is_integer(got) || json_integer_value(got) <= 0)
 		ag_pf_findings_add(f, control, AG_PF_V_UNSAFE, reason,
 				   "HostConfig.%s missing, zero or unlimited", field);
@@ -673,15 +673,17 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 	const char *lk = json_is_object(labels)
 			     ? ag_json_str_or(json_object_get(labels, "agentguard.preflight"), NULL)
 			     : NULL;
-	const char *ln = json_is_object(labels)
-			     ? ag_json_str_or(json_object_get(labels, "agentguard.preflight.name"), NULL)
-			     : NULL;
+	const char *ln =
+	    json_is_object(labels)
+		? ag_json_str_or(json_object_get(labels, "agentguard.preflight.name"), NULL)
+		: NULL;
 	bool labels_ok = lo && ln && lk && strcmp(lo, x->owner) == 0 && strcmp(lk, x->kind) == 0 &&
 			 strcmp(ln, x->name) == 0;
 	if (x->n_labels) {
 		labels_ok = json_is_object(labels);
 		for (size_t i = 0; labels_ok && i < x->n_labels; i++) {
-			const char *lv = ag_json_str_or(json_object_get(labels, x->labels[i].key), NULL);
+			const char *lv =
+			    ag_json_str_or(json_object_get(labels, x->labels[i].key), NULL);
 			labels_ok = lv && strcmp(lv, x->labels[i].value) == 0;
 		}
 	}
@@ -885,8 +887,8 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 	if (!empty_list(binds)) {
 		size_t i;
 		const json_t *b;
-		json_array_foreach(binds, i, b) if (strstr(ag_json_str_or(b, ""), "docker.sock")) sock =
-		    true;
+		json_array_foreach(binds, i, b) if (strstr(ag_json_str_or(b, ""), "docker.sock"))
+		    sock = true;
 		ag_pf_findings_add(f, "mounts", U, "preflight.probe.binds",
 				   "HostConfig.Binds is not empty");
 	}
@@ -919,8 +921,9 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 				binds_seen++;
 				const json_t *rw = json_object_get(mt, "RW");
 				if (!json_is_true(rw))
-					ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
-							   "the workspace bind mount is not read-write");
+					ag_pf_findings_add(
+					    f, "mounts", U, "preflight.probe.mounts",
+					    "the workspace bind mount is not read-write");
 				continue;
 			}
 			/*
@@ -947,9 +950,10 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 				   "expected exactly one read-only mount of the probe, saw %zu",
 				   probes_seen);
 	if (x->bind_source && binds_seen != 1)
-		ag_pf_findings_add(f, "mounts", U, "preflight.probe.workspace_bind",
-				   "expected exactly one bind mount of the prepared workspace, saw %zu",
-				   binds_seen);
+		ag_pf_findings_add(
+		    f, "mounts", U, "preflight.probe.workspace_bind",
+		    "expected exactly one bind mount of the prepared workspace, saw %zu",
+		    binds_seen);
 	const json_t *hcmounts = hc(v, "Mounts");
 	size_t hc_ws = 0, hc_probe = 0, hc_other = 0;
 	if (json_is_array(hcmounts)) {

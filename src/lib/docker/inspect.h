@@ -189,5 +189,4 @@ bool ag_is_image_id(const char *s);
 void ag_inspect_probe_output(const char *out, size_t len, bool truncated,
 			     const struct ag_probe_expect *x, struct ag_pf_findings *f);
 
-
 #endif

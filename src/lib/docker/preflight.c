@@ -241,8 +241,8 @@ static bool check_engine(struct pf *p)
 	json_t *both = json_pack("{s:{s:s},s:o}", "Client", "Version", p->eng->client, "Server", v);
 	ag_inspect_version(both, &p->engine, &f);
 	json_decref(both);
-	if (f.n == 0 && (p->engine.api_major < 1 ||
-			 (p->engine.api_major == 1 && p->engine.api_minor < 41)))
+	if (f.n == 0 &&
+	    (p->engine.api_major < 1 || (p->engine.api_major == 1 && p->engine.api_minor < 41)))
 		ag_pf_findings_add(&f, "api_version", AG_PF_V_UNAVAILABLE,
 				   "docker.engine.api_version",
 				   "the daemon's API version is below 1.41");
@@ -390,7 +390,7 @@ static bool cleanup_complete(const char *s)
 static enum ag_pf_verdict verdict_of(const struct ag_error *e)
 {
 	return strncmp(e->reason, "docker.api.", 11) == 0 ||
-			       strcmp(e->reason, "docker.create.bad_id") == 0
+		       strcmp(e->reason, "docker.create.bad_id") == 0
 		   ? AG_PF_V_UNSAFE
 		   : AG_PF_V_UNAVAILABLE;
 }
@@ -410,8 +410,8 @@ static void run_probe(struct pf *p)
 	bool attempted = false;
 	_cleanup_free_ char *probe_bin = NULL;
 	if (!p->opts->probe_path) {
-		fail(p, "resource_control_probe", AG_PF_V_UNAVAILABLE, "preflight.probe_binary.missing",
-		     "no preflight probe binary was given");
+		fail(p, "resource_control_probe", AG_PF_V_UNAVAILABLE,
+		     "preflight.probe_binary.missing", "no preflight probe binary was given");
 		goto out;
 	}
 	if (ag_verify_root_file(p->opts->probe_path, &probe_bin, &e) < 0) {
@@ -441,7 +441,7 @@ static void run_probe(struct pf *p)
 	if (ag_ledger_create(p->eng, &spec, p->control_ms, &p->container_id, &e) < 0) {
 		fail(p, "resource_control_probe", verdict_of(e),
 		     strcmp(e->reason, "docker.create.bad_id") == 0 ? "preflight.probe.create_id"
-								     : e->reason,
+								    : e->reason,
 		     e->msg);
 		goto out;
 	}
@@ -492,7 +492,8 @@ static void run_probe(struct pf *p)
 	} else if (st.end != AG_STREAM_ENDED) {
 		p->started = true;
 		fail(p, "uid_gid_writable_path_probe", AG_PF_V_UNAVAILABLE,
-		     st.end == AG_STREAM_TIMED_OUT ? "docker.engine.timeout" : "docker.engine.dropped",
+		     st.end == AG_STREAM_TIMED_OUT ? "docker.engine.timeout"
+						   : "docker.engine.dropped",
 		     st.end == AG_STREAM_TIMED_OUT ? "the probe did not finish in time"
 						   : "the probe's output stream ended early");
 	} else {
@@ -620,8 +621,8 @@ static void finish(struct pf *p)
 	bool explicit_socket = p->eng ? p->eng->explicit_socket : p->explicit_socket;
 	json_object_set_new(dc, "path_role", json_string(explicit_socket ? "explicit" : "default"));
 	/* The default socket path is a public fact; an explicit one may be private. */
-	json_object_set_new(dc, "path", !explicit_socket && p->eng ? json_string(p->eng->socket)
-								    : json_null());
+	json_object_set_new(dc, "path",
+			    !explicit_socket && p->eng ? json_string(p->eng->socket) : json_null());
 	json_object_set_new(dc, "version", ag_json_str_or_null(res->client_version));
 	json_object_set_new(ev, "docker_client", dc);
 	json_object_set_new(ev, "engine", engine_json(&p->engine));
