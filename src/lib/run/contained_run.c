@@ -9,6 +9,7 @@
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
+#include "lib/base/exit.h"
 #include "lib/base/fsx.h"
 #include "lib/base/redact.h"
 #include "lib/base/sha256.h"
@@ -295,7 +296,7 @@ static int stage_policy(struct run *r)
 		if (strstr(b.buf, c->unsafe_commands.v[i])) {
 			r->policy_blocked = true;
 			r->policy_match = c->unsafe_commands.v[i];
-			fail(r, "policy", 5, "policy.unsafe_command",
+			fail(r, "policy", AG_EXIT_POLICY, "policy.unsafe_command",
 			     "the agent argv matches an unsafe_commands entry; blocked before launch");
 			break;
 		}
@@ -354,7 +355,7 @@ static int stage_preflight_start(struct run *r, struct pf_job *j)
 {
 	struct ag_error *e = NULL;
 	if (ag_engine_open(r->o->docker_socket, &r->eng, &e) < 0) {
-		fail(r, "preflight", 3, e->reason, "Docker engine unavailable: %s", e->msg);
+		fail(r, "preflight", AG_EXIT_PREFLIGHT, e->reason, "Docker engine unavailable: %s", e->msg);
 		ag_error_free(e);
 		return -1;
 	}
@@ -389,12 +390,12 @@ static int stage_preflight_finish(struct run *r, struct pf_job *j)
 	free(j->image_id);
 	j->image_id = NULL;
 	if (j->rc < 0) {
-		fail_err(r, "preflight", 3, j->err);
+		fail_err(r, "preflight", AG_EXIT_PREFLIGHT, j->err);
 		ag_error_free(j->err);
 		return -1;
 	}
 	if (!ag_preflight_passed(&r->pf)) {
-		fail(r, "preflight", 3, r->pf.reason ? r->pf.reason : "preflight.failed",
+		fail(r, "preflight", AG_EXIT_PREFLIGHT, r->pf.reason ? r->pf.reason : "preflight.failed",
 		     "Docker contained-execution preflight failed: %s",
 		     ag_pf_status_name(r->pf.status));
 		return -1;
@@ -428,21 +429,21 @@ static int stage_workspace(struct run *r)
 {
 	struct ag_error *e = NULL;
 	if (mkdirat(r->run_fd, AG_RUN_LIFECYCLE_DIR, 0711) < 0) {
-		fail(r, "workspace_prep", 4, "workspace.lifecycle_dir",
+		fail(r, "workspace_prep", AG_EXIT_WORKSPACE, "workspace.lifecycle_dir",
 		     "cannot create the lifecycle directory");
 		return -1;
 	}
 	r->lifecycle_fd =
 	    openat(r->run_fd, AG_RUN_LIFECYCLE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (r->lifecycle_fd < 0) {
-		fail(r, "workspace_prep", 4, "workspace.lifecycle_dir",
+		fail(r, "workspace_prep", AG_EXIT_WORKSPACE, "workspace.lifecycle_dir",
 		     "cannot open the lifecycle directory");
 		return -1;
 	}
 	struct ag_ws_prepare_opts po = {0};
 	po.exclude_agentguard_root = r->o->runs_root_in_repo;
 	if (ag_ws_prepare(r->o->repo_fd, r->lifecycle_fd, AG_RUN_WORKSPACE_ID, &po, &r->prep, &e) < 0) {
-		fail_err(r, "workspace_prep", 4, e);
+		fail_err(r, "workspace_prep", AG_EXIT_WORKSPACE, e);
 		ag_error_free(e);
 		return -1;
 	}
@@ -529,7 +530,7 @@ static int stage_create(struct run *r, const char *image_id)
 	struct ag_exec_spec spec;
 	int rc = -1;
 	if (ag_exec_spec_from_config(c, &in, &spec, &e) < 0) {
-		fail_err(r, "docker", 6, e);
+		fail_err(r, "docker", AG_EXIT_DOCKER, e);
 		goto out;
 	}
 	/* create, then bind identity by the returned id and the owner labels */
@@ -537,14 +538,14 @@ static int stage_create(struct run *r, const char *image_id)
 	if (ag_ledger_create(&r->eng, &spec, AG_DOCKER_CONTROL_TIMEOUT_MS, &r->container_id,
 			     &e) < 0) {
 		/* Docker may have made it anyway: cleanup finds it by the run's label. */
-		fail_err(r, "docker", 6, e);
+		fail_err(r, "docker", AG_EXIT_DOCKER, e);
 		goto out;
 	}
 	{
 		json_t *v = NULL;
 		if (ag_container_lookup(&r->eng, r->container_id, AG_DOCKER_CONTROL_TIMEOUT_MS, &v) !=
 		    0) {
-			fail(r, "docker", 6, "run.identity.inspect",
+			fail(r, "docker", AG_EXIT_DOCKER, "run.identity.inspect",
 			     "the created container could not be inspected by its id");
 			goto out;
 		}
@@ -574,7 +575,7 @@ static int stage_create(struct run *r, const char *image_id)
 		json_decref(v);
 		if (f.n) {
 			/* CONTRACT: run.verify_created (the container that runs shows every control) */
-			fail(r, "preflight", 3, f.v[0].reason,
+			fail(r, "preflight", AG_EXIT_PREFLIGHT, f.v[0].reason,
 			     "the created container does not show a required control: %s: %s",
 			     f.v[0].control, f.v[0].detail ? f.v[0].detail : "");
 			ag_pf_findings_release(&f);
@@ -603,7 +604,7 @@ static int stage_start(struct run *r)
 	r->fingerprint_checked = true;
 	r->fingerprint_same = fingerprint_same(r);
 	if (!r->fingerprint_same) {
-		fail(r, "preflight", 3, "run.daemon_changed",
+		fail(r, "preflight", AG_EXIT_PREFLIGHT, "run.daemon_changed",
 		     "the Docker daemon facts changed since the preflight");
 		goto out;
 	}
@@ -621,14 +622,14 @@ static int stage_start(struct run *r)
 		if (wfd >= 0)
 			close(wfd);
 		if (!same) {
-			fail(r, "preflight", 3, "run.workspace_path_swapped",
+			fail(r, "preflight", AG_EXIT_PREFLIGHT, "run.workspace_path_swapped",
 			     "the workspace's host path no longer leads to the prepared workspace");
 			goto out;
 		}
 	}
 	if (should_cancel(r)) {
 		r->outcome = "cancelled";
-		fail(r, "cancelled", 128 + (int)*r->o->cancel, "run.cancelled",
+		fail(r, "cancelled", AG_EXIT_SIGNAL_BASE + (int)*r->o->cancel, "run.cancelled",
 		     "the run was cancelled before start");
 		goto out;
 	}
@@ -692,11 +693,11 @@ static void classify(struct run *r)
 		r->exit_status = -1;
 	if (p->end == AG_STREAM_CANCELLED) {
 		r->outcome = "cancelled";
-		fail(r, "cancelled", 128 + (int)(r->o->cancel ? *r->o->cancel : 2), "run.cancelled",
+		fail(r, "cancelled", AG_EXIT_SIGNAL_BASE + (int)(r->o->cancel ? *r->o->cancel : 2), "run.cancelled",
 		     "AgentGuard was asked to stop; the container was cleaned up");
 	} else if (p->end == AG_STREAM_TIMED_OUT) {
 		r->outcome = "timed_out";
-		fail(r, "timeout", 7, "run.timeout",
+		fail(r, "timeout", AG_EXIT_TIMEOUT, "run.timeout",
 		     "the contained command timed out after %" PRId64 " seconds",
 		     r->o->timeout_seconds);
 	} else if (r->oom_killed) {
@@ -704,11 +705,11 @@ static void classify(struct run *r)
 	} else if ((derr && *derr) || never_started || p->end == AG_STREAM_NOT_STARTED ||
 		   !json_is_integer(ec)) {
 		r->outcome = "docker_launch_failure";
-		fail(r, "docker", 6, "run.launch_failed",
+		fail(r, "docker", AG_EXIT_DOCKER, "run.launch_failed",
 		     "Docker failed before or while launching the contained command");
 	} else if (p->end == AG_STREAM_DROPPED) {
 		r->outcome = "docker_client_signaled";
-		fail(r, "docker", 6, "run.attach_dropped",
+		fail(r, "docker", AG_EXIT_DOCKER, "run.attach_dropped",
 		     "the output stream from the Docker daemon ended early");
 	} else {
 		r->outcome = "exited";
@@ -822,7 +823,7 @@ static void stage_capture(struct run *r)
 	struct ag_ws_capture_opts co = {.expected_digest = r->prep.digest};
 	if (ag_ws_capture(r->lifecycle_fd, AG_RUN_WORKSPACE_ID, &co, &r->mut, &e) < 0) {
 		r->capture_reason = e->reason;
-		fail_err(r, "workspace_prep", 4, e);
+		fail_err(r, "workspace_prep", AG_EXIT_WORKSPACE, e);
 		ag_error_free(e);
 		return;
 	}
@@ -863,7 +864,7 @@ static void stage_checks(struct run *r)
 	if (ag_checks_evaluate(&in, &r->checks, &e) == 0)
 		r->checks_ok = true;
 	else
-		fail_err(r, "evidence", 4, e);
+		fail_err(r, "evidence", AG_EXIT_WORKSPACE, e);
 	ag_error_free(e);
 	if (wsfd >= 0)
 		close(wsfd);
@@ -915,7 +916,7 @@ static void record_cleanup_failure(struct run *r)
 	    ag_cleanup_state_name(r->cleanup.state), residue_ok ? "none" : "present or unknown",
 	    r->ws_status);
 	if (!r->stage) {
-		fail(r, "cleanup", 8, r->cleanup_reason, "%s", r->cleanup_message);
+		fail(r, "cleanup", AG_EXIT_CLEANUP, r->cleanup_reason, "%s", r->cleanup_message);
 		r->cleanup_reason = NULL;
 	}
 }
@@ -990,7 +991,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 	bool tests_passed = r->checks_ok && r->checks.v[AG_CK_TESTS_PASSED].passed;
 	bool checks_pass = r->checks_ok && r->checks.pass;
 	out->pass = !r->stage && checks_pass && out->cleanup_complete && r->mut_ok;
-	out->exit_code = r->stage ? r->exit_code : (out->pass ? 0 : 1);
+	out->exit_code = r->stage ? r->exit_code : (out->pass ? AG_EXIT_PASS : AG_EXIT_FAIL);
 	if (!r->stage && r->executed && !tests_passed)
 		r->reason = "run.agent_failed";
 	else if (!r->stage && !checks_pass)
@@ -1069,13 +1070,13 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 	/* CONTRACT: evidence.bounds (the containment object keeps its own, tighter bounds) */
 	if (ag_canon_check(json_object_get(artifact, "containment_evidence"),
 			   &ag_canon_containment_bounds, &e) < 0) {
-		fail_err(r, "evidence", 4, e);
+		fail_err(r, "evidence", AG_EXIT_WORKSPACE, e);
 		ag_error_free(e);
 		e = NULL;
 		out->pass = false;
-		out->exit_code = 4;
+		out->exit_code = AG_EXIT_WORKSPACE;
 		facts.pass = false;
-		facts.exit_code = 4;
+		facts.exit_code = AG_EXIT_WORKSPACE;
 		facts.stage = r->stage;
 		facts.reason = r->reason;
 		facts.message = r->message;
@@ -1096,9 +1097,9 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 	if (write_json_file(r, AG_RUN_ARTIFACT_FILE, artifact, &ag_canon_artifact_bounds, &e) == 0) {
 		out->artifact_written = true;
 	} else {
-		fail_err(r, "evidence", 4, e);
+		fail_err(r, "evidence", AG_EXIT_WORKSPACE, e);
 		out->pass = false;
-		out->exit_code = 4;
+		out->exit_code = AG_EXIT_WORKSPACE;
 	}
 	/* CONTRACT: evidence.tamper_evident (seal + chain in the runs root) */
 	if (out->artifact_written &&
@@ -1108,7 +1109,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		 * in the artifact itself (rewritten, and left without a seal).
 		 */
 		out->seal_failed = true;
-		fail_err(r, "evidence", 4, e);
+		fail_err(r, "evidence", AG_EXIT_WORKSPACE, e);
 		ag_error_free(e);
 		e = NULL;
 		out->pass = false;
