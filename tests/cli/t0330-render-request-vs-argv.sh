@@ -50,7 +50,9 @@ req=$AG_OUT
 t_is "the default output is the create request" "$(jq -r '.method + " " + .path' <<<"$req")" \
 	"POST /v1.41/containers/create?name=agentguard-t0330-req-$$"
 t_unlike "the request carries no environment value" "$req" 's3cr3t'
-t_is "the request keeps the argv verbatim" "$(jq -c .body.Cmd <<<"$req")" '["/bin/sh","-c","echo \"$1\"","-","a b"]'
+t_is "the request runs the argv exactly (argv[0] as the entrypoint)" \
+	"$(jq -c '[.body.Entrypoint, .body.Cmd, .body.Healthcheck]' <<<"$req")" \
+	'[["/bin/sh"],["-c","echo \"$1\"","-","a b"],{"Test":["NONE"]}]'
 
 t_run "$AG_BIN" render "$T/c.yaml" --format argv --mode create --name "agentguard-t0330-cli-$$" \
 	"${common[@]}" -- /bin/sh -c 'echo "$1"' - 'a b'
@@ -71,6 +73,7 @@ t_like "created from the argv" "$id_cli" '^[0-9a-f]{64}$'
 judged='{
   user: .Config.User, workdir: .Config.WorkingDir, image: .Image,
   cmd: .Config.Cmd, entrypoint: .Config.Entrypoint, labels: .Config.Labels,
+  healthcheck: .Config.Healthcheck,
   env: [.Config.Env[] | split("=")[0]] | sort,
   network: .HostConfig.NetworkMode, privileged: .HostConfig.Privileged,
   capadd: .HostConfig.CapAdd, capdrop: .HostConfig.CapDrop, secopt: .HostConfig.SecurityOpt,

@@ -395,6 +395,8 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 	ag_strv_push(&a, "--cpus");
 	ag_strv_push_owned(&a, ag_render_cpus(s->cpu_limit));
 	ag_strv_push(&a, "--read-only");
+	/* The image's HEALTHCHECK never runs: nothing but the argv runs inside. */
+	ag_strv_push(&a, "--no-healthcheck");
 	ag_strv_push(&a, "--tmpfs");
 	ag_strv_pushf(&a,
 		      "%s:rw,noexec,nosuid,nodev,size=%s,uid=%" PRId64 ",gid=%" PRId64 ",mode=700",
@@ -428,9 +430,20 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 		ag_strv_push(&a, "--env");
 		ag_strv_push(&a, env[i]);
 	}
+	/*
+	 * The argv runs exactly: argv[0] replaces the image's ENTRYPOINT (one
+	 * token, so a leading '-' stays a value; never empty, which would
+	 * mean "reset to the image's command"), and the rest replaces its
+	 * CMD. Docker then ignores the image's CMD, and resolves a relative
+	 * argv[0] through the container's PATH, as exec would.
+	 */
+	size_t first = 0;
 	if (s->entrypoint) {
 		ag_strv_push(&a, "--entrypoint");
 		ag_strv_push(&a, s->entrypoint);
+	} else {
+		ag_strv_pushf(&a, "--entrypoint=%s", s->command[0]);
+		first = 1;
 	}
 	if (s->n_labels) {
 		_cleanup_free_ struct ag_label *labels = ag_xcalloc(s->n_labels, sizeof(*labels));
@@ -443,7 +456,7 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 	}
 	ag_strv_push(&a, "--");
 	ag_strv_push(&a, s->image);
-	for (size_t i = 0; i < s->n_command; i++)
+	for (size_t i = first; i < s->n_command; i++)
 		ag_strv_push(&a, s->command[i]);
 
 	for (size_t i = 0; i < a.n; i++)
@@ -511,12 +524,16 @@ int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct 
 	for (size_t i = 0; i < n_env; i++)
 		json_array_append_new(je, json_string(env[i]));
 	json_object_set_new(c, "Env", je);
-	if (s->entrypoint)
-		json_object_set_new(c, "Entrypoint", json_pack("[s]", s->entrypoint));
+	/* As the argv: argv[0] replaces the image's ENTRYPOINT, the rest its CMD. */
+	size_t first = s->entrypoint ? 0 : 1;
+	json_object_set_new(c, "Entrypoint",
+			    json_pack("[s]", s->entrypoint ? s->entrypoint : s->command[0]));
 	json_t *cmd = json_array();
-	for (size_t i = 0; i < s->n_command; i++)
+	for (size_t i = first; i < s->n_command; i++)
 		json_array_append_new(cmd, json_string(s->command[i]));
 	json_object_set_new(c, "Cmd", cmd);
+	/* --no-healthcheck: the image's HEALTHCHECK never runs. */
+	json_object_set_new(c, "Healthcheck", json_pack("{s:[s]}", "Test", "NONE"));
 	json_t *labels = json_object();
 	for (size_t i = 0; i < s->n_labels; i++)
 		json_object_set_new(labels, s->labels[i].key, json_string(s->labels[i].value));
