@@ -302,6 +302,10 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
 #define AG_ENGINE_LIST_MAX_BYTES (16 * 1024 * 1024)
 /* Longest string in that answer (one summary's joined, escaped command). */
 #define AG_ENGINE_LIST_MAX_STRING (2 * AG_CHILD_ARGV_MAX_BYTES + 1024)
+/* Most anonymous volumes of one container whose absence the ledger checks
+ * after removing it; more are not tracked (an image with more VOLUME lines
+ * than this is unusual; the removal with v=1 still takes them all). */
+#define AG_LEDGER_VOLUMES_MAX 32
 /* Seconds a running container is given to stop before it is killed. */
 #define AG_ENGINE_STOP_SECONDS 2
 

@@ -152,12 +152,26 @@ static bool control(struct ag_engine *eng, const char *method, const char *path,
 /* 1 absent, 0 present and ours (running set), 2 present and not ours,
  * -1 unavailable. */
 static int observe(struct ag_engine *eng, const char *id, const struct ag_container_owner *o,
-		   unsigned timeout_ms, bool *running)
+		   unsigned timeout_ms, bool *running, struct ag_strv *volumes)
 {
 	json_t *v = NULL;
 	int r = ag_container_lookup(eng, id, timeout_ms, &v);
 	if (r != 0)
 		return r;
+	/* The anonymous volumes it holds (an image's VOLUME lines): their
+	 * absence is verified after the removal too. */
+	const json_t *mounts = json_object_get(v, "Mounts");
+	size_t i;
+	const json_t *m;
+	if (volumes && json_is_array(mounts))
+		json_array_foreach(mounts, i, m)
+		{
+			const char *name = ag_json_path_str(m, "Name");
+			if (strcmp(ag_json_str_or(json_object_get(m, "Type"), ""), "volume") == 0 &&
+			    ag_is_container_id(name) && volumes->n < AG_LEDGER_VOLUMES_MAX &&
+			    ag_strv_find(volumes, name) < 0)
+				ag_strv_push(volumes, name);
+		}
 	int ret = 2;
 	if (ag_container_owned(v, id, o)) {
 		const json_t *run = ag_json_path(v, "State.Running");
@@ -168,6 +182,27 @@ static int observe(struct ag_engine *eng, const char *id, const struct ag_contai
 		}
 	}
 	json_decref(v);
+	return ret;
+}
+
+/* 1 every volume is gone (404), 0 one remains, -1 unknown. */
+static int volumes_gone(struct ag_engine *eng, const struct ag_strv *volumes, unsigned timeout_ms)
+{
+	int ret = 1;
+	for (size_t i = 0; i < volumes->n; i++) {
+		_cleanup_free_ char *path = ag_xasprintf("/volumes/%s", volumes->v[i]);
+		struct ag_engine_reply r;
+		ag_engine_reply_init(&r);
+		struct ag_error *e = NULL;
+		if (ag_engine_call(eng, "GET", path, NULL, timeout_ms, AG_PF_JSON_MAX_BYTES, &r,
+				   &e) < 0 ||
+		    (r.status != 404 && r.status != 200))
+			ret = ret == 0 ? 0 : -1;
+		else if (r.status == 200)
+			ret = 0;
+		ag_error_free(e);
+		ag_engine_reply_release(&r);
+	}
 	return ret;
 }
 
@@ -192,7 +227,8 @@ static void cleanup_one(struct ag_engine *eng, const char *id,
 	}
 	out->attempted = true;
 	bool running = false, was_running = false, stopped = false, killed = false;
-	int o = observe(eng, id, owner, timeout_ms, &running);
+	_cleanup_strv_ struct ag_strv volumes = AG_STRV_INIT;
+	int o = observe(eng, id, owner, timeout_ms, &running, &volumes);
 	if (o == 1) {
 		out->state = AG_CLEANUP_ALREADY_ABSENT;
 		out->liveness_verified = true;
@@ -215,7 +251,7 @@ static void cleanup_one(struct ag_engine *eng, const char *id,
 	was_running = running;
 	if (running) {
 		stopped = control(eng, "POST", stop, timeout_ms + AG_ENGINE_STOP_SECONDS * 1000);
-		o = observe(eng, id, owner, timeout_ms, &running);
+		o = observe(eng, id, owner, timeout_ms, &running, NULL);
 		if (o == 1) {
 			out->state = AG_CLEANUP_ALREADY_ABSENT;
 			out->liveness_verified = true;
@@ -229,7 +265,7 @@ static void cleanup_one(struct ag_engine *eng, const char *id,
 		}
 		if (running) {
 			killed = control(eng, "POST", kill, timeout_ms);
-			o = observe(eng, id, owner, timeout_ms, &running);
+			o = observe(eng, id, owner, timeout_ms, &running, NULL);
 			if (o < 0 || o == 2) {
 				out->state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
 				out->message = "container state could not be verified after kill";
@@ -247,6 +283,16 @@ static void cleanup_one(struct ag_engine *eng, const char *id,
 	bool removed = control(eng, "DELETE", rm, timeout_ms);
 	int a = ag_container_lookup(eng, id, timeout_ms, NULL);
 	if (a == 1) {
+		int vg = volumes_gone(eng, &volumes, timeout_ms);
+		if (vg != 1) {
+			out->state =
+			    vg == 0 ? AG_CLEANUP_INCOMPLETE : AG_CLEANUP_VERIFICATION_UNAVAILABLE;
+			out->message = vg == 0
+					   ? "an anonymous volume of the container remained"
+					   : "the absence of the container's volumes could not be "
+					     "verified";
+			return;
+		}
 		out->liveness_verified = true;
 		if (killed) {
 			out->state = AG_CLEANUP_FORCE_KILLED;
