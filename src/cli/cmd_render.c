@@ -12,17 +12,18 @@
 #include <sys/stat.h>
 
 static const char help[] =
-    "Usage: agentguard render CONFIG [--workspace DIR] [--name NAME]\n"
-    "                         [--label KEY=VALUE]... [--format request|argv]\n"
+    "Usage: agentguard render CONFIG [--workspace DIR] [--name NAME] [--json]\n"
+    "                         [--label KEY=VALUE]... [--format argv|request]\n"
     "                         [--mode run|create] -- ARGV...\n"
     "\n"
     "Dry run: print what contained execution would ask Docker for, for CONFIG\n"
     "and the child command ARGV. Docker is not called. By default (--format\n"
-    "request) that is the Engine API create request AgentGuard sends, as one\n"
-    "JSON object {\"method\", \"path\", \"body\"}. With --format argv it is\n"
-    "the equivalent docker command line, as a JSON array of strings: the\n"
+    "argv) that is the docker command line, as a JSON array of strings: the\n"
     "argument list after the docker executable (it starts with \"run\",\n"
-    "\"--rm\" or with \"create\"), for reproducing a run by hand.\n"
+    "\"--rm\" or with \"create\"), for reproducing a run by hand. With\n"
+    "--format request it is the Engine API create request AgentGuard itself\n"
+    "sends, one JSON object {\"method\", \"path\", \"body\"}; both come from\n"
+    "the same typed spec.\n"
     "\n"
     "Everything after the first literal '--' is the child argv, verbatim\n"
     "(--help, -h, '--', empty strings and shell metacharacters included);\n"
@@ -39,8 +40,11 @@ static const char help[] =
     "                     workspace is a tmpfs.\n"
     "  --name NAME        container name, agentguard-[a-z0-9][a-z0-9_.-]{0,62}\n"
     "  --label KEY=VALUE  an AgentGuard label (KEY agentguard.[a-z0-9.-]+)\n"
-    "  --format request|argv  the create request (default) or the docker argv\n"
-    "  --mode run|create  with --format argv: \"run --rm\" (default) or \"create\"\n"
+    "  --mode run|create  \"run --rm\" (default) or \"create\" (--format argv)\n"
+    "  --format argv|request  the docker argv (default) or the Engine API create\n"
+    "                     request AgentGuard sends, {\"method\", \"path\", \"body\"}\n"
+    "  --json             print {schema, schema_version, argv} instead of the bare\n"
+    "                     array (errors become a JSON error object too)\n"
     "  -h, --help         show this help\n"
     "\n"
     "Exit codes: 0 rendered, 2 config, render or usage error.\n";
@@ -177,6 +181,9 @@ static int render(const struct render_args *ra)
 		ag_cli_print_error(err);
 		return AG_EXIT_CONFIG;
 	}
+	if (!ra->as_argv && ag_cli_json_mode)
+		return ag_cli_usage("render", "--json prints the argv document; --format request "
+					      "is JSON already");
 	if (!ra->as_argv) {
 		json_t *body = NULL;
 		if (ag_render_create_request(&spec, &body, &err) < 0) {
@@ -216,6 +223,12 @@ static int render(const struct render_args *ra)
 		}
 		json_array_append_new(arr, s);
 	}
+	if (ag_cli_json_mode) {
+		/* --json: the versioned object {schema, schema_version, argv} */
+		json_t *o = json_object();
+		json_object_set_new(o, "argv", arr);
+		return ag_cli_json_print(o, "agentguard.render") == 0 ? AG_EXIT_PASS : AG_EXIT_FAIL;
+	}
 	char *txt = json_dumps(arr, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(arr);
 	if (!txt)
@@ -236,7 +249,7 @@ int ag_cmd_render(int argc, char **argv)
 	int end = boundary < 0 ? argc : boundary;
 	const char *path = NULL, *workspace = NULL, *name = NULL;
 	enum ag_render_mode mode = AG_RENDER_RUN;
-	bool as_argv = false;
+	bool as_argv = true;
 	struct ag_strv label_kv = AG_STRV_INIT;
 	int rc = AG_EXIT_CONFIG;
 	for (int i = 1; i < end; i++) {
@@ -270,9 +283,11 @@ int ag_cmd_render(int argc, char **argv)
 			} else if (strcmp(m, "argv") == 0) {
 				as_argv = true;
 			} else {
-				rc = ag_cli_usage("render", "--format must be request or argv");
+				rc = ag_cli_usage("render", "--format must be argv or request");
 				goto out;
 			}
+		} else if (strcmp(a, "--json") == 0) {
+			/* JSON mode was set by ag_cli_json_scan */
 		} else if (strcmp(a, "--mode") == 0) {
 			const char *m = argv[++i];
 			if (strcmp(m, "run") == 0) {

@@ -69,6 +69,7 @@ struct ag_run_outcome {
 	const char *workspace_status;	   /* removed, retained, incomplete, not_prepared */
 	bool source_unchanged_known, source_unchanged;
 	bool artifact_written;
+	bool patch_written; /* changes.patch is beside the artifact */
 	bool seal_failed; /* the artifact exists but could not be sealed */
 	/* Wall time of each stage in ms (0: the stage did not run). The
 	 * preflight includes the engine connection; container is create +
