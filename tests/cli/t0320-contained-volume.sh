@@ -13,8 +13,8 @@ require_docker
 
 repo=127.0.0.1:5000/agentguard-t0320-volume
 tag=$repo:$$
-cid=$(docker create --label agentguard.test=t0320 "$AG_TEST_IMAGE" /bin/true)
-docker commit --change 'VOLUME /data' "$cid" "$tag" >/dev/null
+cid=$(docker create --label agentguard.test=t0320 --label "$AG_TEST_LABEL" "$AG_TEST_IMAGE" /bin/true)
+docker commit --change 'VOLUME /data' --change "LABEL $AG_TEST_LABEL" "$cid" "$tag" >/dev/null
 docker rm "$cid" >/dev/null
 t_cleanup docker rmi "$tag"
 docker push "$tag" >/dev/null

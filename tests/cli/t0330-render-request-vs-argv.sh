@@ -1,25 +1,17 @@
 #!/usr/bin/env bash
-# t0330: the two renderings of one typed spec cannot drift. `render` prints
-# the Engine API create request AgentGuard sends; `render --format argv`
-# the equivalent `docker create` command line. On the real engine, one
+# t0330: the two renderings of one typed spec cannot drift. `render --format
+# request` prints the Engine API create request AgentGuard sends; `render`
+# (--format argv) the equivalent docker command line. On the real engine, one
 # container is created each way (the request over the socket with curl, the
 # argv with the docker client) and every field the inspection judges must be
-# equal. Also: the default output is the request, and it never carries an
-# environment value.
+# equal. Also: the request never carries an environment value.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib-test.sh"
 require_docker
 command -v jq >/dev/null || skip_all "jq is needed"
 label=agentguard.test=t0330
-# shellcheck disable=SC2317 # called from the EXIT trap
-remove_labelled() {
-	local ids
-	ids=$(docker ps -aq --filter "label=$label") || return 0
-	# shellcheck disable=SC2086 # one id per word
-	[ -z "$ids" ] || docker rm -f -v $ids >/dev/null 2>&1 || true
-}
-t_cleanup remove_labelled
+t_cleanup t_docker_rm_own "$label"
 
 cat >"$T/c.yaml" <<CFG
 task_id: t0330
@@ -42,12 +34,13 @@ contained_execution:
 CFG
 mkdir -m 755 "$T/ws"
 chown "$AG_TEST_UID:$AG_TEST_GID" "$T/ws"
-common=(--workspace "$T/ws" --label "$label" --label agentguard.owner=t0330)
+common=(--workspace "$T/ws" --label "$label" --label agentguard.owner=t0330 --label "$AG_TEST_LABEL")
 
-t_run "$AG_BIN" render "$T/c.yaml" --name "agentguard-t0330-req-$$" "${common[@]}" -- /bin/sh -c 'echo "$1"' - 'a b'
-t_is "render (request) exits 0" "$AG_RC" 0
+t_run "$AG_BIN" render "$T/c.yaml" --format request --name "agentguard-t0330-req-$$" "${common[@]}" \
+	-- /bin/sh -c 'echo "$1"' - 'a b'
+t_is "render --format request exits 0" "$AG_RC" 0
 req=$AG_OUT
-t_is "the default output is the create request" "$(jq -r '.method + " " + .path' <<<"$req")" \
+t_is "it prints the create request" "$(jq -r '.method + " " + .path' <<<"$req")" \
 	"POST /v1.41/containers/create?name=agentguard-t0330-req-$$"
 t_unlike "the request carries no environment value" "$req" 's3cr3t'
 t_is "the request runs the argv exactly (argv[0] as the entrypoint)" \

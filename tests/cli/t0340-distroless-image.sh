@@ -31,12 +31,13 @@ C
 musl-gcc -static -O2 -o "$T/rootfs/agent" "$T/src/agent.c"
 repo=127.0.0.1:5000/agentguard-t0340-distroless
 tag=$repo:$$
-tar -C "$T/rootfs" -c . | docker import --change 'ENTRYPOINT ["/agent"]' - "$tag" >/dev/null
+tar -C "$T/rootfs" -c . |
+	docker import --change 'ENTRYPOINT ["/agent"]' --change "LABEL $AG_TEST_LABEL" - "$tag" >/dev/null
 t_cleanup docker rmi "$tag"
 docker push "$tag" >/dev/null
 digest=$(docker image inspect --format '{{range .RepoDigests}}{{println .}}{{end}}' "$tag" | grep -m1 "^$repo@")
 t_like "the distroless image has a registry digest" "$digest" '@sha256:[0-9a-f]{64}$'
-t_run docker run --rm --entrypoint /bin/sh "$tag" -c true
+t_run docker run --rm --label "$AG_TEST_LABEL" --entrypoint /bin/sh "$tag" -c true
 t_unlike "the image really has no shell" "$AG_RC" '^0$'
 
 config c
