@@ -447,6 +447,7 @@ static void keep(struct demux *d, const char *p, size_t n)
 	if (!b)
 		return;
 	size_t max = d->stream == 1 ? d->out_max : d->err_max;
+	*(d->stream == 1 ? &d->s->stdout_total : &d->s->stderr_total) += n;
 	bool *tr = d->stream == 1 ? &d->s->stdout_truncated : &d->s->stderr_truncated;
 	size_t room = b->len < max ? max - b->len : 0;
 	size_t take = n < room ? n : room;

@@ -126,7 +126,8 @@ struct ag_engine_stream {
 	enum ag_stream_end end;
 	struct ag_buf out, err;
 	bool stdout_truncated, stderr_truncated;
-	uint64_t start_ms; /* when start was answered (monotonic ms) */
+	uint64_t stdout_total, stderr_total; /* bytes the process wrote, kept or not */
+	uint64_t start_ms;		     /* when start was answered (monotonic ms) */
 };
 
 void ag_engine_stream_init(struct ag_engine_stream *s);

@@ -37,6 +37,7 @@ void ag_preflight_result_release(struct ag_preflight_result *r)
 	free(r->cgroup_driver);
 	free(r->cgroup_version);
 	free(r->runtime);
+	ag_image_facts_release(&r->image);
 	json_decref(r->evidence);
 	ag_preflight_result_init(r);
 }
@@ -647,6 +648,8 @@ static void finish(struct pf *p)
 		json_object_set_new(ev, "unavailable_or_ambiguous", json_array());
 	}
 	res->evidence = json_incref(ev);
+	res->image = p->image;
+	memset(&p->image, 0, sizeof(p->image));
 }
 
 int ag_preflight_run(const struct ag_config *cfg, struct ag_engine *eng,

@@ -90,7 +90,9 @@ struct ag_preflight_result {
 	char *cgroup_driver, *cgroup_version, *runtime;
 	bool docker_desktop;
 	const char *cleanup_status; /* static: not_created, removed, ... */
-	json_t *evidence;	    /* owned; see docs/preflight.md for fields */
+	/* The image check's facts, metadata included (entrypoint hash, ENV names). */
+	struct ag_image_facts image;
+	json_t *evidence; /* owned; see docs/preflight.md for fields */
 };
 
 void ag_preflight_result_init(struct ag_preflight_result *r);
