@@ -42,7 +42,7 @@ _agentguard()
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		return 0
 		;;
-	--docker)
+	--docker-socket)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return 0
 		;;
@@ -53,8 +53,8 @@ _agentguard()
 
 	local opts=""
 	case "$cmd" in
-	contained-run) opts="--repo --runs-root --timeout --allow-fail-result --json --docker --help --" ;;
-	cleanup) opts="--runs-root --probe-age --probe-label --docker --json --help" ;;
+	contained-run) opts="--repo --runs-root --timeout --allow-fail-result --json --docker-socket --help --" ;;
+	cleanup) opts="--runs-root --probe-age --probe-label --docker-socket --json --help" ;;
 	evidence)
 		if [ "$COMP_CWORD" -eq 2 ]; then
 			mapfile -t COMPREPLY < <(compgen -W "verify" -- "$cur")
@@ -64,8 +64,8 @@ _agentguard()
 		;;
 	patch) opts="--raw --help" ;;
 	report) opts="--format --list --runs-root --json --help" ;;
-	preflight) opts="--json --docker --help" ;;
-	render) opts="--workspace --name --label --mode --json --help --" ;;
+	preflight) opts="--json --docker-socket --help" ;;
+	render) opts="--workspace --name --label --mode --format --json --help --" ;;
 	validate) opts="--json --help" ;;
 	init) opts="--preset --force --dry-run --help" ;;
 	schema) opts="--help" ;;

@@ -5,28 +5,24 @@
 #define AG_CLI_H
 
 #include "lib/base/ag.h"
+#include "lib/base/exit.h"
 
 #include <jansson.h>
 
 struct ag_error;
 
-/* Exit codes (docs/exit-codes.md); stable, below 126. */
-enum ag_exit {
-	AG_EXIT_PASS = 0,      /* success */
-	AG_EXIT_FAIL = 1,      /* agent or check failed; init: file conflict */
-	AG_EXIT_CONFIG = 2,    /* config or usage error */
-	AG_EXIT_PREFLIGHT = 3, /* Docker preflight not supported */
-	AG_EXIT_WORKSPACE = 4, /* workspace preparation or capture */
-	AG_EXIT_POLICY = 5,    /* blocked by policy before launch */
-	AG_EXIT_DOCKER = 6,    /* Docker operational failure */
-	AG_EXIT_TIMEOUT = 7,   /* contained command timed out */
-	AG_EXIT_CLEANUP = 8,   /* cleanup or liveness not verified */
-};
+/* Exit codes: lib/base/exit.h (the library decides them, the CLI returns them). */
 
 /* Prints "agentguard: error: ..." for an error on stderr, sanitized. */
 void ag_cli_print_error(const struct ag_error *e);
 /* Prints a usage error for `cmd` and returns AG_EXIT_CONFIG. */
 int ag_cli_usage(const char *cmd, const char *fmt, ...) AG_PRINTF(2, 3);
+/*
+ * The preflight probe installed beside this executable
+ * (dirname(/proc/self/exe)/agentguard-probe), heap string; NULL when the
+ * executable's path cannot be read (the preflight then fails closed).
+ */
+char *ag_cli_probe_path(void);
 /* Writes untrusted s to f through the one terminal escaper (lib/base/termsafe.h). */
 void ag_cli_put_sanitized(FILE *f, const char *s);
 

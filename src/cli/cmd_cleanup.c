@@ -2,14 +2,14 @@
 #include "cli/cli.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
-#include "lib/docker/docker_cli.h"
+#include "lib/docker/engine.h"
 #include "lib/run/recover.h"
 
 #include <ctype.h>
 
 static const char help[] =
 	"Usage: agentguard cleanup [--runs-root DIR] [--probe-age SECONDS]\n"
-	"                          [--probe-label KEY=VALUE] [--docker PATH] [--json]\n"
+	"                          [--probe-label KEY=VALUE] [--docker-socket PATH] [--json]\n"
 	"\n"
 	"After a crash (AgentGuard killed with SIGKILL, a reboot mid-run), remove\n"
 	"the containers and workspaces of runs in DIR (default\n"
@@ -100,7 +100,8 @@ int ag_cmd_cleanup(int argc, char **argv)
 			probe_value = eq + 1;
 			continue;
 		}
-		if ((strcmp(a, "--runs-root") == 0 || strcmp(a, "--docker") == 0) && i + 1 < argc) {
+		if ((strcmp(a, "--runs-root") == 0 || strcmp(a, "--docker-socket") == 0) &&
+		    i + 1 < argc) {
 			if (a[2] == 'r')
 				runs = argv[++i];
 			else
@@ -125,8 +126,8 @@ int ag_cmd_cleanup(int argc, char **argv)
 		return AG_EXIT_CONFIG;
 	}
 	_cleanup_err_ struct ag_error *err = NULL;
-	struct ag_docker_cli cli = AG_DOCKER_CLI_INIT;
-	if (ag_docker_cli_resolve(docker, &cli, &err) < 0) {
+	struct ag_engine cli = AG_ENGINE_INIT;
+	if (ag_engine_open(docker, &cli, &err) < 0) {
 		close(fd);
 		ag_cli_print_error(err);
 		return err->code == AG_E_USAGE ? AG_EXIT_CONFIG : AG_EXIT_DOCKER;
@@ -136,7 +137,7 @@ int ag_cmd_cleanup(int argc, char **argv)
 	json_t *lines = ag_cli_json_mode ? json_array() : NULL;
 	int rc = ag_run_recover(fd, &cli, &opt, log_line, lines, &rep, &err);
 	close(fd);
-	ag_docker_cli_release(&cli);
+	ag_engine_close(&cli);
 	if (rc < 0) {
 		json_decref(lines);
 		ag_cli_print_error(err);

@@ -15,7 +15,7 @@
 
 static const char help[] =
 	"Usage: agentguard contained-run CONFIG [--repo DIR] [--runs-root DIR]\n"
-	"         [--timeout SECONDS] [--allow-fail-result] [--json] [--docker PATH]\n"
+	"         [--timeout SECONDS] [--allow-fail-result] [--json] [--docker-socket PATH]\n"
 	"         -- ARGV...\n"
 	"\n"
 	"Run one explicit argv (the agent, or a command it would run) inside a\n"
@@ -38,7 +38,9 @@ static const char help[] =
 	"  --allow-fail-result  Exit 0 when the agent or a check failed (exit 1); never\n"
 	"                       hides exit codes 2-8.\n"
 	"  --json               Print a JSON summary instead of text.\n"
-	"  --docker PATH        Docker client (absolute, root-owned).\n"
+	"  --docker-socket PATH The Docker Engine socket (absolute; root-owned, in a\n"
+	"                       root-owned directory chain; the daemon must run as\n"
+	"                       root). Default /var/run/docker.sock.\n"
 	"  -h, --help           Show this help.\n"
 	"\n"
 	"Order: config and uid/gid check, environment allowlist, Docker preflight,\n"
@@ -186,7 +188,8 @@ int ag_cmd_contained_run(int argc, char **argv)
 			as_json = true;
 			continue;
 		}
-		static const char *const valued[] = {"--repo", "--runs-root", "--timeout", "--docker"};
+		static const char *const valued[] = {"--repo", "--runs-root", "--timeout",
+						     "--docker-socket"};
 		const char *opt = NULL;
 		for (size_t k = 0; k < AG_ARRAY_SIZE(valued); k++) {
 			size_t l = strlen(valued[k]);
@@ -206,7 +209,7 @@ int ag_cmd_contained_run(int argc, char **argv)
 				repo = val;
 			else if (strcmp(opt, "--runs-root") == 0)
 				runs_root = val;
-			else if (strcmp(opt, "--docker") == 0)
+			else if (strcmp(opt, "--docker-socket") == 0)
 				docker = val;
 			else if (ag_parse_i64(val, &timeout) < 0 || timeout < 1 ||
 				 timeout > AG_TIMEOUT_MAX_SECONDS)
@@ -334,6 +337,9 @@ int ag_cmd_contained_run(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	static char *probe; /* for the life of the process */
+	if (!probe)
+		probe = ag_cli_probe_path();
 	struct ag_run_opts o = {
 		.cfg = c,
 		.repo_fd = repo_fd,
@@ -346,7 +352,8 @@ int ag_cmd_contained_run(int argc, char **argv)
 		.timeout_seconds = timeout ? timeout : c->command_timeout_seconds,
 		.env = &env,
 		.redact = &red,
-		.docker_path = docker,
+		.docker_socket = docker,
+		.probe_path = probe,
 		.cancel = &cancel_signal,
 	};
 	struct ag_run_outcome out;
@@ -393,6 +400,17 @@ int ag_cmd_contained_run(int argc, char **argv)
 		/* Only a file that was written is ever named. */
 		json_t *rp = out.artifact_written ? json_string(report) : NULL;
 		json_object_set_new(j, "report", rp ? rp : json_null());
+		const struct ag_run_timings *tm = &out.timings;
+		json_object_set_new(
+		    j, "timings",
+		    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "policy_ms",
+			      (json_int_t)tm->policy, "preflight_ms", (json_int_t)tm->preflight,
+			      "workspace_ms", (json_int_t)tm->workspace, "container_ms",
+			      (json_int_t)tm->container, "execution_ms", (json_int_t)tm->execution,
+			      "cleanup_ms", (json_int_t)tm->cleanup, "capture_ms",
+			      (json_int_t)tm->capture, "checks_ms", (json_int_t)tm->checks,
+			      "evidence_ms", (json_int_t)tm->evidence, "total_ms",
+			      (json_int_t)tm->total));
 		char *pp = out.patch_written ? ag_xasprintf("%s/%s/changes.patch", runs, out.run_id) : NULL;
 		json_t *pj = pp ? json_string(pp) : NULL;
 		json_object_set_new(j, "patch", pj ? pj : json_null());

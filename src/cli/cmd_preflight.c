@@ -7,7 +7,7 @@
 #include <jansson.h>
 
 static const char help[] =
-    "Usage: agentguard preflight CONFIG [--json] [--docker PATH]\n"
+    "Usage: agentguard preflight CONFIG [--json] [--docker-socket PATH]\n"
     "\n"
     "Verify, before any agent runs, that the local Docker Engine can give\n"
     "CONFIG's contained_execution boundary: the client and daemon answer\n"
@@ -26,9 +26,9 @@ static const char help[] =
     "\n"
     "Options:\n"
     "  --json         print the evidence JSON on stdout\n"
-    "  --docker PATH  the Docker client to use (absolute; root-owned, not\n"
-    "                 writable by others); default /usr/bin/docker, then\n"
-    "                 /usr/local/bin/docker\n"
+    "  --docker-socket PATH  the Docker Engine socket (absolute; root-owned,\n"
+    "                 in a root-owned directory chain, the daemon running as\n"
+    "                 root); default /var/run/docker.sock\n"
     "  -h, --help     show this help\n"
     "\n"
     "A config that asks for a property outside the boundary (a forbidden\n"
@@ -75,16 +75,16 @@ int ag_cmd_preflight(int argc, char **argv)
 		}
 		if (strcmp(a, "--json") == 0) {
 			as_json = true;
-		} else if (strcmp(a, "--docker") == 0) {
+		} else if (strcmp(a, "--docker-socket") == 0) {
 			if (i + 1 >= argc)
-				return ag_cli_usage("preflight", "--docker needs a PATH");
+				return ag_cli_usage("preflight", "--docker-socket needs a PATH");
 			if (docker)
-				return ag_cli_usage("preflight", "--docker given twice");
+				return ag_cli_usage("preflight", "--docker-socket given twice");
 			docker = argv[++i];
-		} else if (strncmp(a, "--docker=", 9) == 0) {
+		} else if (strncmp(a, "--docker-socket=", 16) == 0) {
 			if (docker)
-				return ag_cli_usage("preflight", "--docker given twice");
-			docker = a + 9;
+				return ag_cli_usage("preflight", "--docker-socket given twice");
+			docker = a + 16;
 		} else if (strcmp(a, "--") == 0 && i + 1 < argc && !path) {
 			path = argv[++i];
 		} else if (a[0] == '-' && a[1]) {
@@ -98,7 +98,7 @@ int ag_cmd_preflight(int argc, char **argv)
 	if (!path)
 		return ag_cli_usage("preflight", "missing CONFIG argument");
 	if (docker && docker[0] != '/')
-		return ag_cli_usage("preflight", "--docker PATH must be absolute");
+		return ag_cli_usage("preflight", "--docker-socket PATH must be absolute");
 
 	_cleanup_err_ struct ag_error *err = NULL;
 	_cleanup_config_ struct ag_config *c = NULL;
@@ -134,7 +134,9 @@ int ag_cmd_preflight(int argc, char **argv)
 		return AG_EXIT_PREFLIGHT;
 	}
 	struct ag_preflight_opts opts = AG_PREFLIGHT_OPTS_INIT;
-	opts.docker_path = docker;
+	opts.socket_path = docker;
+	_cleanup_free_ char *probe = ag_cli_probe_path();
+	opts.probe_path = probe;
 	_cleanup_preflight_result_ struct ag_preflight_result r;
 	ag_preflight_result_init(&r);
 	if (ag_preflight_run(c, NULL, &opts, &r, &err) < 0) {

@@ -13,12 +13,17 @@
 
 static const char help[] =
     "Usage: agentguard render CONFIG [--workspace DIR] [--name NAME] [--json]\n"
-    "                         [--label KEY=VALUE]... [--mode run|create] -- ARGV...\n"
+    "                         [--label KEY=VALUE]... [--format argv|request]\n"
+    "                         [--mode run|create] -- ARGV...\n"
     "\n"
-    "Dry run: print the docker argv that contained execution would use for\n"
-    "CONFIG and the child command ARGV, as a JSON array of strings on stdout.\n"
-    "Docker is not called. The array is the argument list after the docker\n"
-    "executable (it starts with \"run\", \"--rm\" or with \"create\").\n"
+    "Dry run: print what contained execution would ask Docker for, for CONFIG\n"
+    "and the child command ARGV. Docker is not called. By default (--format\n"
+    "argv) that is the docker command line, as a JSON array of strings: the\n"
+    "argument list after the docker executable (it starts with \"run\",\n"
+    "\"--rm\" or with \"create\"), for reproducing a run by hand. With\n"
+    "--format request it is the Engine API create request AgentGuard itself\n"
+    "sends, one JSON object {\"method\", \"path\", \"body\"}; both come from\n"
+    "the same typed spec.\n"
     "\n"
     "Everything after the first literal '--' is the child argv, verbatim\n"
     "(--help, -h, '--', empty strings and shell metacharacters included);\n"
@@ -35,7 +40,9 @@ static const char help[] =
     "                     workspace is a tmpfs.\n"
     "  --name NAME        container name, agentguard-[a-z0-9][a-z0-9_.-]{0,62}\n"
     "  --label KEY=VALUE  an AgentGuard label (KEY agentguard.[a-z0-9.-]+)\n"
-    "  --mode run|create  \"run --rm\" (default) or \"create\"\n"
+    "  --mode run|create  \"run --rm\" (default) or \"create\" (--format argv)\n"
+    "  --format argv|request  the docker argv (default) or the Engine API create\n"
+    "                     request AgentGuard sends, {\"method\", \"path\", \"body\"}\n"
     "  --json             print {schema, schema_version, argv} instead of the bare\n"
     "                     array (errors become a JSON error object too)\n"
     "  -h, --help         show this help\n"
@@ -122,6 +129,7 @@ static int check_no_symlink(const char *abs, struct ag_error **err)
 struct render_args {
 	const char *path, *workspace, *name;
 	enum ag_render_mode mode;
+	bool as_argv;
 	struct ag_strv *label_kv;
 	char **child;
 	size_t n_child;
@@ -169,8 +177,36 @@ static int render(const struct render_args *ra)
 	};
 	struct ag_exec_spec spec;
 	_cleanup_strv_ struct ag_strv out = AG_STRV_INIT;
-	if (ag_exec_spec_from_config(c, &in, &spec, &err) < 0 ||
-	    ag_render_argv(&spec, ra->mode, &out, &err) < 0) {
+	if (ag_exec_spec_from_config(c, &in, &spec, &err) < 0) {
+		ag_cli_print_error(err);
+		return AG_EXIT_CONFIG;
+	}
+	if (!ra->as_argv && ag_cli_json_mode)
+		return ag_cli_usage("render", "--json prints the argv document; --format request "
+					      "is JSON already");
+	if (!ra->as_argv) {
+		json_t *body = NULL;
+		if (ag_render_create_request(&spec, &body, &err) < 0) {
+			ag_cli_print_error(err);
+			return AG_EXIT_CONFIG;
+		}
+		char *path = ag_xasprintf("/v1.41/containers/create%s%s", ra->name ? "?name=" : "",
+					  ra->name ? ra->name : "");
+		json_t *req = json_pack("{s:s,s:s,s:o}", "method", "POST", "path", path, "body", body);
+		free(path);
+		char *txt = req ? json_dumps(req, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+		json_decref(req);
+		if (!txt) {
+			ag_err(&err, AG_E_CONFIG, 0, "render.output.not_utf8",
+			       "the request is not valid UTF-8 and cannot be shown as JSON");
+			ag_cli_print_error(err);
+			return AG_EXIT_CONFIG;
+		}
+		puts(txt);
+		free(txt);
+		return fflush(stdout) == 0 ? AG_EXIT_PASS : AG_EXIT_FAIL;
+	}
+	if (ag_render_argv(&spec, ra->mode, &out, &err) < 0) {
 		ag_cli_print_error(err);
 		return AG_EXIT_CONFIG;
 	}
@@ -213,6 +249,7 @@ int ag_cmd_render(int argc, char **argv)
 	int end = boundary < 0 ? argc : boundary;
 	const char *path = NULL, *workspace = NULL, *name = NULL;
 	enum ag_render_mode mode = AG_RENDER_RUN;
+	bool as_argv = true;
 	struct ag_strv label_kv = AG_STRV_INIT;
 	int rc = AG_EXIT_CONFIG;
 	for (int i = 1; i < end; i++) {
@@ -223,7 +260,8 @@ int ag_cmd_render(int argc, char **argv)
 			goto out;
 		}
 		bool takes = strcmp(a, "--workspace") == 0 || strcmp(a, "--name") == 0 ||
-			     strcmp(a, "--label") == 0 || strcmp(a, "--mode") == 0;
+			     strcmp(a, "--label") == 0 || strcmp(a, "--mode") == 0 ||
+			     strcmp(a, "--format") == 0;
 		if (takes && i + 1 >= end) {
 			rc = ag_cli_usage("render", "option '%s' needs a value", a);
 			goto out;
@@ -238,6 +276,16 @@ int ag_cmd_render(int argc, char **argv)
 			name = argv[++i];
 		} else if (strcmp(a, "--label") == 0) {
 			ag_strv_push(&label_kv, argv[++i]);
+		} else if (strcmp(a, "--format") == 0) {
+			const char *m = argv[++i];
+			if (strcmp(m, "request") == 0) {
+				as_argv = false;
+			} else if (strcmp(m, "argv") == 0) {
+				as_argv = true;
+			} else {
+				rc = ag_cli_usage("render", "--format must be argv or request");
+				goto out;
+			}
 		} else if (strcmp(a, "--json") == 0) {
 			/* JSON mode was set by ag_cli_json_scan */
 		} else if (strcmp(a, "--mode") == 0) {
@@ -281,6 +329,7 @@ int ag_cmd_render(int argc, char **argv)
 					 workspace,
 					 name,
 					 mode,
+					 as_argv,
 					 &label_kv,
 					 argv + boundary + 1,
 					 (size_t)(argc - boundary - 1)};

@@ -27,7 +27,7 @@ static const char main_help[] =
 	"  schema                     print the JSON Schema (Draft 2020-12) of the config\n"
 	"  init [DIR] [--preset untrusted-agent] [--force] [--dry-run]\n"
 	"                             write a commented starter agentguard.yaml\n"
-	"  preflight CONFIG [--json] [--docker PATH]\n"
+	"  preflight CONFIG [--json] [--docker-socket PATH]\n"
 	"                             verify Docker can enforce the contained boundary\n"
 	"  render CONFIG [--workspace DIR] -- ARGV...\n"
 	"                             print the docker argv (dry run, no Docker call)\n"

@@ -3,6 +3,8 @@
 #include "lib/base/error.h"
 #include "lib/base/termsafe.h"
 
+#include <limits.h>
+
 void ag_cli_put_sanitized(FILE *f, const char *s)
 {
 	ag_termsafe_fput(f, s);
@@ -30,4 +32,18 @@ int ag_cli_usage(const char *cmd, const char *fmt, ...)
 	fprintf(stderr, " [usage]\nTry 'agentguard %s --help'.\n", cmd);
 	free(msg);
 	return AG_EXIT_CONFIG;
+}
+
+char *ag_cli_probe_path(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	if (n <= 0 || (size_t)n >= sizeof(buf) - 1)
+		return NULL;
+	buf[n] = '\0';
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	return ag_xasprintf("%s/agentguard-probe", buf);
 }

@@ -36,7 +36,7 @@ ENV_JSON='"--env","AGENT_API_TOKEN=[REDACTED]","--env","AGENT_MODE=[REDACTED]","
 HEAD_JSON='"--network","none","--security-opt","no-new-privileges","--cap-drop","ALL","--cgroupns","private","--pids-limit","128","--memory","256m","--memory-swap","256m","--cpus","1.5","--read-only","--no-healthcheck","--tmpfs","/tmp:rw,noexec,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=700"'
 
 # --- golden JSON: tmpfs workspace
-t_run "$AG_BIN" render "$T/c.yaml" -- python -m pytest
+t_run "$AG_BIN" render "$T/c.yaml" --format argv -- python -m pytest
 t_is "render exits 0" "$AG_RC" 0
 t_is "golden argv, tmpfs workspace" "$AG_OUT" \
 	'["run","--rm",'"$HEAD_JSON"',"--tmpfs","/agentguard-workspace:rw,noexec,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=700","--workdir","/agentguard-workspace","--user","1000:1000",'"$ENV_JSON"',"--entrypoint=python","--","'"$IMG"'","-m","pytest"]'
@@ -45,16 +45,16 @@ t_unlike "no literal environment value in the output" "$AG_OUT" 's3cr3t'
 # --- golden JSON: bind workspace, name, labels, create mode
 mkdir "$T/ws"
 t_run "$AG_BIN" render "$T/c.yaml" --workspace "$T/ws" --name agentguard-t0200-a \
-	--label agentguard.test=t0200 --label agentguard.owner=render --mode create -- /bin/true
+	--label agentguard.test=t0200 --label agentguard.owner=render --mode create --format argv -- /bin/true
 t_is "golden argv, bind workspace, create mode" "$AG_OUT" \
 	'["create","--name","agentguard-t0200-a",'"$HEAD_JSON"',"--mount","type=bind,source='"$T"'/ws,target=/agentguard-workspace","--workdir","/agentguard-workspace","--user","1000:1000",'"$ENV_JSON"',"--entrypoint=/bin/true","--label","agentguard.owner=render","--label","agentguard.test=t0200","--","'"$IMG"'"]'
 
 # A relative workspace is made absolute against the current directory.
-t_run bash -c 'cd "$1" && "$2" render c.yaml --workspace ./ws/ -- /bin/true' _ "$T" "$AG_BIN"
+t_run bash -c 'cd "$1" && "$2" render c.yaml --format argv --workspace ./ws/ -- /bin/true' _ "$T" "$AG_BIN"
 t_like "relative workspace made absolute" "$AG_OUT" "\"type=bind,source=$T/ws,target=/agentguard-workspace\""
 
 # --- the child argv after the first "--" is verbatim
-t_run "$AG_BIN" render "$T/c.yaml" -- /bin/tool --help -h -- --empty= ';|&$()' '' 'a b' 'é' --name x
+t_run "$AG_BIN" render "$T/c.yaml" --format argv -- /bin/tool --help -h -- --empty= ';|&$()' '' 'a b' 'é' --name x
 t_is "child argv exit 0" "$AG_RC" 0
 t_like "child argv preserved in order after the image" "$AG_OUT" \
 	'"--entrypoint=/bin/tool","--","'"$IMG"'","--help","-h","--","--empty=",";\|&\$\(\)","","a b","\\u00E9","--name","x"\]$'
@@ -111,7 +111,7 @@ write_config "$T/real.yaml" "$AG_TEST_IMAGE" "$AG_TEST_UID" "  memory_limit: 128
 # run_rendered [render options...] -- CHILD...: renders, then runs docker with the argv.
 run_rendered() {
 	local json
-	json=$("$AG_BIN" render "$T/real.yaml" --label "$label" --label "$AG_TEST_LABEL" "$@") || return 90
+	json=$("$AG_BIN" render "$T/real.yaml" --format argv --label "$label" --label "$AG_TEST_LABEL" "$@") || return 90
 	local -a args
 	readarray -d '' args < <(jq -j '.[] | (., "\u0000")' <<<"$json")
 	[ "${args[0]}" = run ] && [ "${args[1]}" = --rm ] || return 91

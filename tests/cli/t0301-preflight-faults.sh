@@ -1,31 +1,23 @@
 #!/usr/bin/env bash
 # t0301: `agentguard preflight` fails closed on faults a real engine will
-# not produce on demand, injected by tests/fakes/fake-docker (fault
-# injection only; t0300 covers the real engine). Every fault must end in
-# the expected status with exit 3, and a probe container is always removed.
-#
-# The fake must pass the client checks (root-owned, not writable by
-# others, in a root-owned directory chain), so it is copied into a 0755
-# directory under $T; the scenario file sits next to it because AgentGuard
-# runs docker with a fixed environment.
+# not produce on demand, injected by the FAULT INJECTOR tests/fakes/fake-engine
+# (an Engine API stand-in that forwards to the real engine and patches or
+# replaces the answers a rule names; t0300 covers the real engine alone,
+# t0310 the transport's own failures). Every fault must end in the expected
+# status with exit 3, and a probe container is always removed.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib-test.sh"
+require_docker
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib-engine.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
-	skip_all "the fake docker client must be root-owned: run as root"
+	skip_all "the injector's socket must be root-owned: run as root"
 fi
-
-fake_dir=$T/fake
-state=$T/state
-mkdir -m 755 "$fake_dir"
-mkdir "$state"
-cp "$AG_ROOT/tests/fakes/fake-docker" "$fake_dir/docker"
-chmod 755 "$fake_dir/docker"
-fake=$fake_dir/docker
-
-# The canned answers describe this image and these controls.
-image=127.0.0.1:5000/agentguard-test@sha256:544b34f68a79d02183f4ffcc9a70bc8c09b0650b1449effa4efaaeb3c29c7c47
+chmod 755 "$T"
+fake_engine_start "$T/fe"
+image=$AG_TEST_IMAGE
 write_config() { # FILE [PLATFORM]
 	cat >"$1" <<CFG
 task_id: preflight-t0301
@@ -52,82 +44,70 @@ CFG
 write_config "$T/engine.yaml"
 write_config "$T/desktop.yaml" docker-desktop-experimental
 
-scenario() {
-	rm -f "$state"/*
-	printf 'scenario=%s\nfixtures=%s\nstate=%s\n' "$1" "$AG_ROOT/tests/fixtures/docker" "$state" \
-		>"$fake_dir/fake-docker.scenario"
-}
 
-# fault SCENARIO STATUS REASON DESC [CONFIG]
-fault() {
-	local sc=$1 status=$2 reason=$3 desc=$4 cfg=${5:-$T/engine.yaml}
-	scenario "$sc"
+# pfault RULES STATUS REASON DESC [CONFIG]
+pfault() {
+	local rules=$1 status=$2 reason=$3 desc=$4 cfg=${5:-$T/engine.yaml}
+	fault "$rules"
 	ag_must_fail 3 "$reason" "fault: $desc -> $status (exit 3)" \
-		"$AG_BIN" preflight "$cfg" --docker "$fake" --json
+		"$AG_BIN" preflight "$cfg" --docker-socket "$FE_SOCK" --json
 	t_like "fault: $desc: evidence status $status" "$AG_OUT" "\"status\":\"$status\""
-	if [ -f "$state/exists" ]; then
-		t_fail "fault: $desc: probe container removed" "the fake still holds the container"
-	else
-		t_pass "fault: $desc: probe container removed (or never created)"
-	fi
+	t_ok "fault: $desc: probe container removed (or never created)" probes_gone
 }
 
-# The fake itself answers like the real engine when no fault is selected.
-scenario ok
-t_run "$AG_BIN" preflight "$T/engine.yaml" --docker "$fake"
-t_is "fault: (control) fake without a fault gives supported" "$AG_RC" 0
+# The injector answers like the real engine when no fault is selected.
+fault '[]'
+t_run "$AG_BIN" preflight "$T/engine.yaml" --docker-socket "$FE_SOCK"
+t_is "fault: (control) injector without a fault gives supported" "$AG_RC" 0
 
-fault malformed unavailable docker.json.malformed "malformed docker version JSON"
-fault truncated unavailable docker.json.malformed "truncated docker version JSON"
-fault oversized unavailable docker.json.too_large "oversized (100 KiB) docker info"
-fault contradictory-os unsafe preflight.engine.contradiction \
-	"contradictory engine (version linux, info windows)"
-fault contradictory-id unsafe preflight.probe.identity_id \
-	"contradictory probe identity (inspect Id differs from create id)"
-t_like "fault: contradictory id: the created id was removed" "$(cat "$state/calls")" \
-	"rm -f -v -- 1111111111111111111111111111111111111111111111111111111111111111"
+V='"method":"GET","path":"^/version$"'
+I='"method":"GET","path":"^/info$"'
+C='"method":"GET","path":"^/containers/[0-9a-f]{64}/json$","name":"agentguard-preflight-"'
+pfault "[{$V,\"action\":\"body\",\"body\":\"{\\\"Version\\\": nope}\"}]" unavailable \
+	docker.json.malformed "malformed docker version JSON"
+pfault "[{$V,\"action\":\"body\",\"body\":\"{\\\"Version\\\":\\\"20.10\\\",\\\"ApiVers\"}]" \
+	unavailable docker.json.malformed "truncated docker version JSON"
+pfault "[{$I,\"action\":\"pad\",\"bytes\":100000}]" unavailable docker.response.too_large \
+	"oversized (100 KiB) docker info"
+pfault "[{$I,\"action\":\"patch\",\"set\":{\"OSType\":\"windows\"}}]" unsafe \
+	preflight.engine.contradiction "contradictory engine (version linux, info windows)"
+pfault "[{$C,\"action\":\"patch\",\"set\":{\"Id\":\"$(printf 'f%.0s' {1..64})\"}}]" unsafe \
+	preflight.probe.identity_id "contradictory probe identity (inspect Id differs from create id)"
+t_like "fault: contradictory id: the created id was removed by id" "$(cat "$FE_RULES.log")" \
+	'DELETE /containers/[0-9a-f]{64}\?force=1&v=1'
 
-start=$SECONDS
-fault slow unavailable docker.call.timeout "slow daemon (sleeps past the 5 s timeout)"
-t_like "fault: slow daemon: gave up within the timeout" "$((SECONDS - start))" '^[5-9]$'
-
-fault desktop unsafe preflight.platform.desktop "Docker Desktop identity with linux-docker-engine"
-fault desktop-version unsafe preflight.platform.desktop \
-	"Docker Desktop platform name with linux-docker-engine"
-scenario desktop
-t_run "$AG_BIN" preflight "$T/desktop.yaml" --docker "$fake" --json
+pfault "[{$I,\"action\":\"patch\",\"set\":{\"OperatingSystem\":\"Docker Desktop\"}}]" unsafe \
+	preflight.platform.desktop "Docker Desktop identity with linux-docker-engine"
+pfault "[{$V,\"action\":\"patch\",\"set\":{\"Platform\":{\"Name\":\"Docker Desktop 4.30.0 (149282)\"}}}]" \
+	unsafe preflight.platform.desktop "Docker Desktop platform name with linux-docker-engine"
+fault "[{$I,\"action\":\"patch\",\"set\":{\"OperatingSystem\":\"Docker Desktop\"}}]"
+t_run "$AG_BIN" preflight "$T/desktop.yaml" --docker-socket "$FE_SOCK" --json
 t_is "fault: Docker Desktop with docker-desktop-experimental: exit 0" "$AG_RC" 0
 t_like "fault: Docker Desktop with docker-desktop-experimental: experimental, reduced claim" \
 	"$AG_OUT" '"claim_level":"docker-desktop-reduced".*"status":"experimental"'
 
-fault downgraded-memory unsafe preflight.probe.memory "inspection shows Memory below the request"
-fault downgraded-pids unsafe preflight.probe.pids "inspection shows PidsLimit 0"
-fault downgraded-cpu unsafe preflight.probe.cpu "inspection shows NanoCpus 0 and no quota"
-fault docker-sock unsafe preflight.probe.docker_socket "inspection shows a docker.sock bind"
-fault no-memory-limit unsafe preflight.resources.memory_unsupported \
-	"engine reports no memory limit support"
-fault probe-root unsafe preflight.probe.identity "probe reports uid 0"
-fault missing-image unsafe preflight.image.missing "pinned image absent"
-t_unlike "fault: missing image: nothing was pulled or created" "$(cat "$state/calls")" \
-	'pull|create'
+pfault "[{$C,\"action\":\"patch\",\"set\":{\"HostConfig.Memory\":67108864}}]" unsafe \
+	preflight.probe.memory "inspection shows Memory below the request"
+pfault "[{$C,\"action\":\"patch\",\"set\":{\"HostConfig.PidsLimit\":0}}]" unsafe \
+	preflight.probe.pids "inspection shows PidsLimit 0"
+pfault "[{$C,\"action\":\"patch\",\"set\":{\"HostConfig.NanoCpus\":0}}]" unsafe \
+	preflight.probe.cpu "inspection shows NanoCpus 0 and no quota"
+pfault "[{$C,\"action\":\"patch\",\"set\":{\"HostConfig.Binds\":[\"/var/run/docker.sock:/var/run/docker.sock\"]}}]" \
+	unsafe preflight.probe.docker_socket "inspection shows a docker.sock bind"
+pfault "[{$I,\"action\":\"patch\",\"set\":{\"MemoryLimit\":false}}]" unsafe \
+	preflight.resources.memory_unsupported "engine reports no memory limit support"
+pfault '[{"method":"GET","path":"^/images/","action":"status","status":404,"body":"{\"message\":\"No such image\"}"}]' \
+	unsafe preflight.image.missing "pinned image absent"
+t_unlike "fault: missing image: nothing was pulled or created" "$(cat "$FE_RULES.log")" \
+	'/images/create|/containers/create'
 
-fault create-bad-id unsafe preflight.probe.create_id "create prints no 64-hex id"
-t_like "fault: create without id: owned container removed after a label check" \
-	"$AG_OUT" '"cleanup":\{"complete":true,"status":"removed"\}'
-
-scenario create-bad-id-foreign
-ag_must_fail 3 preflight.probe.create_id \
-	"fault: create prints no id, the name belongs to a foreign owner -> unsafe (exit 3)" \
-	"$AG_BIN" preflight "$T/engine.yaml" --docker "$fake" --json
-t_is "fault: foreign look-alike: it survives" "$([ -f "$state/exists" ] && echo yes)" yes
-t_like "fault: foreign look-alike: cleanup leaves it alone" "$AG_OUT" \
-	'"status":"unowned_not_removed"'
-t_unlike "fault: foreign look-alike: no rm was issued" "$(cat "$state/calls")" '^rm '
-rm -f "$state/exists"
-
-scenario rm-fails
+fault '[{"method":"DELETE","path":"^/containers/","name":"agentguard-preflight-","action":"status","status":500,"body":"{\"message\":\"removal is already in progress\"}"}]'
 ag_must_fail 3 preflight.cleanup.failed "fault: removal fails -> unsafe (exit 3)" \
-	"$AG_BIN" preflight "$T/engine.yaml" --docker "$fake"
+	"$AG_BIN" preflight "$T/engine.yaml" --docker-socket "$FE_SOCK"
 t_like "fault: removal fails: reported as failed cleanup" "$AG_OUT" 'probe cleanup: remove_failed'
+# The probe really is still there; the test removes it by the name it logged.
+for n in $(grep -o 'name=agentguard-preflight-[0-9a-f]*' "$FE_RULES.log" | cut -d= -f2); do
+	docker rm -f "$n" >/dev/null 2>&1 || true
+done
 
 t_done

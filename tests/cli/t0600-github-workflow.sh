@@ -141,13 +141,15 @@ U=$AG_TEST_USER
 chmod 755 "$T"
 R="$T/runner"
 WS="$R/work/repo" # GITHUB_WORKSPACE: the repository under test
-mkdir -p "$R/temp/agentguard/bin" "$R/home" "$WS/src" "$R/steps"
-cp "$AG_BIN" "$R/temp/agentguard/bin/agentguard" # stands in for the build step
+mkdir -p "$R/temp" "$R/home" "$WS/src" "$R/steps"
+# Stands in for the build step's /opt/agentguard/bin: root-owned, with the probe.
+BIN="$T/opt-agentguard/bin"
+mkdir -p -m 755 "$BIN"
+install -m 0755 "$AG_BIN" "$AG_BUILD/agentguard-probe" "$BIN/"
 printf 'print("hello")\n' >"$WS/src/app.py"
 printf '# repo under test\n' >"$WS/README.md"
 : >"$R/github_path"
 chown -R "$U:$U" "$R"
-chmod 755 "$R/temp/agentguard/bin/agentguard"
 runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$R/home" bash -c '
 	cd "$1" && git init -q && git add -A &&
 	git -c user.name=t -c user.email=t@example.invalid commit -qm init' _ "$WS"
@@ -178,7 +180,7 @@ done
 # the test user, in DIR (default the workspace); sets AG_RC and AG_OUT.
 step() {
 	t_run runuser -u "$U" -- env -i \
-		PATH="$R/temp/agentguard/bin:/usr/bin:/bin" HOME="$R/home" \
+		PATH="$BIN:/usr/bin:/bin" HOME="$R/home" \
 		CI=true GITHUB_ACTIONS=true GITHUB_WORKSPACE="$WS" RUNNER_TEMP="$R/temp" \
 		GITHUB_PATH="$R/github_path" "${WF_ENV[@]}" \
 		bash -c 'cd "$1" && exec bash --noprofile --norc -eo pipefail "$2"' _ "${2:-$WS}" "$1"

@@ -26,7 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(san);
 
 	struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
-	ag_inspect_probe_output(s, size, false, 2001, 2001, &f);
+	const struct ag_probe_expect px = {.uid = 2001, .gid = 2001, .memory_bytes = 134217728,
+					   .pids_limit = 64, .network = AG_NET_NONE};
+	ag_inspect_probe_output(s, size, false, &px, &f);
 	ag_pf_findings_release(&f);
 
 	json_t *v = NULL;

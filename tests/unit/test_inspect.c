@@ -8,6 +8,7 @@
 #include "lib/base/error.h"
 #include "lib/config/imageref.h"
 #include "lib/docker/docker_json.h"
+#include "lib/base/size.h"
 #include "lib/docker/inspect.h"
 
 #include <setjmp.h>
@@ -556,59 +557,113 @@ static void test_container_cpu_quota(void **state)
 
 /* ---- probe output ---- */
 
+#define PROBE_OK_HEAD "{\"probe\":\"agentguard-preflight\",\"uid\":2001,\"gid\":2001,"
+#define PROBE_CAPS                                                                                 \
+	"\"cap_inh\":\"0000000000000000\",\"cap_prm\":\"0000000000000000\","                     \
+	"\"cap_eff\":\"0000000000000000\",\"cap_bnd\":\"0000000000000000\","                     \
+	"\"cap_amb\":\"0000000000000000\","
+#define PROBE_WRITES "\"workspace_write\":true,\"tmp_write\":true,\"root_read_only\":true,"
+#define PROBE_REST                                                                                 \
+	"\"no_new_privs\":1,\"seccomp\":2,\"net_ifaces\":[\"lo\"],\"docker_socket\":false,"      \
+	"\"pids_max\":\"64\",\"memory_max\":\"134217728\"}\n"
+
+/* The line the static probe prints (src/probe/agentguard-probe.c), with
+ * one field replaced: FROM -> TO. */
+static char *probe_line(const char *from, const char *to)
+{
+	static const char ok[] = PROBE_OK_HEAD PROBE_WRITES PROBE_CAPS PROBE_REST;
+	const char *at = from ? strstr(ok, from) : NULL;
+	if (!from)
+		return ag_xstrdup(ok);
+	assert_non_null(at);
+	return ag_xasprintf("%.*s%s%s", (int)(at - ok), ok, to, at + strlen(from));
+}
+
 static void test_probe_output(void **state)
 {
 	(void)state;
 	static const struct {
-		const char *out;
+		const char *from, *to;
 		bool truncated;
 		const char *reason; /* NULL = passes */
 	} cases[] = {
-		{"{\"probe\":\"agentguard-preflight\",\"uid\":2001,\"gid\":2001,\"workspace_write\":true,"
-		 "\"tmp_write\":true,\"root_write_blocked\":true}\n",
-		 false, NULL},
-		{"{\"probe\":\"agentguard-preflight\",\"uid\":0,\"gid\":2001,\"workspace_write\":true,"
-		 "\"tmp_write\":true,\"root_write_blocked\":true}\n",
-		 false, "preflight.probe.identity"},
-		{"{\"probe\":\"agentguard-preflight\",\"uid\":2001,\"gid\":2001,\"workspace_write\":true,"
-		 "\"tmp_write\":true,\"root_write_blocked\":false}\n",
-		 false, "preflight.probe.write_checks"},
-		{"{\"probe\":\"agentguard-preflight\",\"uid\":2001,\"gid\":2001,\"workspace_write\":true,"
-		 "\"tmp_write\":true,\"root_write_blocked\":true}\n",
-		 true, "preflight.probe.output"},
-		{"", false, "preflight.probe.output"},
-		{"hello\n", false, "preflight.probe.output"},
+		{NULL, NULL, false, NULL},
+		{"\"uid\":2001", "\"uid\":0", false, "preflight.probe.identity"},
+		{"\"root_read_only\":true", "\"root_read_only\":false", false,
+		 "preflight.probe.write_checks"},
+		{"\"tmp_write\":true", "\"tmp_write\":false", false, "preflight.probe.write_checks"},
+		{"\"cap_eff\":\"0000000000000000\"", "\"cap_eff\":\"0000000000000400\"", false,
+		 "preflight.probe.capabilities"},
+		{"\"cap_bnd\":\"0000000000000000\"", "\"cap_bnd\":null", false,
+		 "preflight.probe.capabilities"},
+		{"\"no_new_privs\":1", "\"no_new_privs\":0", false, "preflight.probe.no_new_privs"},
+		{"\"seccomp\":2", "\"seccomp\":0", false, "preflight.probe.seccomp"},
+		{"[\"lo\"]", "[\"lo\",\"eth0\"]", false, "preflight.probe.network"},
+		{"[\"lo\"]", "[]", false, "preflight.probe.network"},
+		{"\"docker_socket\":false", "\"docker_socket\":true", false,
+		 "preflight.probe.docker_socket"},
+		{"\"pids_max\":\"64\"", "\"pids_max\":\"max\"", false, "preflight.probe.pids"},
+		{"\"memory_max\":\"134217728\"", "\"memory_max\":null", false, "preflight.probe.memory"},
+		{NULL, NULL, true, "preflight.probe.output"},
 	};
+	const struct ag_probe_expect x = {
+	    .uid = 2001, .gid = 2001, .memory_bytes = 134217728, .pids_limit = 64,
+	    .network = AG_NET_NONE};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
 		_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
-		ag_inspect_probe_output(cases[i].out, strlen(cases[i].out), cases[i].truncated, 2001,
-					2001, &f);
+		_cleanup_free_ char *line = probe_line(cases[i].from, cases[i].to);
+		ag_inspect_probe_output(line, strlen(line), cases[i].truncated, &x, &f);
 		if (!cases[i].reason)
 			assert_int_equal(f.n, 0);
 		else if (ag_pf_findings_find(&f, cases[i].reason) < 0)
 			fail_msg("case %zu: no %s", i, cases[i].reason);
 	}
-	/* the script interpolates nothing: no config-looking text in it */
-	assert_null(strstr(ag_probe_script, "2001"));
-	assert_non_null(strstr(ag_probe_script, "/agentguard-workspace"));
+	static const char *const junk[] = {"", "hello\n"};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(junk); i++) {
+		_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+		ag_inspect_probe_output(junk[i], strlen(junk[i]), false, &x, &f);
+		assert_true(ag_pf_findings_find(&f, "preflight.probe.output") >= 0);
+	}
+	/* bridge: an eth0 beside lo is expected */
+	struct ag_probe_expect xb = x;
+	xb.network = AG_NET_BRIDGE;
+	_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+	_cleanup_free_ char *line = probe_line("[\"lo\"]", "[\"lo\",\"eth0\"]");
+	ag_inspect_probe_output(line, strlen(line), false, &xb, &f);
+	assert_int_equal(f.n, 0);
+}
+
+static int64_t dsize(const char *s, enum ag_size_syntax syn)
+{
+	int64_t v = -1;
+	int rc = ag_size_parse(s, syn, &v);
+	return rc < 0 ? rc : v;
 }
 
 static void test_parse_size(void **state)
 {
 	(void)state;
-	assert_int_equal(ag_pf_parse_size("256m"), 256LL * 1024 * 1024);
-	assert_int_equal(ag_pf_parse_size("64k"), 65536);
-	assert_int_equal(ag_pf_parse_size("1g"), 1LL << 30);
-	assert_int_equal(ag_pf_parse_size("1G"), 1LL << 30);
-	assert_int_equal(ag_pf_parse_size("65536"), 65536);
-	assert_int_equal(ag_pf_parse_size(""), -1);
-	assert_int_equal(ag_pf_parse_size("m"), -1);
-	assert_int_equal(ag_pf_parse_size("1x"), -1);
-	assert_int_equal(ag_pf_parse_size("99999999999999999999g"), -1);
-	assert_true(ag_is_container_id(CID));
-	assert_false(ag_is_container_id("ABC"));
-	assert_true(ag_is_image_id(IMG_ID));
-	assert_false(ag_is_image_id(CID));
+	/* what Docker reports back */
+	assert_int_equal(dsize("256m", AG_SIZE_DOCKER), 256LL * 1024 * 1024);
+	assert_int_equal(dsize("64k", AG_SIZE_DOCKER), 65536);
+	assert_int_equal(dsize("1g", AG_SIZE_DOCKER), 1LL << 30);
+	assert_int_equal(dsize("1G", AG_SIZE_DOCKER), 1LL << 30);
+	assert_int_equal(dsize("1gb", AG_SIZE_DOCKER), 1LL << 30);
+	assert_int_equal(dsize("100b", AG_SIZE_DOCKER), 100);
+	assert_int_equal(dsize("65536", AG_SIZE_DOCKER), 65536);
+	assert_int_equal(dsize("0", AG_SIZE_DOCKER), 0);
+	assert_int_equal(dsize("", AG_SIZE_DOCKER), -1);
+	assert_int_equal(dsize("m", AG_SIZE_DOCKER), -1);
+	assert_int_equal(dsize("1x", AG_SIZE_DOCKER), -1);
+	assert_int_equal(dsize("99999999999999999999g", AG_SIZE_DOCKER), -2);
+	assert_int_equal(dsize("9999999999999g", AG_SIZE_DOCKER), -2);
+	/* what a config holds: no leading zero, no b, bounded length */
+	assert_int_equal(dsize("512m", AG_SIZE_CONFIG), 512LL * 1024 * 1024);
+	assert_int_equal(dsize("0", AG_SIZE_CONFIG), -1);
+	assert_int_equal(dsize("0512m", AG_SIZE_CONFIG), -1);
+	assert_int_equal(dsize("1gb", AG_SIZE_CONFIG), -1);
+	assert_int_equal(dsize("-1m", AG_SIZE_CONFIG), -1);
+	assert_int_equal(dsize("1 m", AG_SIZE_CONFIG), -1);
 }
 
 int main(void)

@@ -349,6 +349,27 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
  * automaton holds each form, so this bounds its size at about 7 times the
  * secret bytes. */
 #define AG_REDACT_ENCODED_SECRET_MAX 16384
+/* ---- Engine API transport and ledger (src/lib/docker/engine.c, ledger.c) ---- */
+/* Largest container inspection answer read: the judged fields fit in 64 KiB,
+ * but the daemon also returns the agent's argv twice (Config.Cmd and Args,
+ * up to AG_CHILD_ARGV_MAX_BYTES each, JSON-escaped) and its environment;
+ * those are dropped right after parsing. */
+#define AG_ENGINE_INSPECT_MAX_BYTES (8 * 1024 * 1024)
+/* Largest single string and array in that answer (an argv item, the argv). */
+#define AG_ENGINE_INSPECT_MAX_STRING (AG_CHILD_ARG_MAX_BYTES + 1)
+#define AG_ENGINE_INSPECT_MAX_ITEMS (AG_CHILD_ARGV_MAX_ITEMS + 16)
+/* Largest container list answer (GET /containers/json?filters=label...). The
+ * daemon has no field selection: every summary carries its container's
+ * whole command line, so a few agents with long argv lists must fit. */
+#define AG_ENGINE_LIST_MAX_BYTES (16 * 1024 * 1024)
+/* Longest string in that answer (one summary's joined, escaped command). */
+#define AG_ENGINE_LIST_MAX_STRING (2 * AG_CHILD_ARGV_MAX_BYTES + 1024)
+/* Most anonymous volumes of one container whose absence the ledger checks
+ * after removing it; more are not tracked (an image with more VOLUME lines
+ * than this is unusual; the removal with v=1 still takes them all). */
+#define AG_LEDGER_VOLUMES_MAX 32
+/* Seconds a running container is given to stop before it is killed. */
+#define AG_ENGINE_STOP_SECONDS 2
 /* ---- contained-run output in the artifact and image metadata (issue 9) ---- */
 /* Most bytes of each captured stream kept in contained-run.json, whatever
  * max_output_bytes allows the capture to hold: two streams, each escaped

@@ -2,6 +2,7 @@
 #include "lib/config/config.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
+#include "lib/base/size.h"
 #include "lib/base/fsx.h"
 #include "lib/config/env_allowlist.h"
 #include "lib/config/walk.h"
@@ -165,55 +166,20 @@ static int parse_size(struct ag_walk *w, const struct ag_ynode *n, int64_t min, 
 	char *s = NULL;
 	if (ag_walk_str(w, n, false, &s) < 0)
 		return -1;
-	size_t len = strlen(s);
-	bool ok = len > 0 && len <= AG_SIZE_STRING_MAX && s[0] >= '1' && s[0] <= '9';
-	size_t digits = len;
-	int64_t mult = 1;
-	if (ok) {
-		switch (s[len - 1]) {
-		case 'k':
-		case 'K':
-			mult = 1024;
-			digits--;
-			break;
-		case 'm':
-		case 'M':
-			mult = 1024 * 1024;
-			digits--;
-			break;
-		case 'g':
-		case 'G':
-			mult = 1024LL * 1024 * 1024;
-			digits--;
-			break;
-		default:
-			break;
-		}
-		for (size_t i = 0; i < digits; i++)
-			if (s[i] < '0' || s[i] > '9')
-				ok = false;
-	}
-	if (!ok) {
+	int64_t v = 0;
+	int rc = ag_size_parse(s, AG_SIZE_CONFIG, &v);
+	if (rc == -1) {
 		free(s);
 		return ag_walk_fail(w, n, "config.pattern",
 				    "must be a Docker size such as 512m (^[1-9][0-9]*[kKmMgG]?$)");
 	}
-	int64_t v = 0;
-	bool overflow = false;
-	for (size_t i = 0; i < digits; i++) {
-		if (v > (INT64_MAX - 9) / 10) {
-			overflow = true;
-			break;
-		}
-		v = v * 10 + (s[i] - '0');
-	}
-	if (overflow || v > INT64_MAX / mult || v * mult < min || v * mult > max) {
+	if (rc < 0 || v < min || v > max) {
 		free(s);
 		return ag_walk_fail(w, n, "config.range",
 				    "must be from %" PRId64 " KiB to %" PRId64 " MiB", min / 1024,
 				    max / (1024 * 1024));
 	}
-	*bytes = v * mult;
+	*bytes = v;
 	free(*text);
 	*text = s;
 	return 0;

@@ -123,26 +123,3 @@ int ag_docker_json_parse(const char *data, size_t len, bool truncated,
 	*out = v;
 	return 0;
 }
-
-const json_t *ag_json_path(const json_t *root, const char *dotted)
-{
-	const json_t *cur = root;
-	const char *p = dotted;
-	while (cur && *p) {
-		const char *dot = strchr(p, '.');
-		size_t n = dot ? (size_t)(dot - p) : strlen(p);
-		if (!json_is_object(cur))
-			return NULL;
-		cur = json_object_getn(cur, p, n);
-		p += n;
-		if (*p == '.')
-			p++;
-	}
-	return cur;
-}
-
-const char *ag_json_path_str(const json_t *root, const char *dotted)
-{
-	const json_t *v = ag_json_path(root, dotted);
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}

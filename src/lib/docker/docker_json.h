@@ -12,6 +12,8 @@
 
 #include "lib/base/ag.h"
 
+#include "lib/base/json.h"
+
 #include <jansson.h>
 
 struct ag_error;
@@ -58,10 +60,5 @@ int ag_docker_json_parse(const char *data, size_t len, bool truncated,
  */
 int ag_docker_json_check_bounds(const json_t *v, const struct ag_docker_json_limits *lim,
 				struct ag_error **err);
-
-/* Borrowed lookups by dotted path ("HostConfig.Memory"); NULL when absent. */
-const json_t *ag_json_path(const json_t *root, const char *dotted);
-/* The string at path, or NULL when absent or not a string. */
-const char *ag_json_path_str(const json_t *root, const char *dotted);
 
 #endif

@@ -6,8 +6,10 @@
 #include "lib/docker/exec_spec.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
+#include "lib/base/size.h"
 #include "lib/config/env_allowlist.h"
 #include "lib/config/imageref.h"
+#include "lib/docker/inspect.h"
 
 #include <inttypes.h>
 #include <math.h> /* isfinite only: no libm */
@@ -17,41 +19,8 @@
 /* ^[1-9][0-9]*[kKmMgG]?$ within [min, max] bytes (k = 1024). */
 static bool size_ok(const char *s, int64_t min, int64_t max)
 {
-	if (!s || s[0] < '1' || s[0] > '9' || strlen(s) > AG_SIZE_STRING_MAX)
-		return false;
-	int64_t v = 0;
-	const char *p = s;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (INT64_MAX - 9) / 10)
-			return false;
-		v = v * 10 + (*p - '0');
-	}
-	int64_t mul = 1;
-	switch (*p) {
-	case '\0':
-		break;
-	case 'k':
-	case 'K':
-		mul = 1024;
-		p++;
-		break;
-	case 'm':
-	case 'M':
-		mul = 1024 * 1024;
-		p++;
-		break;
-	case 'g':
-	case 'G':
-		mul = 1024 * 1024 * 1024;
-		p++;
-		break;
-	default:
-		return false;
-	}
-	if (*p != '\0' || v > INT64_MAX / mul)
-		return false;
-	v *= mul;
-	return v >= min && v <= max;
+	int64_t v;
+	return ag_size_parse(s, AG_SIZE_CONFIG, &v) == 0 && v >= min && v <= max;
 }
 
 static bool has_control(const char *s)
@@ -306,6 +275,8 @@ int ag_exec_spec_validate(const struct ag_exec_spec *s, struct ag_error **err)
 		return -1;
 	if (s->workspace_host_path && check_host_path(s->workspace_host_path, err) < 0)
 		return -1;
+	if (s->probe_host_path && check_host_path(s->probe_host_path, err) < 0)
+		return -1;
 
 	/* name and labels */
 	if (s->container_name && !name_ok(s->container_name))
@@ -359,6 +330,20 @@ int ag_exec_spec_validate(const struct ag_exec_spec *s, struct ag_error **err)
 		return FAIL("render.argv.first_empty",
 			    "the contained command's program must not be empty");
 	return 0;
+}
+
+/* CONTRACT: env.defaults (fixed, first-class, sorted with the rest): the
+ * container's whole environment, sorted by name (borrowed strings). */
+static const char **full_env(const struct ag_exec_spec *s, size_t *n)
+{
+	*n = AG_ARRAY_SIZE(ag_env_defaults) + s->n_env;
+	const char **env = ag_xcalloc(*n, sizeof(*env));
+	for (size_t i = 0; i < AG_ARRAY_SIZE(ag_env_defaults); i++)
+		env[i] = ag_env_defaults[i];
+	for (size_t i = 0; i < s->n_env; i++)
+		env[AG_ARRAY_SIZE(ag_env_defaults) + i] = s->env[i];
+	qsort(env, *n, sizeof(*env), env_cmp);
+	return env;
 }
 
 char *ag_render_cpus(double cpus)
@@ -429,19 +414,18 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 			      s->workspace_tmpfs_size ? s->workspace_tmpfs_size : s->tmpfs_size,
 			      s->uid, s->gid);
 	}
+	if (s->probe_host_path) {
+		ag_strv_push(&a, "--mount");
+		ag_strv_pushf(&a, "type=bind,source=%s,target=%s,readonly", s->probe_host_path,
+			      AG_EXEC_PROBE_PATH);
+	}
 	ag_strv_push(&a, "--workdir");
 	ag_strv_push(&a, s->workspace_container_path);
 	ag_strv_push(&a, "--user");
 	ag_strv_pushf(&a, "%" PRId64 ":%" PRId64, s->uid, s->gid);
 
-	/* CONTRACT: env.defaults (fixed, first-class, sorted with the rest) */
-	size_t n_env = AG_ARRAY_SIZE(ag_env_defaults) + s->n_env;
-	_cleanup_free_ const char **env = ag_xcalloc(n_env, sizeof(*env));
-	for (size_t i = 0; i < AG_ARRAY_SIZE(ag_env_defaults); i++)
-		env[i] = ag_env_defaults[i];
-	for (size_t i = 0; i < s->n_env; i++)
-		env[AG_ARRAY_SIZE(ag_env_defaults) + i] = s->env[i];
-	qsort(env, n_env, sizeof(*env), env_cmp);
+	size_t n_env;
+	_cleanup_free_ const char **env = full_env(s, &n_env);
 	for (size_t i = 0; i < n_env; i++) {
 		ag_strv_push(&a, "--env");
 		ag_strv_push(&a, env[i]);
@@ -502,6 +486,7 @@ int ag_exec_spec_from_config(const struct ag_config *c, const struct ag_exec_inp
 	    .workspace_container_path = AG_EXEC_WORKSPACE_PATH,
 	    .workspace_tmpfs_size = NULL,
 	    .container_name = in->container_name,
+	    .probe_host_path = in->probe_host_path,
 	    .entrypoint = in->entrypoint,
 	    .env = in->env,
 	    .n_env = in->n_env,
@@ -511,4 +496,89 @@ int ag_exec_spec_from_config(const struct ag_config *c, const struct ag_exec_inp
 	    .n_command = in->n_command,
 	};
 	return ag_exec_spec_validate(out, err);
+}
+
+/*
+ * The Engine API create request for the same spec: every field the argv
+ * renderer emits, as Config + HostConfig (docs/docker-argv.md maps them).
+ */
+int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct ag_error **err)
+{
+	if (ag_exec_spec_validate(s, err) < 0)
+		return -1;
+	int64_t mem = 0;
+	if (ag_size_parse(s->memory_limit, AG_SIZE_CONFIG, &mem) < 0)
+		return FAIL("render.memory.invalid", "memory limit is not a size");
+	json_t *c = json_object();
+	json_object_set_new(c, "Image", json_string(s->image));
+	json_object_set_new(c, "User", json_sprintf("%" PRId64 ":%" PRId64, s->uid, s->gid));
+	json_object_set_new(c, "WorkingDir", json_string(s->workspace_container_path));
+	json_object_set_new(c, "AttachStdin", json_false());
+	json_object_set_new(c, "AttachStdout", json_true());
+	json_object_set_new(c, "AttachStderr", json_true());
+	json_object_set_new(c, "Tty", json_false());
+	json_object_set_new(c, "OpenStdin", json_false());
+	size_t n_env;
+	_cleanup_free_ const char **env = full_env(s, &n_env);
+	json_t *je = json_array();
+	for (size_t i = 0; i < n_env; i++)
+		json_array_append_new(je, json_string(env[i]));
+	json_object_set_new(c, "Env", je);
+	/* As the argv: argv[0] replaces the image's ENTRYPOINT, the rest its CMD. */
+	size_t first = s->entrypoint ? 0 : 1;
+	json_object_set_new(c, "Entrypoint",
+			    json_pack("[s]", s->entrypoint ? s->entrypoint : s->command[0]));
+	json_t *cmd = json_array();
+	for (size_t i = first; i < s->n_command; i++)
+		json_array_append_new(cmd, json_string(s->command[i]));
+	json_object_set_new(c, "Cmd", cmd);
+	/* --no-healthcheck: the image's HEALTHCHECK never runs. */
+	json_object_set_new(c, "Healthcheck", json_pack("{s:[s]}", "Test", "NONE"));
+	json_t *labels = json_object();
+	for (size_t i = 0; i < s->n_labels; i++)
+		json_object_set_new(labels, s->labels[i].key, json_string(s->labels[i].value));
+	json_object_set_new(c, "Labels", labels);
+	json_object_set_new(c, "NetworkDisabled", json_false());
+
+	json_t *h = json_object();
+	json_object_set_new(h, "NetworkMode", json_string(ag_network_name(s->network)));
+	json_object_set_new(h, "SecurityOpt", json_pack("[s]", "no-new-privileges"));
+	json_object_set_new(h, "CapDrop", json_pack("[s]", "ALL"));
+	json_object_set_new(h, "CgroupnsMode", json_string("private"));
+	json_object_set_new(h, "PidsLimit", json_integer(s->pids_limit));
+	json_object_set_new(h, "Memory", json_integer(mem));
+	json_object_set_new(h, "MemorySwap", json_integer(mem));
+	/* --cpus X is NanoCpus X * 1e9 (the validated range keeps it exact enough). */
+	json_object_set_new(h, "NanoCpus", json_integer((json_int_t)(s->cpu_limit * 1e9 + 0.5)));
+	json_object_set_new(h, "ReadonlyRootfs", json_true());
+	json_t *tmpfs = json_object();
+	json_object_set_new(tmpfs, s->tmpfs_path,
+			    json_sprintf("rw,noexec,nosuid,nodev,size=%s,uid=%" PRId64
+					 ",gid=%" PRId64 ",mode=700",
+					 s->tmpfs_size, s->uid, s->gid));
+	if (!s->workspace_host_path)
+		json_object_set_new(
+		    tmpfs, s->workspace_container_path,
+		    json_sprintf("rw,noexec,nosuid,nodev,size=%s,uid=%" PRId64 ",gid=%" PRId64
+				 ",mode=700",
+				 s->workspace_tmpfs_size ? s->workspace_tmpfs_size : s->tmpfs_size,
+				 s->uid, s->gid));
+	json_object_set_new(h, "Tmpfs", tmpfs);
+	json_t *mounts = json_array();
+	if (s->workspace_host_path)
+		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s}", "Type", "bind", "Source",
+							s->workspace_host_path, "Target",
+							s->workspace_container_path));
+	if (s->probe_host_path)
+		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s,s:b}", "Type", "bind",
+							"Source", s->probe_host_path, "Target",
+							AG_EXEC_PROBE_PATH, "ReadOnly", 1));
+	if (json_array_size(mounts))
+		json_object_set_new(h, "Mounts", mounts);
+	else
+		json_decref(mounts);
+	json_object_set_new(h, "RestartPolicy", json_pack("{s:s}", "Name", "no"));
+	json_object_set_new(c, "HostConfig", h);
+	*out = c;
+	return 0;
 }

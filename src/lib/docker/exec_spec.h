@@ -33,6 +33,8 @@
 #include "lib/base/strv.h"
 #include "lib/config/config.h"
 
+#include <jansson.h>
+
 struct ag_error;
 
 enum ag_render_mode {
@@ -48,6 +50,8 @@ struct ag_label {
 /* The container paths contained-run uses. */
 #define AG_EXEC_WORKSPACE_PATH "/agentguard-workspace"
 #define AG_EXEC_TMPFS_PATH "/tmp"
+/* Where the preflight's static probe is bind-mounted (read-only). */
+#define AG_EXEC_PROBE_PATH "/agentguard-probe"
 
 struct ag_exec_spec {
 	const char *image; /* digest-pinned reference */
@@ -63,6 +67,9 @@ struct ag_exec_spec {
 	const char *workspace_container_path;
 	const char *workspace_tmpfs_size; /* NULL: tmpfs_size */
 	const char *container_name;	  /* NULL: no --name */
+	/* The preflight probe only: a host file bind-mounted read-only at
+	 * AG_EXEC_PROBE_PATH (its entrypoint). NULL for every other container. */
+	const char *probe_host_path;
 	/* NULL: command[0] is the entrypoint (the argv runs exactly, never the image's) */
 	const char *entrypoint;
 	/*
@@ -84,6 +91,7 @@ struct ag_exec_spec {
 struct ag_exec_inputs {
 	const char *workspace_host_path; /* NULL: tmpfs workspace */
 	const char *container_name;	 /* NULL: none */
+	const char *probe_host_path;	 /* NULL: none (the preflight probe only) */
 	const char *entrypoint;		 /* NULL: none */
 	const char *const *env;		 /* resolved "NAME=VALUE" entries */
 	size_t n_env;
@@ -129,6 +137,12 @@ int ag_exec_spec_validate(const struct ag_exec_spec *s, struct ag_error **err);
  */
 int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struct ag_strv *out,
 		   struct ag_error **err);
+
+/*
+ * The same spec as an Engine API create request (Config with HostConfig;
+ * the name goes in the query). Validates s first. *out is a new object.
+ */
+int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct ag_error **err);
 
 /* "--cpus" value: integer-valued -> "2"; else up to 6 decimals, trailing
  * zeros trimmed ("1.5", "0.333333"). Returns a heap string. */

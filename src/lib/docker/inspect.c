@@ -1,5 +1,7 @@
 #include "lib/base/ag.h"
+#include "lib/base/size.h"
 #include "lib/docker/inspect.h"
+#include "lib/docker/exec_spec.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
 #include "lib/base/sha256.h"
@@ -39,6 +41,13 @@ const char *ag_pf_claim_name(enum ag_pf_claim c)
 }
 
 /* ---- sanitizer ---- */
+
+/* A size Docker reports back ("16m", "65536"); -1 when it is not one. */
+static int64_t docker_size(const char *s)
+{
+	int64_t v;
+	return ag_size_parse(s, AG_SIZE_DOCKER, &v) == 0 ? v : -1;
+}
 
 static bool is_token_break(char c)
 {
@@ -511,8 +520,9 @@ static void image_metadata(const json_t *v, struct ag_image_facts *out, struct a
 		const char *kv = json_string_value(e);
 		const char *eq = kv ? strchr(kv, '=') : NULL;
 		if (!eq || eq == kv) {
-			ag_pf_findings_add(f, "image_env", AG_PF_V_UNSAFE, "preflight.image.env_malformed",
-					   "image Config.Env holds an entry that is not NAME=VALUE");
+			ag_pf_findings_add(
+			    f, "image_env", AG_PF_V_UNSAFE, "preflight.image.env_malformed",
+			    "image Config.Env holds an entry that is not NAME=VALUE");
 			continue;
 		}
 		size_t n = (size_t)(eq - kv);
@@ -521,7 +531,8 @@ static void image_metadata(const json_t *v, struct ag_image_facts *out, struct a
 		bool valid = n <= AG_RUN_IMAGE_ENV_NAME_MAX_BYTES && ag_env_name_valid(name);
 		/* The value (after '=') is never read, kept or recorded. */
 		if (ag_env_name_is_reserved(name) && !ag_env_name_is_default(name, n)) {
-			ag_pf_findings_add(f, "image_env", AG_PF_V_UNSAFE, "preflight.image.env_reserved",
+			ag_pf_findings_add(f, "image_env", AG_PF_V_UNSAFE,
+					   "preflight.image.env_reserved",
 					   "the image's ENV sets the reserved name '%s'",
 					   valid ? name : "(unrepresentable)");
 		}
@@ -613,41 +624,6 @@ static bool array_has_str(const json_t *a, const char *s)
 	return false;
 }
 
-int64_t ag_pf_parse_size(const char *s)
-{
-	if (!s || !isdigit((unsigned char)*s))
-		return -1;
-	char *end;
-	errno = 0;
-	unsigned long long n = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	unsigned long long mul = 1;
-	if (*end) {
-		switch (tolower((unsigned char)*end)) {
-		case 'k':
-			mul = 1024ULL;
-			break;
-		case 'm':
-			mul = 1024ULL * 1024;
-			break;
-		case 'g':
-			mul = 1024ULL * 1024 * 1024;
-			break;
-		default:
-			return -1;
-		}
-		end++;
-		if (*end == 'b' || *end == 'B')
-			end++;
-		if (*end)
-			return -1;
-	}
-	if (n > (unsigned long long)INT64_MAX / mul)
-		return -1;
-	return (int64_t)(n * mul);
-}
-
 /*
  * One tmpfs option string must be exactly the rendered set: rw, noexec,
  * nosuid, nodev, size, uid, gid, mode=700; anything extra (exec, suid, dev,
@@ -674,7 +650,7 @@ static void check_tmpfs_opts(const char *path, const char *opts, int64_t size, i
 		else if (strcmp(p, "nodev") == 0 && !nodev)
 			nodev = true;
 		else if (strncmp(p, "size=", 5) == 0 && !sz) {
-			int64_t got = ag_pf_parse_size(p + 5);
+			int64_t got = docker_size(p + 5);
 			sz = true;
 			if (got != size) {
 				bad = true;
@@ -721,11 +697,6 @@ static json_t *jstr_or_null_owned(char *s)
 	return j;
 }
 
-static const char *str_or(const json_t *j, const char *dflt)
-{
-	return json_is_string(j) ? json_string_value(j) : dflt;
-}
-
 /*
  * A resource limit Docker must show exactly as requested: a missing, zero,
  * negative (unlimited) or different value is a downgrade.
@@ -735,7 +706,8 @@ static void expect_limit(const json_t *got, const char *field, const char *evide
 			 struct ag_pf_findings *f)
 {
 	json_object_set_new(insp, evidence_key,
-			    json_is_integer(got) ? json_integer(json_integer_value(got)) : json_null());
+			    json_is_integer(got) ? json_integer(json_integer_value(got))
+						 : json_null());
 	if (!json_is_integer(got) || json_integer_value(got) <= 0)
 		ag_pf_findings_add(f, control, AG_PF_V_UNSAFE, reason,
 				   "HostConfig.%s missing, zero or unlimited", field);
@@ -762,20 +734,22 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 				   "inspected Name differs from the probe name");
 	const json_t *labels = ag_json_path(v, "Config.Labels");
 	const char *lo = json_is_object(labels)
-			     ? str_or(json_object_get(labels, "agentguard.owner"), NULL)
+			     ? ag_json_str_or(json_object_get(labels, "agentguard.owner"), NULL)
 			     : NULL;
 	const char *lk = json_is_object(labels)
-			     ? str_or(json_object_get(labels, "agentguard.preflight"), NULL)
+			     ? ag_json_str_or(json_object_get(labels, "agentguard.preflight"), NULL)
 			     : NULL;
-	const char *ln = json_is_object(labels)
-			     ? str_or(json_object_get(labels, "agentguard.preflight.name"), NULL)
-			     : NULL;
+	const char *ln =
+	    json_is_object(labels)
+		? ag_json_str_or(json_object_get(labels, "agentguard.preflight.name"), NULL)
+		: NULL;
 	bool labels_ok = lo && ln && lk && strcmp(lo, x->owner) == 0 && strcmp(lk, x->kind) == 0 &&
 			 strcmp(ln, x->name) == 0;
 	if (x->n_labels) {
 		labels_ok = json_is_object(labels);
 		for (size_t i = 0; labels_ok && i < x->n_labels; i++) {
-			const char *lv = str_or(json_object_get(labels, x->labels[i].key), NULL);
+			const char *lv =
+			    ag_json_str_or(json_object_get(labels, x->labels[i].key), NULL);
 			labels_ok = lv && strcmp(lv, x->labels[i].value) == 0;
 		}
 	}
@@ -897,7 +871,7 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 		const json_t *s;
 		json_array_foreach(secopt, i, s)
 		{
-			const char *o = str_or(s, "");
+			const char *o = ag_json_str_or(s, "");
 			if (strstr(o, "unconfined"))
 				ag_pf_findings_add(
 				    f, "security_opt", U, "preflight.probe.security_opt",
@@ -921,7 +895,7 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 				   "HostConfig.Privileged is not false");
 
 	/* network */
-	const char *nm = str_or(hc(v, "NetworkMode"), NULL);
+	const char *nm = ag_json_str_or(hc(v, "NetworkMode"), NULL);
 	char *snm = san_dup(nm);
 	json_object_set_new(insp, "network", jstr_or_null_owned(snm));
 	if (!nm || strcmp(nm, ag_network_name(x->network)) != 0)
@@ -948,7 +922,7 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 		/* Cgroup (another container's cgroup) may be absent on old engines. */
 		if (!j && strcmp(ns[i].key, "Cgroup") == 0)
 			continue;
-		const char *val = str_or(j, NULL);
+		const char *val = ag_json_str_or(j, NULL);
 		if (!val || !str_in(val, ns[i].ok, ns[i].n)) {
 			ns_shared = true;
 			ag_pf_findings_add(f, "host_namespace_sharing", U,
@@ -974,13 +948,13 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 
 	/* mounts: no bind (but the workspace), no volume, nothing naming the docker socket */
 	bool sock = false;
-	size_t binds_seen = 0;
+	size_t binds_seen = 0, probes_seen = 0;
 	const json_t *binds = hc(v, "Binds");
 	if (!empty_list(binds)) {
 		size_t i;
 		const json_t *b;
-		json_array_foreach(binds, i, b) if (strstr(str_or(b, ""), "docker.sock")) sock =
-		    true;
+		json_array_foreach(binds, i, b) if (strstr(ag_json_str_or(b, ""), "docker.sock"))
+		    sock = true;
 		ag_pf_findings_add(f, "mounts", U, "preflight.probe.binds",
 				   "HostConfig.Binds is not empty");
 	}
@@ -1002,12 +976,20 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 			bool is_ws_bind = x->bind_source && type && strcmp(type, "bind") == 0 &&
 					  src && dst && strcmp(src, x->bind_source) == 0 &&
 					  strcmp(dst, x->workspace) == 0;
+			if (x->probe_source && type && strcmp(type, "bind") == 0 && src && dst &&
+			    strcmp(src, x->probe_source) == 0 &&
+			    strcmp(dst, AG_EXEC_PROBE_PATH) == 0 &&
+			    json_is_false(json_object_get(mt, "RW"))) {
+				probes_seen++;
+				continue;
+			}
 			if (is_ws_bind) {
 				binds_seen++;
 				const json_t *rw = json_object_get(mt, "RW");
 				if (!json_is_true(rw))
-					ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
-							   "the workspace bind mount is not read-write");
+					ag_pf_findings_add(
+					    f, "mounts", U, "preflight.probe.mounts",
+					    "the workspace bind mount is not read-write");
 				continue;
 			}
 			if (!type || strcmp(type, "tmpfs") != 0)
@@ -1016,12 +998,17 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 						   type ? type : "(missing)", dst ? dst : "?");
 		}
 	}
+	if (probes_seen != (x->probe_source ? 1u : 0u))
+		ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
+				   "expected exactly one read-only mount of the probe, saw %zu",
+				   probes_seen);
 	if (x->bind_source && binds_seen != 1)
-		ag_pf_findings_add(f, "mounts", U, "preflight.probe.workspace_bind",
-				   "expected exactly one bind mount of the prepared workspace, saw %zu",
-				   binds_seen);
+		ag_pf_findings_add(
+		    f, "mounts", U, "preflight.probe.workspace_bind",
+		    "expected exactly one bind mount of the prepared workspace, saw %zu",
+		    binds_seen);
 	const json_t *hcmounts = hc(v, "Mounts");
-	size_t hc_ws = 0, hc_other = 0;
+	size_t hc_ws = 0, hc_probe = 0, hc_other = 0;
 	if (json_is_array(hcmounts)) {
 		size_t i;
 		const json_t *mt;
@@ -1034,12 +1021,17 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 			    strcmp(src, x->bind_source) == 0 && strcmp(dst, x->workspace) == 0 &&
 			    !json_is_true(json_object_get(mt, "ReadOnly")))
 				hc_ws++;
+			else if (x->probe_source && type && strcmp(type, "bind") == 0 && src &&
+				 dst && strcmp(src, x->probe_source) == 0 &&
+				 strcmp(dst, AG_EXEC_PROBE_PATH) == 0 &&
+				 json_is_true(json_object_get(mt, "ReadOnly")))
+				hc_probe++;
 			else
 				hc_other++;
 		}
 	}
 	if ((!empty_list(hcmounts) && !json_is_array(hcmounts)) || hc_other ||
-	    hc_ws != (x->bind_source ? 1u : 0u))
+	    hc_ws != (x->bind_source ? 1u : 0u) || hc_probe != (x->probe_source ? 1u : 0u))
 		ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
 				   "HostConfig.Mounts holds something other than the workspace");
 	json_object_set_new(insp, "docker_socket_mount", json_boolean(sock));
@@ -1089,49 +1081,76 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 
 /* ---- probe ---- */
 
-/*
- * Runs as the container's configured user with the rendered controls. It
- * prints the numeric uid/gid it runs as (the host compares them), proves
- * the workspace and /tmp tmpfs are writable and readable, and that the
- * root filesystem refuses a write. Exit codes 10..14 name the failed step.
- */
-const char ag_probe_script[] =
-    "u=$(id -u) && g=$(id -g) || exit 10; "
-    "w=/agentguard-workspace/.agentguard-probe; "
-    "echo agentguard-probe >\"$w\" || exit 11; "
-    "[ \"$(cat \"$w\")\" = agentguard-probe ] || exit 12; "
-    "rm -f \"$w\"; "
-    "echo agentguard-probe >/tmp/.agentguard-probe || exit 13; "
-    "if (echo x >/.agentguard-probe) 2>/dev/null; then exit 14; fi; "
-    "printf '{\"probe\":\"agentguard-preflight\",\"uid\":%s,\"gid\":%s,"
-    "\"workspace_write\":true,\"tmp_write\":true,\"root_write_blocked\":true}\\n' "
-    "\"$u\" \"$g\"";
-
-void ag_inspect_probe_output(const char *out, size_t len, bool truncated, int64_t uid, int64_t gid,
-			     struct ag_pf_findings *f)
+void ag_inspect_probe_output(const char *out, size_t len, bool truncated,
+			     const struct ag_probe_expect *x, struct ag_pf_findings *f)
 {
+	const enum ag_pf_verdict U = AG_PF_V_UNSAFE;
 	json_t *v = NULL;
 	struct ag_error *err = NULL;
 	if (ag_docker_json_parse(out, len, truncated, NULL, AG_DOCKER_JSON_OBJECT, &v, &err) < 0) {
-		ag_pf_findings_add(f, "uid_gid_probe", AG_PF_V_UNSAFE, "preflight.probe.output",
+		ag_pf_findings_add(f, "uid_gid_probe", U, "preflight.probe.output",
 				   "probe output is not the expected JSON line (%s)", err->reason);
 		ag_error_free(err);
 		return;
 	}
 	const json_t *ju = json_object_get(v, "uid");
 	const json_t *jg = json_object_get(v, "gid");
-	if (strcmp(str_or(json_object_get(v, "probe"), ""), "agentguard-preflight") != 0)
-		ag_pf_findings_add(f, "uid_gid_probe", AG_PF_V_UNSAFE, "preflight.probe.output",
+	if (strcmp(ag_json_str_or(json_object_get(v, "probe"), ""), "agentguard-preflight") != 0)
+		ag_pf_findings_add(f, "uid_gid_probe", U, "preflight.probe.output",
 				   "probe output lacks its marker");
-	if (!json_is_integer(ju) || json_integer_value(ju) != uid || !json_is_integer(jg) ||
-	    json_integer_value(jg) != gid)
-		ag_pf_findings_add(f, "uid_gid_probe", AG_PF_V_UNSAFE, "preflight.probe.identity",
+	if (!json_is_integer(ju) || json_integer_value(ju) != x->uid || !json_is_integer(jg) ||
+	    json_integer_value(jg) != x->gid)
+		ag_pf_findings_add(f, "uid_gid_probe", U, "preflight.probe.identity",
 				   "probe ran with a different uid/gid than required");
-	static const char *const flags[] = {"workspace_write", "tmp_write", "root_write_blocked"};
+	static const char *const flags[] = {"workspace_write", "tmp_write", "root_read_only"};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(flags); i++)
 		if (!json_is_true(json_object_get(v, flags[i])))
-			ag_pf_findings_add(f, "uid_gid_probe", AG_PF_V_UNSAFE,
-					   "preflight.probe.write_checks", "probe check %s failed",
-					   flags[i]);
+			ag_pf_findings_add(f, "uid_gid_probe", U, "preflight.probe.write_checks",
+					   "probe check %s failed", flags[i]);
+	/* CONTRACT: container.capabilities (every set empty, seen from inside) */
+	static const char *const caps[] = {"cap_inh", "cap_prm", "cap_eff", "cap_bnd", "cap_amb"};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(caps); i++) {
+		const char *c = ag_json_str_or(json_object_get(v, caps[i]), "");
+		bool zero = *c && strspn(c, "0") == strlen(c);
+		if (!zero)
+			ag_pf_findings_add(f, "capabilities", U, "preflight.probe.capabilities",
+					   "the probe holds capabilities (%s)", caps[i]);
+	}
+	const json_t *nnp = json_object_get(v, "no_new_privs");
+	if (!json_is_integer(nnp) || json_integer_value(nnp) != 1)
+		ag_pf_findings_add(f, "no_new_privileges", U, "preflight.probe.no_new_privs",
+				   "NoNewPrivs is not 1 inside the container");
+	const json_t *sc = json_object_get(v, "seccomp");
+	if (!json_is_integer(sc) || json_integer_value(sc) != 2)
+		ag_pf_findings_add(f, "seccomp", U, "preflight.probe.seccomp",
+				   "the probe does not run under a seccomp filter");
+	const json_t *ifs = json_object_get(v, "net_ifaces");
+	bool has_lo = false, other = false;
+	size_t i;
+	const json_t *n;
+	if (json_is_array(ifs))
+		json_array_foreach(ifs, i, n)
+		{
+			if (strcmp(ag_json_str_or(n, ""), "lo") == 0)
+				has_lo = true;
+			else
+				other = true;
+		}
+	if (!json_is_array(ifs) || !has_lo || (x->network == AG_NET_NONE && other))
+		ag_pf_findings_add(f, "network", U, "preflight.probe.network",
+				   "the probe sees network interfaces other than lo");
+	if (!json_is_false(json_object_get(v, "docker_socket")))
+		ag_pf_findings_add(f, "docker_socket_mount", U, "preflight.probe.docker_socket",
+				   "a Docker or containerd socket is reachable inside");
+	const char *pm = ag_json_str_or(json_object_get(v, "pids_max"), "");
+	int64_t pv = -1;
+	if (ag_parse_i64(pm, &pv) < 0 || pv != x->pids_limit)
+		ag_pf_findings_add(f, "pids_limit", U, "preflight.probe.pids",
+				   "the container's cgroup does not show the pids limit");
+	const char *mm = ag_json_str_or(json_object_get(v, "memory_max"), "");
+	int64_t mv = -1;
+	if (ag_parse_i64(mm, &mv) < 0 || mv != x->memory_bytes)
+		ag_pf_findings_add(f, "memory", U, "preflight.probe.memory",
+				   "the container's cgroup does not show the memory limit");
 	json_decref(v);
 }

@@ -177,6 +177,9 @@ struct ag_probe_expect {
 	const struct ag_label_expect *labels;
 	size_t n_labels;
 	const char *bind_source;
+	/* the preflight probe: its static binary, bind-mounted read-only at
+	 * AG_EXEC_PROBE_PATH (exactly one such mount, nothing else) */
+	const char *probe_source;
 };
 
 /*
@@ -195,19 +198,13 @@ bool ag_is_container_id(const char *s);
 bool ag_is_image_id(const char *s);
 
 /*
- * The fixed probe script run as `/bin/sh -c <script>` (documented in
- * docs/preflight.md); it interpolates nothing from config or repository.
+ * Validates the static probe's stdout (src/probe/agentguard-probe.c): one
+ * JSON line with the required uid/gid, workspace and /tmp writable, root
+ * read-only, every capability set empty, NoNewPrivs 1, seccomp filter mode,
+ * only `lo` on network none, no Docker socket, and the pids and memory
+ * limits of x visible in the container's own cgroup.
  */
-extern const char ag_probe_script[];
-
-/*
- * Validates the probe's stdout: exactly one JSON line from the script with
- * the expected uid/gid and all write checks true.
- */
-void ag_inspect_probe_output(const char *out, size_t len, bool truncated, int64_t uid, int64_t gid,
-			     struct ag_pf_findings *f);
-
-/* Parses a Docker size string/option value ("256m", "65536", "1g"); -1 if invalid. */
-int64_t ag_pf_parse_size(const char *s);
+void ag_inspect_probe_output(const char *out, size_t len, bool truncated,
+			     const struct ag_probe_expect *x, struct ag_pf_findings *f);
 
 #endif

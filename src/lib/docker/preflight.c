@@ -1,15 +1,14 @@
 #include "lib/base/ag.h"
 #include "lib/docker/preflight.h"
-#include "lib/docker/container.h"
+#include "lib/docker/ledger.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
-#include "lib/base/proc.h"
 #include "lib/base/strv.h"
 #include "lib/config/config.h"
-#include "lib/docker/docker_cli.h"
+#include "lib/docker/engine.h"
+#include "lib/docker/exec_spec.h"
 #include "lib/docker/docker_json.h"
 #include "lib/docker/inspect.h"
-#include "lib/docker/probe_argv.h"
 #include "lib/evidence/canon.h"
 
 #include <inttypes.h>
@@ -85,7 +84,9 @@ char *ag_preflight_evidence_dump(const json_t *evidence)
 
 struct pf {
 	const struct ag_config *cfg;
-	const struct ag_docker_cli *cli;
+	struct ag_engine *eng;
+	bool explicit_socket;
+	const struct ag_preflight_opts *opts;
 	unsigned control_ms, probe_ms;
 	struct ag_preflight_result *res;
 	json_t *ev, *checks, *unavail, *inspected;
@@ -99,11 +100,6 @@ struct pf {
 	const char *cleanup_status;
 };
 
-static json_t *jstr_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 static void add_check(struct pf *p, const char *name, bool passed, const char *status,
 		      const char *reason, const char *diag)
 {
@@ -111,8 +107,8 @@ static void add_check(struct pf *p, const char *name, bool passed, const char *s
 	json_object_set_new(c, "name", json_string(name));
 	json_object_set_new(c, "passed", json_boolean(passed));
 	json_object_set_new(c, "status", json_string(status));
-	json_object_set_new(c, "reason", jstr_or_null(reason));
-	json_object_set_new(c, "diagnostic", jstr_or_null(diag));
+	json_object_set_new(c, "reason", ag_json_str_or_null(reason));
+	json_object_set_new(c, "diagnostic", ag_json_str_or_null(diag));
 	json_array_append_new(p->checks, c);
 }
 
@@ -174,35 +170,11 @@ static bool findings_gate(struct pf *p, const char *name, const struct ag_pf_fin
 	return false;
 }
 
-/* One bounded docker call whose stdout is JSON. */
-static int docker_json(struct pf *p, const char *what, const char *const *args, unsigned flags,
-		       json_t **out, struct ag_error **err)
+/* One bounded Engine API GET whose answer is one JSON object. */
+static int engine_get(struct pf *p, const char *what, const char *path, json_t **out,
+		      struct ag_error **err)
 {
-	struct ag_proc_result r;
-	ag_proc_result_init(&r);
-	int ret = -1;
-	if (ag_docker_run(p->cli, args, AG_PF_JSON_MAX_BYTES + 1, p->control_ms, &r, err) < 0)
-		goto out;
-	if (r.stdout_truncated) {
-		ag_err(err, AG_E_LIMIT, 0, "docker.json.too_large",
-		       "docker output exceeded %d bytes", AG_PF_JSON_MAX_BYTES);
-		goto out;
-	}
-	if (ag_docker_check(&r, what, err) < 0) {
-		/* Docker's stderr says why (e.g. no daemon); only sanitized. */
-		if (r.err.len > 0) {
-			char *san = ag_pf_sanitize(r.err.buf, r.err.len);
-			char *m = ag_xasprintf("%s: %s", (*err)->msg, san);
-			free((*err)->msg);
-			(*err)->msg = m;
-			free(san);
-		}
-		goto out;
-	}
-	ret = ag_docker_json_parse(r.out.buf, r.out.len, r.stdout_truncated, NULL, flags, out, err);
-out:
-	ag_proc_result_release(&r);
-	return ret;
+	return ag_engine_json(p->eng, "GET", path, NULL, p->control_ms, what, out, err);
 }
 
 /* ---- checks without docker ---- */
@@ -259,23 +231,28 @@ static bool check_engine(struct pf *p)
 {
 	struct ag_error *e = NULL;
 	json_t *v = NULL;
-	static const char *const version_args[] = {"version", "--format", "{{json .}}", NULL};
-	if (docker_json(p, "docker version", version_args, AG_DOCKER_JSON_OBJECT, &v, &e) < 0) {
+	if (engine_get(p, "GET /version", "/version", &v, &e) < 0) {
 		fail_err(p, "docker_daemon", AG_PF_V_UNAVAILABLE, e);
 		ag_error_free(e);
 		return false;
 	}
 	pass(p, "docker_daemon", NULL);
 	struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
-	ag_inspect_version(v, &p->engine, &f);
-	json_decref(v);
+	/* The API answers the server half of `docker version`; the client is us. */
+	json_t *both = json_pack("{s:{s:s},s:o}", "Client", "Version", p->eng->client, "Server", v);
+	ag_inspect_version(both, &p->engine, &f);
+	json_decref(both);
+	if (f.n == 0 &&
+	    (p->engine.api_major < 1 || (p->engine.api_major == 1 && p->engine.api_minor < 41)))
+		ag_pf_findings_add(&f, "api_version", AG_PF_V_UNAVAILABLE,
+				   "docker.engine.api_version",
+				   "the daemon's API version is below 1.41");
 	bool ok = findings_gate(p, "engine_platform", &f);
 	ag_pf_findings_release(&f);
 	if (!ok)
 		return false;
 
-	static const char *const info_args[] = {"info", "--format", "{{json .}}", NULL};
-	if (docker_json(p, "docker info", info_args, AG_DOCKER_JSON_OBJECT, &v, &e) < 0) {
+	if (engine_get(p, "GET /info", "/info", &v, &e) < 0) {
 		fail_err(p, "docker_info", AG_PF_V_UNAVAILABLE, e);
 		ag_error_free(e);
 		return false;
@@ -294,9 +271,8 @@ static bool check_engine(struct pf *p)
 		return false;
 
 	const char *net = ag_network_name(p->cfg->contained.network);
-	const char *net_args[] = {"network", "inspect", "--format", "{{json .}}", net, NULL};
-	if (docker_json(p, "docker network inspect", net_args,
-			AG_DOCKER_JSON_OBJECT | AG_DOCKER_JSON_UNWRAP_SINGLE, &v, &e) < 0) {
+	_cleanup_free_ char *net_path = ag_xasprintf("/networks/%s", net);
+	if (engine_get(p, "GET /networks", net_path, &v, &e) < 0) {
 		fail_err(p, "network_mode", AG_PF_V_UNAVAILABLE, e);
 		ag_error_free(e);
 		return false;
@@ -322,44 +298,21 @@ static bool check_engine(struct pf *p)
 
 /* ---- image ---- */
 
-static bool stderr_says_absent(const struct ag_proc_result *r)
-{
-	return strcasestr(r->err.buf, "no such image") ||
-	       strcasestr(r->err.buf, "no such object") ||
-	       strcasestr(r->err.buf, "no such container");
-}
-
 static bool check_image(struct pf *p)
 {
 	const char *ref = p->cfg->sandbox.image;
-	/* `--` ends options: the reference can never be read as a flag. */
-	const char *args[] = {"image", "inspect", "--format", "{{json .}}", "--", ref, NULL};
-	struct ag_proc_result r;
-	ag_proc_result_init(&r);
+	_cleanup_free_ char *q = ag_engine_escape(ref);
+	_cleanup_free_ char *path = ag_xasprintf("/images/%s/json", q);
 	struct ag_error *e = NULL;
 	json_t *v = NULL;
 	bool ok = false;
-	if (ag_docker_run(p->cli, args, AG_PF_JSON_MAX_BYTES + 1, p->control_ms, &r, &e) < 0) {
-		fail_err(p, "image_identity", AG_PF_V_UNAVAILABLE, e);
-		goto out;
-	}
-	if (r.status == AG_PROC_EXITED && r.exit_code != 0 && stderr_says_absent(&r)) {
-		/* Never pulled: a missing pinned image is outside the boundary. */
-		fail(p, "image_identity", AG_PF_V_UNSAFE, "preflight.image.missing",
-		     "the pinned image is not present locally (the preflight never pulls)");
-		goto out;
-	}
-	if (r.stdout_truncated) {
-		ag_err(&e, AG_E_LIMIT, 0, "docker.json.too_large",
-		       "docker output exceeded %d bytes", AG_PF_JSON_MAX_BYTES);
-		fail_err(p, "image_identity", AG_PF_V_UNAVAILABLE, e);
-		goto out;
-	}
-	if (ag_docker_check(&r, "docker image inspect", &e) < 0 ||
-	    ag_docker_json_parse(r.out.buf, r.out.len, false, NULL,
-				 AG_DOCKER_JSON_OBJECT | AG_DOCKER_JSON_UNWRAP_SINGLE, &v,
-				 &e) < 0) {
-		fail_err(p, "image_identity", AG_PF_V_UNAVAILABLE, e);
+	if (engine_get(p, "GET /images", path, &v, &e) < 0) {
+		if (strcmp(e->reason, "docker.api.not_found") == 0)
+			/* Never pulled: a missing pinned image is outside the boundary. */
+			fail(p, "image_identity", AG_PF_V_UNSAFE, "preflight.image.missing",
+			     "the pinned image is not present locally (the preflight never pulls)");
+		else
+			fail_err(p, "image_identity", AG_PF_V_UNAVAILABLE, e);
 		goto out;
 	}
 	struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
@@ -369,7 +322,6 @@ static bool check_image(struct pf *p)
 out:
 	ag_error_free(e);
 	json_decref(v);
-	ag_proc_result_release(&r);
 	return ok;
 }
 
@@ -398,78 +350,34 @@ static void random_name(char out[static sizeof(AG_PF_NAME_PREFIX) + 16])
 	h[16] = '\0';
 }
 
-/* Absence check by id or name (container.h): 1 absent, 0 present, -1 ambiguous. */
-static int container_lookup(struct pf *p, const char *what, json_t **obj)
-{
-	return ag_container_lookup(p->cli, what, p->control_ms, obj);
-}
-
-static bool owned_labels(const json_t *v, const char *name)
-{
-	const json_t *l = ag_json_path(v, "Config.Labels");
-	const char *o = json_string_value(json_object_get(l, AG_PF_LABEL_OWNER));
-	const char *k = json_string_value(json_object_get(l, AG_PF_LABEL_KIND));
-	const char *n = json_string_value(json_object_get(l, AG_PF_LABEL_NAME));
-	const char *cname = ag_json_path_str(v, "Name");
-	return o && k && n && cname && strcmp(o, AG_PF_LABEL_OWNER_VALUE) == 0 &&
-	       strcmp(k, AG_PF_LABEL_KIND_VALUE) == 0 && strcmp(n, name) == 0 && cname[0] == '/' &&
-	       strcmp(cname + 1, name) == 0;
-}
-
 /*
- * rm -f -v by immutable id, then verify absence by the same id, and of
- * every anonymous volume (an image VOLUME) the container showed before.
+ * The probe's removal through the ledger: by the id the daemon answered, or
+ * (answer lost) by its unique name label, owner checked before any action.
  */
-static const char *remove_by_id(struct pf *p, const char *id)
+static const char *remove_probe(struct pf *p, bool create_attempted)
 {
-	struct ag_strv vols = AG_STRV_INIT;
-	json_t *v = NULL;
-	bool vols_known = container_lookup(p, id, &v) == 0 && ag_container_volumes(v, &vols) == 0;
-	json_decref(v);
-	const char *args[] = {"rm", "-f", "-v", "--", id, NULL};
-	struct ag_proc_result r;
-	ag_proc_result_init(&r);
-	struct ag_error *e = NULL;
-	bool rm_ok =
-	    ag_docker_run(p->cli, args, AG_DOCKER_CONTROL_OUTPUT_MAX, p->control_ms, &r, &e) == 0 &&
-	    r.status == AG_PROC_EXITED && (r.exit_code == 0 || stderr_says_absent(&r));
-	ag_error_free(e);
-	ag_proc_result_release(&r);
-	int absent = container_lookup(p, id, NULL);
-	const char *status;
-	if (absent == 1)
-		status = !vols_known ? "volumes_unverified"
-			 : ag_volumes_gone(p->cli, &vols, p->control_ms) ? "removed"
-									 : "volume_remained";
-	else if (absent == 0)
-		status = rm_ok ? "remained_after_remove" : "remove_failed";
-	else
-		status = "verification_unavailable";
-	ag_strv_release(&vols);
-	return status;
-}
-
-/*
- * No trustworthy id from create: look the name up, and remove it only when
- * the container carries all three owned labels (and that name). A
- * look-alike with any other owner is never touched.
- */
-static const char *cleanup_by_name(struct pf *p)
-{
-	json_t *v = NULL;
-	int r = container_lookup(p, p->name, &v);
-	if (r == 1)
-		return "not_created";
-	if (r < 0)
+	const struct ag_label_expect le[] = {{AG_PF_LABEL_OWNER, AG_PF_LABEL_OWNER_VALUE},
+					     {AG_PF_LABEL_KIND, AG_PF_LABEL_KIND_VALUE},
+					     {AG_PF_LABEL_NAME, p->name}};
+	const struct ag_container_owner own = {p->name, le, AG_ARRAY_SIZE(le)};
+	struct ag_cleanup_result cr;
+	size_t foreign = 0;
+	ag_ledger_remove(p->eng, p->container_id, create_attempted, AG_PF_LABEL_NAME, p->name, &own,
+			 p->control_ms, &cr, &foreign);
+	switch (cr.state) {
+	case AG_CLEANUP_NOT_CREATED:
+		return foreign ? "unowned_not_removed" : "not_created";
+	case AG_CLEANUP_REMOVED:
+	case AG_CLEANUP_CLEANLY_TERMINATED:
+	case AG_CLEANUP_FORCE_KILLED:
+	case AG_CLEANUP_ALREADY_ABSENT:
+		return "removed";
+	case AG_CLEANUP_INCOMPLETE:
+		return "remove_failed";
+	case AG_CLEANUP_VERIFICATION_UNAVAILABLE:
+	default:
 		return "verification_unavailable";
-	const char *status;
-	const char *id = ag_json_path_str(v, "Id");
-	if (!owned_labels(v, p->name) || !ag_is_container_id(id))
-		status = "unowned_not_removed";
-	else
-		status = remove_by_id(p, id);
-	json_decref(v);
-	return status;
+	}
 }
 
 static bool cleanup_complete(const char *s)
@@ -478,127 +386,142 @@ static bool cleanup_complete(const char *s)
 	       strcmp(s, "unowned_not_removed") == 0;
 }
 
-static void record_docker_failure(struct pf *p, const char *check, const char *what,
-				  const struct ag_proc_result *r)
+/* The daemon refused (unsafe: the boundary cannot be built) or did not answer
+ * (unavailable: the evidence is missing). */
+static enum ag_pf_verdict verdict_of(const struct ag_error *e)
 {
-	struct ag_error *e = NULL;
-	if (ag_docker_check(r, what, &e) == 0)
-		ag_err(&e, AG_E_DOCKER, 0, "docker.call.output", "%s printed unexpected output",
-		       what);
-	/* A sanitized prefix of docker's stderr helps the user; it is bounded. */
-	char *s = ag_pf_sanitize(r->err.buf, r->err.len);
-	char *d = ag_xasprintf("%s: %s", e->msg, s);
-	/*
-	 * Docker answering "no" (a refused option, a failing probe) means the
-	 * boundary cannot be constructed: unsafe. No answer at all (timeout,
-	 * client not started, killed) means the evidence is missing: unavailable.
-	 */
-	bool answered = r->status == AG_PROC_EXITED;
-	fail(p, check, answered ? AG_PF_V_UNSAFE : AG_PF_V_UNAVAILABLE, e->reason, d);
-	free(d);
-	free(s);
-	ag_error_free(e);
+	return strncmp(e->reason, "docker.api.", 11) == 0 ||
+		       strcmp(e->reason, "docker.create.bad_id") == 0
+		   ? AG_PF_V_UNSAFE
+		   : AG_PF_V_UNAVAILABLE;
 }
 
 static void run_probe(struct pf *p)
 {
 	const struct ag_contained *ce = &p->cfg->contained;
 	random_name(p->name);
-	struct ag_strv argv = AG_STRV_INIT;
 	struct ag_error *e = NULL;
-	if (ag_pf_probe_create_argv(p->cfg, p->name, ag_probe_script, &argv, &e) < 0) {
-		fail_err(p, "resource_control_probe", AG_PF_V_UNSAFE, e);
-		ag_error_free(e);
-		ag_strv_release(&argv);
-		return;
-	}
-	struct ag_proc_result r;
-	ag_proc_result_init(&r);
-	if (ag_docker_run(p->cli, (const char *const *)ag_strv_argv(&argv),
-			  AG_DOCKER_CONTROL_OUTPUT_MAX, p->control_ms, &r, &e) < 0) {
-		fail_err(p, "resource_control_probe", AG_PF_V_UNAVAILABLE, e);
-		ag_error_free(e);
-		e = NULL;
-		p->cleanup_status = cleanup_by_name(p);
+	const struct ag_label labels[] = {
+	    {AG_PF_LABEL_OWNER, AG_PF_LABEL_OWNER_VALUE},
+	    {AG_PF_LABEL_KIND, AG_PF_LABEL_KIND_VALUE},
+	    {AG_PF_LABEL_NAME, p->name},
+	};
+	/* The probe's one argument: the workspace it must be able to write. */
+	const char *const command[] = {AG_PF_WORKSPACE};
+	bool attempted = false;
+	_cleanup_free_ char *probe_bin = NULL;
+	if (!p->opts->probe_path) {
+		fail(p, "resource_control_probe", AG_PF_V_UNAVAILABLE,
+		     "preflight.probe_binary.missing", "no preflight probe binary was given");
 		goto out;
 	}
-	/* create prints exactly one line: the full 64-hex id. */
-	char *line = ag_xstrndup(r.out.buf, r.out.len);
-	size_t n = strlen(line);
-	if (n > 0 && line[n - 1] == '\n')
-		line[--n] = '\0';
-	bool id_ok = r.status == AG_PROC_EXITED && r.exit_code == 0 && !r.stdout_truncated &&
-		     ag_is_container_id(line);
-	if (!id_ok) {
-		if (r.status == AG_PROC_EXITED && r.exit_code == 0)
-			fail(p, "resource_control_probe", AG_PF_V_UNSAFE,
-			     "preflight.probe.create_id",
-			     "docker create did not print one 64-hex container id");
-		else
-			record_docker_failure(p, "resource_control_probe", "docker create", &r);
-		free(line);
-		p->cleanup_status = cleanup_by_name(p);
+	if (ag_verify_root_file(p->opts->probe_path, &probe_bin, &e) < 0) {
+		fail_err(p, "resource_control_probe",
+			 e->code == AG_E_UNVERIFIED ? AG_PF_V_UNSAFE : AG_PF_V_UNAVAILABLE, e);
+		goto out;
+	}
+	/* The same controls as the agent's container, with a tmpfs workspace;
+	 * the entrypoint is AgentGuard's own static probe, nothing of the image. */
+	const struct ag_exec_inputs in = {
+	    .container_name = p->name,
+	    .probe_host_path = probe_bin,
+	    .entrypoint = AG_EXEC_PROBE_PATH,
+	    .labels = labels,
+	    .n_labels = AG_ARRAY_SIZE(labels),
+	    .command = command,
+	    .n_command = AG_ARRAY_SIZE(command),
+	};
+	struct ag_exec_spec spec;
+	if (p->opts->on_probe)
+		p->opts->on_probe(p->opts->on_probe_data, p->image.local_image_id);
+	if (ag_exec_spec_from_config(p->cfg, &in, &spec, &e) < 0) {
+		fail_err(p, "resource_control_probe", AG_PF_V_UNSAFE, e);
+		goto out;
+	}
+	attempted = true;
+	if (ag_ledger_create(p->eng, &spec, p->control_ms, &p->container_id, &e) < 0) {
+		fail(p, "resource_control_probe", verdict_of(e),
+		     strcmp(e->reason, "docker.create.bad_id") == 0 ? "preflight.probe.create_id"
+								    : e->reason,
+		     e->msg);
 		goto out;
 	}
 	p->created = true;
-	p->container_id = line;
 
 	/* Inspect by the immutable id and validate every control. */
 	json_t *v = NULL;
-	int look = container_lookup(p, p->container_id, &v);
-	if (look != 0) {
+	if (ag_container_lookup(p->eng, p->container_id, p->control_ms, &v) != 0) {
 		fail(p, "resource_control_probe", AG_PF_V_UNSAFE, "preflight.probe.inspect",
 		     "the created probe container could not be inspected by its id");
-	} else {
-		struct ag_probe_expect x = {
-		    .id = p->container_id,
-		    .name = p->name,
-		    .owner = AG_PF_LABEL_OWNER_VALUE,
-		    .kind = AG_PF_LABEL_KIND_VALUE,
-		    .image_id = p->image.local_image_id,
-		    .uid = ce->required_uid,
-		    .gid = ce->required_gid,
-		    .memory_bytes = ce->memory_bytes,
-		    .pids_limit = ce->pids_limit,
-		    .cpu = ce->cpu_limit,
-		    .tmpfs_bytes = ce->tmpfs_bytes,
-		    .workspace_bytes = ce->tmpfs_bytes,
-		    .workspace = AG_PF_WORKSPACE,
-		    .network = ce->network,
-		};
-		struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
-		ag_inspect_container(v, &x, p->inspected, &f);
-		json_decref(v);
-		bool ok = findings_gate(p, "resource_control_probe", &f);
-		ag_pf_findings_release(&f);
-		if (ok) {
-			/* The one controlled run: the fixed probe script. */
-			const char *sargs[] = {"start", "-a", "--", p->container_id, NULL};
-			struct ag_proc_result s;
-			ag_proc_result_init(&s);
-			if (ag_docker_run(p->cli, sargs, AG_PF_PROBE_OUTPUT_MAX_BYTES, p->probe_ms,
-					  &s, &e) < 0) {
-				fail_err(p, "uid_gid_writable_path_probe", AG_PF_V_UNAVAILABLE, e);
-				ag_error_free(e);
-				e = NULL;
-			} else if (s.status != AG_PROC_EXITED || s.exit_code != 0) {
-				p->started = s.status == AG_PROC_EXITED && s.exit_code < 125;
-				record_docker_failure(p, "uid_gid_writable_path_probe",
-						      "docker start", &s);
-			} else {
-				p->started = true;
-				ag_inspect_probe_output(s.out.buf, s.out.len, s.stdout_truncated,
-							ce->required_uid, ce->required_gid, &f);
-				findings_gate(p, "uid_gid_writable_path_probe", &f);
-				ag_pf_findings_release(&f);
-			}
-			ag_proc_result_release(&s);
-		}
+		goto out;
 	}
-	p->cleanup_status = remove_by_id(p, p->container_id);
+	struct ag_probe_expect x = {
+	    .id = p->container_id,
+	    .name = p->name,
+	    .owner = AG_PF_LABEL_OWNER_VALUE,
+	    .kind = AG_PF_LABEL_KIND_VALUE,
+	    .image_id = p->image.local_image_id,
+	    .uid = ce->required_uid,
+	    .gid = ce->required_gid,
+	    .memory_bytes = ce->memory_bytes,
+	    .pids_limit = ce->pids_limit,
+	    .cpu = ce->cpu_limit,
+	    .tmpfs_bytes = ce->tmpfs_bytes,
+	    .workspace_bytes = ce->tmpfs_bytes,
+	    .workspace = AG_PF_WORKSPACE,
+	    .network = ce->network,
+	    .probe_source = probe_bin,
+	};
+	struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+	ag_inspect_container(v, &x, p->inspected, &f);
+	json_decref(v);
+	bool ok = findings_gate(p, "resource_control_probe", &f);
+	ag_pf_findings_release(&f);
+	if (!ok)
+		goto out;
+	/* The one controlled run: attach, start, read its one JSON line. */
+	struct ag_engine_stream st;
+	ag_engine_stream_init(&st);
+	const struct ag_engine_stream_opts so = {
+	    .stdout_max = AG_PF_PROBE_OUTPUT_MAX_BYTES,
+	    .stderr_max = AG_PF_PROBE_OUTPUT_MAX_BYTES,
+	    .timeout_ms = p->probe_ms,
+	};
+	ag_engine_attach_run(p->eng, p->container_id, &so, &st, &e);
+	if (st.end == AG_STREAM_NOT_STARTED) {
+		fail(p, "uid_gid_writable_path_probe", verdict_of(e), e->reason, e->msg);
+	} else if (st.end != AG_STREAM_ENDED) {
+		p->started = true;
+		fail(p, "uid_gid_writable_path_probe", AG_PF_V_UNAVAILABLE,
+		     st.end == AG_STREAM_TIMED_OUT ? "docker.engine.timeout"
+						   : "docker.engine.dropped",
+		     st.end == AG_STREAM_TIMED_OUT ? "the probe did not finish in time"
+						   : "the probe's output stream ended early");
+	} else {
+		p->started = true;
+		/* The exit status: the probe's script exits non-zero on any failed step. */
+		_cleanup_free_ char *wpath =
+		    ag_xasprintf("/containers/%s/wait?condition=not-running", p->container_id);
+		json_t *w = NULL;
+		if (ag_engine_json(p->eng, "POST", wpath, NULL, p->control_ms, "wait for the probe",
+				   &w, &e) < 0) {
+			fail_err(p, "uid_gid_writable_path_probe", AG_PF_V_UNAVAILABLE, e);
+		} else if (!json_is_integer(json_object_get(w, "StatusCode")) ||
+			   json_integer_value(json_object_get(w, "StatusCode")) != 0) {
+			fail(p, "uid_gid_writable_path_probe", AG_PF_V_UNSAFE,
+			     "preflight.probe.exit", "the probe exited non-zero: a check failed");
+		} else {
+			ag_inspect_probe_output(st.out.buf, st.out.len, st.stdout_truncated, &x,
+						&f);
+			findings_gate(p, "uid_gid_writable_path_probe", &f);
+			ag_pf_findings_release(&f);
+		}
+		json_decref(w);
+	}
+	ag_engine_stream_release(&st);
 out:
-	ag_proc_result_release(&r);
-	ag_strv_release(&argv);
+	ag_error_free(e);
+	p->cleanup_status = remove_probe(p, attempted);
 	if (cleanup_complete(p->cleanup_status))
 		pass(p, "probe_cleanup", p->cleanup_status);
 	else
@@ -634,14 +557,14 @@ static json_t *requested_json(const struct ag_config *c)
 static json_t *engine_json(const struct ag_engine_facts *e)
 {
 	json_t *o = json_object();
-	json_object_set_new(o, "version", jstr_or_null(e->server_version));
-	json_object_set_new(o, "api_version", jstr_or_null(e->api_version));
-	json_object_set_new(o, "os", jstr_or_null(e->os));
-	json_object_set_new(o, "arch", jstr_or_null(e->arch));
-	json_object_set_new(o, "operating_system", jstr_or_null(e->operating_system));
-	json_object_set_new(o, "cgroup_driver", jstr_or_null(e->cgroup_driver));
-	json_object_set_new(o, "cgroup_version", jstr_or_null(e->cgroup_version));
-	json_object_set_new(o, "runtime", jstr_or_null(e->runtime));
+	json_object_set_new(o, "version", ag_json_str_or_null(e->server_version));
+	json_object_set_new(o, "api_version", ag_json_str_or_null(e->api_version));
+	json_object_set_new(o, "os", ag_json_str_or_null(e->os));
+	json_object_set_new(o, "arch", ag_json_str_or_null(e->arch));
+	json_object_set_new(o, "operating_system", ag_json_str_or_null(e->operating_system));
+	json_object_set_new(o, "cgroup_driver", ag_json_str_or_null(e->cgroup_driver));
+	json_object_set_new(o, "cgroup_version", ag_json_str_or_null(e->cgroup_version));
+	json_object_set_new(o, "runtime", ag_json_str_or_null(e->runtime));
 	json_object_set_new(o, "docker_desktop", json_boolean(e->desktop));
 	json_t *so = json_array();
 	for (size_t i = 0; i < e->security_options.n && i < 16; i++)
@@ -655,7 +578,7 @@ static char *dup_opt(const char *s)
 	return s ? ag_xstrdup(s) : NULL;
 }
 
-static void finish(struct pf *p, bool cli_explicit)
+static void finish(struct pf *p)
 {
 	struct ag_preflight_result *res = p->res;
 	if (!p->failed) {
@@ -666,7 +589,7 @@ static void finish(struct pf *p, bool cli_explicit)
 	res->cleanup_status = p->cleanup_status;
 	res->local_image_id = dup_opt(p->image.local_image_id);
 	res->registry_digest = dup_opt(p->image.registry_digest);
-	res->client_version = dup_opt(p->cli ? p->cli->version : NULL);
+	res->client_version = dup_opt(p->eng ? p->eng->client : NULL);
 	res->engine_version = dup_opt(p->engine.server_version);
 	res->api_version = dup_opt(p->engine.api_version);
 	res->os = dup_opt(p->engine.os);
@@ -683,8 +606,8 @@ static void finish(struct pf *p, bool cli_explicit)
 	json_object_set_new(ev, "claim_level", json_string(ag_pf_claim_name(res->claim)));
 	json_object_set_new(ev, "supported", json_boolean(res->status == AG_PF_SUPPORTED));
 	json_object_set_new(ev, "approved_boundary_constructible", json_boolean(!p->failed));
-	json_object_set_new(ev, "failed_check", jstr_or_null(res->failed_check));
-	json_object_set_new(ev, "reason", jstr_or_null(res->reason));
+	json_object_set_new(ev, "failed_check", ag_json_str_or_null(res->failed_check));
+	json_object_set_new(ev, "reason", ag_json_str_or_null(res->reason));
 	json_object_set_new(ev, "checks", json_incref(p->checks));
 	json_object_set_new(ev, "requested", requested_json(p->cfg));
 	json_object_set_new(
@@ -696,18 +619,19 @@ static void finish(struct pf *p, bool cli_explicit)
 			    json_pack("{sssb}", "status", p->cleanup_status, "complete",
 				      cleanup_complete(p->cleanup_status)));
 	json_t *dc = json_object();
-	json_object_set_new(dc, "path_role", json_string(cli_explicit ? "explicit" : "default"));
-	/* Default client paths are public facts; an explicit one may be private. */
+	bool explicit_socket = p->eng ? p->eng->explicit_socket : p->explicit_socket;
+	json_object_set_new(dc, "path_role", json_string(explicit_socket ? "explicit" : "default"));
+	/* The default socket path is a public fact; an explicit one may be private. */
 	json_object_set_new(dc, "path",
-			    !cli_explicit && p->cli ? json_string(p->cli->path) : json_null());
-	json_object_set_new(dc, "version", jstr_or_null(res->client_version));
+			    !explicit_socket && p->eng ? json_string(p->eng->socket) : json_null());
+	json_object_set_new(dc, "version", ag_json_str_or_null(res->client_version));
 	json_object_set_new(ev, "docker_client", dc);
 	json_object_set_new(ev, "engine", engine_json(&p->engine));
 	json_t *im = json_object();
-	json_object_set_new(im, "configured_reference", jstr_or_null(p->cfg->sandbox.image));
-	json_object_set_new(im, "registry_digest", jstr_or_null(p->image.registry_digest));
-	json_object_set_new(im, "local_image_id", jstr_or_null(p->image.local_image_id));
-	json_object_set_new(im, "platform", jstr_or_null(p->image.platform));
+	json_object_set_new(im, "configured_reference", ag_json_str_or_null(p->cfg->sandbox.image));
+	json_object_set_new(im, "registry_digest", ag_json_str_or_null(p->image.registry_digest));
+	json_object_set_new(im, "local_image_id", ag_json_str_or_null(p->image.local_image_id));
+	json_object_set_new(im, "platform", ag_json_str_or_null(p->image.platform));
 	json_object_set_new(im, "pull_policy", json_string("never"));
 	json_object_set_new(ev, "image", im);
 	/*
@@ -728,7 +652,7 @@ static void finish(struct pf *p, bool cli_explicit)
 	memset(&p->image, 0, sizeof(p->image));
 }
 
-int ag_preflight_run(const struct ag_config *cfg, const struct ag_docker_cli *cli,
+int ag_preflight_run(const struct ag_config *cfg, struct ag_engine *eng,
 		     const struct ag_preflight_opts *opts, struct ag_preflight_result *res,
 		     struct ag_error **err)
 {
@@ -738,7 +662,9 @@ int ag_preflight_run(const struct ag_config *cfg, const struct ag_docker_cli *cl
 	ag_preflight_result_init(res);
 	struct pf p = {
 	    .cfg = cfg,
-	    .cli = cli,
+	    .eng = eng,
+	    .explicit_socket = opts->socket_path != NULL,
+	    .opts = opts,
 	    .control_ms =
 		opts->control_timeout_ms ? opts->control_timeout_ms : AG_PF_DOCKER_TIMEOUT_MS,
 	    .probe_ms = opts->probe_timeout_ms ? opts->probe_timeout_ms : AG_PF_PROBE_TIMEOUT_MS,
@@ -750,25 +676,26 @@ int ag_preflight_run(const struct ag_config *cfg, const struct ag_docker_cli *cl
 	    .cleanup_status = "not_created",
 	};
 	p.engine.ncpu = -1;
-	struct ag_docker_cli own = AG_DOCKER_CLI_INIT;
-	bool explicit_cli = cli == NULL && opts->docker_path != NULL;
+	struct ag_engine own = AG_ENGINE_INIT;
 	int ret = 0;
 
 	if (!check_config(&p))
 		goto done;
-	if (!cli) {
+	if (!eng) {
 		struct ag_error *e = NULL;
-		if (ag_docker_cli_resolve(opts->docker_path, &own, &e) < 0) {
+		if (ag_engine_open(opts->socket_path, &own, &e) < 0) {
 			if (e->code == AG_E_USAGE) {
 				*err = e;
 				ret = -1;
 				goto done;
 			}
-			fail_err(&p, "docker_cli_available", AG_PF_V_UNAVAILABLE, e);
+			fail_err(&p, "docker_cli_available",
+				 e->code == AG_E_UNVERIFIED ? AG_PF_V_UNSAFE : AG_PF_V_UNAVAILABLE,
+				 e);
 			ag_error_free(e);
 			goto done;
 		}
-		p.cli = &own;
+		p.eng = &own;
 	}
 	pass(&p, "docker_cli_available", NULL);
 	if (!check_engine(&p))
@@ -778,7 +705,7 @@ int ag_preflight_run(const struct ag_config *cfg, const struct ag_docker_cli *cl
 	run_probe(&p);
 done:
 	if (ret == 0)
-		finish(&p, explicit_cli);
+		finish(&p);
 	json_decref(p.ev);
 	json_decref(p.checks);
 	json_decref(p.unavail);
@@ -786,6 +713,6 @@ done:
 	free(p.container_id);
 	ag_engine_facts_release(&p.engine);
 	ag_image_facts_release(&p.image);
-	ag_docker_cli_release(&own);
+	ag_engine_close(&own);
 	return ret;
 }

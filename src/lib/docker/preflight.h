@@ -8,8 +8,8 @@
  *
  *   contained_execution_config      the config asks for containment (no docker)
  *   contained_execution_contract    v1 boundary rules re-checked (no docker)
- *   docker_cli_available            verified absolute client (docker_cli)
- *   docker_daemon                   bounded `docker version` JSON
+ *   docker_cli_available            verified socket, root peer (engine.h)
+ *   docker_daemon                   bounded GET /version
  *   engine_platform                 Server.Os linux, Arch, versions
  *   docker_info                     bounded `docker info` JSON, consistent with version
  *   platform_claim                  Docker Desktop classification vs config
@@ -33,7 +33,7 @@
 #include <jansson.h>
 
 struct ag_config;
-struct ag_docker_cli;
+struct ag_engine;
 struct ag_error;
 
 /* The probe's workspace (a tmpfs, as contained-run's workspace path). */
@@ -49,17 +49,32 @@ struct ag_error;
 
 struct ag_preflight_opts {
 	/*
-	 * Used only when ag_preflight_run gets cli == NULL: the client to
-	 * resolve (absolute path), or NULL for the defaults (docker_cli.h).
+	 * Used only when ag_preflight_run gets eng == NULL: the Docker socket
+	 * to verify and connect to (absolute path), or NULL for the default
+	 * (engine.h).
 	 */
-	const char *docker_path;
+	const char *socket_path;
+	/*
+	 * The static probe binary (src/probe), installed beside agentguard;
+	 * verified root-owned (ag_verify_root_file) and bind-mounted read-only
+	 * as the probe container's entrypoint. NULL: the check fails closed.
+	 */
+	const char *probe_path;
 	unsigned control_timeout_ms; /* 0 = AG_PF_DOCKER_TIMEOUT_MS */
 	unsigned probe_timeout_ms;   /* 0 = AG_PF_PROBE_TIMEOUT_MS */
+	/*
+	 * Called once, from the thread running the preflight, when every check
+	 * before the probe has passed and the probe is about to be created, with
+	 * the verified local image id (borrowed for the call). contained-run
+	 * uses it to create its own container while the probe runs. May be NULL.
+	 */
+	void (*on_probe)(void *data, const char *local_image_id);
+	void *on_probe_data;
 };
 
 #define AG_PREFLIGHT_OPTS_INIT                                                                     \
 	{                                                                                          \
-		NULL, 0, 0                                                                         \
+		NULL, NULL, 0, 0, NULL, NULL                                                       \
 	}
 
 struct ag_preflight_result {
@@ -77,7 +92,7 @@ struct ag_preflight_result {
 	const char *cleanup_status; /* static: not_created, removed, ... */
 	/* The image check's facts, metadata included (entrypoint hash, ENV names). */
 	struct ag_image_facts image;
-	json_t *evidence;	    /* owned; see docs/preflight.md for fields */
+	json_t *evidence; /* owned; see docs/preflight.md for fields */
 };
 
 void ag_preflight_result_init(struct ag_preflight_result *r);
@@ -86,18 +101,18 @@ void ag_preflight_result_releasep(struct ag_preflight_result *r);
 #define _cleanup_preflight_result_ _cleanup_(ag_preflight_result_releasep)
 
 /*
- * Runs the preflight for `cfg` with the verified client `cli` (NULL:
- * resolve opts->docker_path or the defaults, recorded as the
+ * Runs the preflight for `cfg` over the open engine `eng` (NULL: verify
+ * and open opts->socket_path or the default socket, recorded as the
  * docker_cli_available check). `opts` may be NULL.
  *
  * Returns 0 whenever a verdict was reached, whatever it is (supported,
  * experimental, unavailable, unsafe): *res is filled, res->evidence is
  * set. Returns -1 with *err only when the preflight itself could not be
- * carried out (e.g. --docker not absolute: docker.cli.not_absolute,
+ * carried out (e.g. --docker-socket not absolute: docker.socket.not_absolute,
  * AG_E_USAGE; an internal error). A probe container created by this call
  * is removed by its immutable id before return, in every outcome.
  */
-int ag_preflight_run(const struct ag_config *cfg, const struct ag_docker_cli *cli,
+int ag_preflight_run(const struct ag_config *cfg, struct ag_engine *eng,
 		     const struct ag_preflight_opts *opts, struct ag_preflight_result *res,
 		     struct ag_error **err);
 

@@ -1,4 +1,5 @@
 #include "lib/base/ag.h"
+#include "lib/base/size.h"
 #include "lib/report/report.h"
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
@@ -245,37 +246,8 @@ static size_t warnings(const json_t *a, const char *w[5])
 
 static long long size_bytes(const char *s)
 {
-	if (!s || !*s)
-		return -1;
-	char *end = NULL;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || end == s || v < 0)
-		return -1;
-	long long m = 1;
-	switch (*end) {
-	case '\0':
-		break;
-	case 'b':
-	case 'B':
-		end++;
-		break;
-	case 'k':
-	case 'K':
-		m = 1024LL, end++;
-		break;
-	case 'm':
-	case 'M':
-		m = 1024LL * 1024, end++;
-		break;
-	case 'g':
-	case 'G':
-		m = 1024LL * 1024 * 1024, end++;
-		break;
-	default:
-		return -1;
-	}
-	return *end || v > INT64_MAX / m ? -1 : v * m;
+	int64_t v;
+	return ag_size_parse(s, AG_SIZE_DOCKER, &v) == 0 ? (long long)v : -1;
 }
 
 struct control_row {

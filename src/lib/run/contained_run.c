@@ -9,13 +9,14 @@
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
+#include "lib/base/exit.h"
 #include "lib/base/fsx.h"
 #include "lib/base/redact.h"
 #include "lib/base/sha256.h"
 #include "lib/config/config.h"
 #include "lib/config/env_allowlist.h"
-#include "lib/docker/container.h"
-#include "lib/docker/docker_cli.h"
+#include "lib/docker/engine.h"
+#include "lib/docker/ledger.h"
 #include "lib/docker/docker_json.h"
 #include "lib/docker/exec_spec.h"
 #include "lib/docker/inspect.h"
@@ -30,6 +31,7 @@
 #include "lib/workspace/workspace.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <jansson.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -80,8 +82,8 @@ struct run {
 	char *cleanup_message;
 
 	/* preflight */
-	struct ag_docker_cli cli;
-	bool cli_ok;
+	struct ag_engine eng;
+	bool eng_ok;
 	struct ag_preflight_result pf;
 	bool pf_ran;
 
@@ -121,9 +123,10 @@ struct run {
 	bool checks_ok;
 
 	/* execution */
-	bool executed;	    /* `docker start` was run */
+	bool executed;	    /* attach + start was attempted */
 	bool agent_started; /* ... and the container's process actually started */
-	struct ag_proc_result pr;
+	struct ag_engine_stream pr;
+	bool pr_init;
 	const char *outcome;
 	int exit_status;
 	bool oom_killed;
@@ -324,7 +327,7 @@ static int stage_policy(struct run *r)
 		if (strstr(b.buf, c->unsafe_commands.v[i])) {
 			r->policy_blocked = true;
 			r->policy_match = c->unsafe_commands.v[i];
-			fail(r, "policy", 5, "policy.unsafe_command",
+			fail(r, "policy", AG_EXIT_POLICY, "policy.unsafe_command",
 			     "the agent argv matches an unsafe_commands entry; blocked before launch");
 			break;
 		}
@@ -333,24 +336,97 @@ static int stage_policy(struct run *r)
 	return r->policy_blocked ? -1 : 0;
 }
 
-static int stage_preflight(struct run *r)
+/*
+ * The preflight runs on its own thread and its own engine connection. Once
+ * its checks up to the probe have passed (on_probe), the run prepares the
+ * workspace and creates and verifies its own container while the probe
+ * runs; the agent starts only after the final verdict, which includes the
+ * verified removal of the probe.
+ */
+struct pf_job {
+	struct run *r;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool probing, done;
+	char *image_id; /* the verified local image id, from on_probe */
+	int rc;
+	struct ag_error *err;
+};
+
+static void pf_on_probe(void *data, const char *image_id)
+{
+	struct pf_job *j = data;
+	pthread_mutex_lock(&j->mu);
+	j->image_id = image_id ? ag_xstrdup(image_id) : NULL;
+	j->probing = true;
+	pthread_cond_broadcast(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+}
+
+static void *pf_main(void *data)
+{
+	struct pf_job *j = data;
+	struct ag_preflight_opts po = AG_PREFLIGHT_OPTS_INIT;
+	po.socket_path = j->r->o->docker_socket;
+	po.probe_path = j->r->o->probe_path;
+	po.on_probe = pf_on_probe;
+	po.on_probe_data = j;
+	int rc = ag_preflight_run(j->r->o->cfg, NULL, &po, &j->r->pf, &j->err);
+	pthread_mutex_lock(&j->mu);
+	j->rc = rc;
+	j->done = true;
+	pthread_cond_broadcast(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+	return NULL;
+}
+
+/* Opens the run's engine connection and starts the preflight beside it. */
+static int stage_preflight_start(struct run *r, struct pf_job *j)
 {
 	struct ag_error *e = NULL;
-	if (ag_docker_cli_resolve(r->o->docker_path, &r->cli, &e) < 0) {
-		fail(r, "preflight", 3, e->reason, "Docker client unavailable: %s", e->msg);
+	if (ag_engine_open(r->o->docker_socket, &r->eng, &e) < 0) {
+		fail(r, "preflight", AG_EXIT_PREFLIGHT, e->reason, "Docker engine unavailable: %s", e->msg);
 		ag_error_free(e);
 		return -1;
 	}
-	r->cli_ok = true;
+	r->eng_ok = true;
 	ag_preflight_result_init(&r->pf);
 	r->pf_ran = true;
-	if (ag_preflight_run(r->o->cfg, &r->cli, NULL, &r->pf, &e) < 0) {
-		fail_err(r, "preflight", 3, e);
-		ag_error_free(e);
+	*j = (struct pf_job){.r = r};
+	pthread_mutex_init(&j->mu, NULL);
+	pthread_cond_init(&j->cv, NULL);
+	if (pthread_create(&j->th, NULL, pf_main, j) != 0)
+		abort(); /* no thread for the preflight: nothing safe to do */
+	return 0;
+}
+
+/* True once the probe is about to run; false when the preflight ended first. */
+static bool preflight_probing(struct pf_job *j)
+{
+	pthread_mutex_lock(&j->mu);
+	while (!j->probing && !j->done)
+		pthread_cond_wait(&j->cv, &j->mu);
+	bool probing = j->probing;
+	pthread_mutex_unlock(&j->mu);
+	return probing;
+}
+
+/* Joins the preflight; 0 when its verdict passed. */
+static int stage_preflight_finish(struct run *r, struct pf_job *j)
+{
+	pthread_join(j->th, NULL);
+	pthread_mutex_destroy(&j->mu);
+	pthread_cond_destroy(&j->cv);
+	free(j->image_id);
+	j->image_id = NULL;
+	if (j->rc < 0) {
+		fail_err(r, "preflight", AG_EXIT_PREFLIGHT, j->err);
+		ag_error_free(j->err);
 		return -1;
 	}
 	if (!ag_preflight_passed(&r->pf)) {
-		fail(r, "preflight", 3, r->pf.reason ? r->pf.reason : "preflight.failed",
+		fail(r, "preflight", AG_EXIT_PREFLIGHT, r->pf.reason ? r->pf.reason : "preflight.failed",
 		     "Docker contained-execution preflight failed: %s",
 		     ag_pf_status_name(r->pf.status));
 		return -1;
@@ -361,7 +437,7 @@ static int stage_preflight(struct run *r)
 static void residue(struct run *r, bool after)
 {
 	struct ag_strv ids = AG_STRV_INIT;
-	int rc = ag_container_list_labelled(&r->cli, AG_RUN_OWNER_LABEL, AG_RUN_OWNER_VALUE,
+	int rc = ag_container_list_labelled(&r->eng, AG_RUN_OWNER_LABEL, AG_RUN_OWNER_VALUE,
 					    AG_DOCKER_CONTROL_TIMEOUT_MS, &ids);
 	if (!after) {
 		r->residue_before_ok = rc == 0;
@@ -370,7 +446,7 @@ static void residue(struct run *r, bool after)
 		r->residue_after_ok = rc == 0;
 		r->residue_after = ids.n;
 		struct ag_strv ours = AG_STRV_INIT;
-		int rc2 = ag_container_list_labelled(&r->cli, AG_RUN_ID_LABEL, r->suffix,
+		int rc2 = ag_container_list_labelled(&r->eng, AG_RUN_ID_LABEL, r->suffix,
 						     AG_DOCKER_CONTROL_TIMEOUT_MS, &ours);
 		if (rc2 < 0)
 			r->residue_after_ok = false;
@@ -384,21 +460,21 @@ static int stage_workspace(struct run *r)
 {
 	struct ag_error *e = NULL;
 	if (mkdirat(r->run_fd, AG_RUN_LIFECYCLE_DIR, 0711) < 0) {
-		fail(r, "workspace_prep", 4, "workspace.lifecycle_dir",
+		fail(r, "workspace_prep", AG_EXIT_WORKSPACE, "workspace.lifecycle_dir",
 		     "cannot create the lifecycle directory");
 		return -1;
 	}
 	r->lifecycle_fd =
 	    openat(r->run_fd, AG_RUN_LIFECYCLE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (r->lifecycle_fd < 0) {
-		fail(r, "workspace_prep", 4, "workspace.lifecycle_dir",
+		fail(r, "workspace_prep", AG_EXIT_WORKSPACE, "workspace.lifecycle_dir",
 		     "cannot open the lifecycle directory");
 		return -1;
 	}
 	struct ag_ws_prepare_opts po = {0};
 	po.exclude_agentguard_root = r->o->runs_root_in_repo;
 	if (ag_ws_prepare(r->o->repo_fd, r->lifecycle_fd, AG_RUN_WORKSPACE_ID, &po, &r->prep, &e) < 0) {
-		fail_err(r, "workspace_prep", 4, e);
+		fail_err(r, "workspace_prep", AG_EXIT_WORKSPACE, e);
 		ag_error_free(e);
 		return -1;
 	}
@@ -417,27 +493,17 @@ static char *workspace_host_path(const struct run *r)
 /* Re-reads the daemon facts the preflight relied on; false when they changed. */
 static bool fingerprint_same(struct run *r)
 {
-	const char *vargs[] = {"version", "--format", "{{json .}}", NULL};
-	const char *iargs[] = {"info", "--format", "{{json .}}", NULL};
 	struct ag_engine_facts f = {0};
 	struct ag_pf_findings fi = AG_PF_FINDINGS_INIT;
 	bool ok = false;
-	struct ag_proc_result pv, pi;
-	ag_proc_result_init(&pv);
-	ag_proc_result_init(&pi);
 	struct ag_error *e = NULL;
 	json_t *jv = NULL, *ji = NULL;
-	if (ag_docker_run(&r->cli, vargs, AG_PF_JSON_MAX_BYTES + 1, 0, &pv, &e) < 0 ||
-	    ag_docker_check(&pv, "docker version", &e) < 0 ||
-	    ag_docker_json_parse(pv.out.buf, pv.out.len, pv.stdout_truncated, NULL,
-				 AG_DOCKER_JSON_OBJECT, &jv, &e) < 0)
+	if (ag_engine_json(&r->eng, "GET", "/version", NULL, 0, "GET /version", &jv, &e) < 0 ||
+	    ag_engine_json(&r->eng, "GET", "/info", NULL, 0, "GET /info", &ji, &e) < 0)
 		goto out;
-	if (ag_docker_run(&r->cli, iargs, AG_PF_JSON_MAX_BYTES + 1, 0, &pi, &e) < 0 ||
-	    ag_docker_check(&pi, "docker info", &e) < 0 ||
-	    ag_docker_json_parse(pi.out.buf, pi.out.len, pi.stdout_truncated, NULL,
-				 AG_DOCKER_JSON_OBJECT, &ji, &e) < 0)
-		goto out;
-	ag_inspect_version(jv, &f, &fi);
+	json_t *both = json_pack("{s:{s:s},s:O}", "Client", "Version", r->eng.client, "Server", jv);
+	ag_inspect_version(both, &f, &fi);
+	json_decref(both);
 	ag_inspect_info(ji, &f, &fi);
 	if (fi.n)
 		goto out;
@@ -454,8 +520,6 @@ out:
 	ag_error_free(e);
 	ag_engine_facts_release(&f);
 	ag_pf_findings_release(&fi);
-	ag_proc_result_release(&pv);
-	ag_proc_result_release(&pi);
 	return ok;
 }
 
@@ -465,7 +529,7 @@ static bool should_cancel(void *data)
 	return r->o->cancel && *r->o->cancel;
 }
 
-static int stage_container(struct run *r)
+static int stage_create(struct run *r, const char *image_id)
 {
 	const struct ag_config *c = r->o->cfg;
 	struct ag_error *e = NULL;
@@ -495,19 +559,17 @@ static int stage_container(struct run *r)
 	in.env = (const char *const *)ag_strv_argv(&configured);
 	in.n_env = configured.n;
 	struct ag_exec_spec spec;
-	struct ag_strv argv = AG_STRV_INIT;
 	int rc = -1;
-	if (ag_exec_spec_from_config(c, &in, &spec, &e) < 0 ||
-	    ag_render_argv(&spec, AG_RENDER_CREATE, &argv, &e) < 0) {
-		fail_err(r, "docker", 6, e);
+	if (ag_exec_spec_from_config(c, &in, &spec, &e) < 0) {
+		fail_err(r, "docker", AG_EXIT_DOCKER, e);
 		goto out;
 	}
 	/* create, then bind identity by the returned id and the owner labels */
 	r->create_attempted = true;
-	if (ag_container_create(&r->cli, &argv, AG_DOCKER_CONTROL_TIMEOUT_MS, &r->container_id,
-				&e) < 0) {
+	if (ag_ledger_create(&r->eng, &spec, AG_DOCKER_CONTROL_TIMEOUT_MS, &r->container_id,
+			     &e) < 0) {
 		/* Docker may have made it anyway: cleanup finds it by the run's label. */
-		fail_err(r, "docker", 6, e);
+		fail_err(r, "docker", AG_EXIT_DOCKER, e);
 		goto out;
 	}
 	/*
@@ -524,16 +586,16 @@ static int stage_container(struct run *r)
 	}
 	{
 		json_t *v = NULL;
-		if (ag_container_lookup(&r->cli, r->container_id, AG_DOCKER_CONTROL_TIMEOUT_MS, &v) !=
+		if (ag_container_lookup(&r->eng, r->container_id, AG_DOCKER_CONTROL_TIMEOUT_MS, &v) !=
 		    0) {
-			fail(r, "docker", 6, "run.identity.inspect",
+			fail(r, "docker", AG_EXIT_DOCKER, "run.identity.inspect",
 			     "the created container could not be inspected by its id");
 			goto out;
 		}
 		struct ag_probe_expect x = {
 			.id = r->container_id,
 			.name = r->container_name,
-			.image_id = r->pf.local_image_id,
+			.image_id = image_id,
 			.uid = c->contained.required_uid,
 			.gid = c->contained.required_gid,
 			.memory_bytes = c->contained.memory_bytes,
@@ -562,7 +624,7 @@ static int stage_container(struct run *r)
 		json_decref(v);
 		if (f.n) {
 			/* CONTRACT: run.verify_created (the container that runs shows every control) */
-			fail(r, "preflight", 3, f.v[0].reason,
+			fail(r, "preflight", AG_EXIT_PREFLIGHT, f.v[0].reason,
 			     "the created container does not show a required control: %s: %s",
 			     f.v[0].control, f.v[0].detail ? f.v[0].detail : "");
 			ag_pf_findings_release(&f);
@@ -571,11 +633,27 @@ static int stage_container(struct run *r)
 		ag_pf_findings_release(&f);
 		r->verified = true;
 	}
+	rc = 0;
+out:
+	ag_error_free(e);
+	ag_strv_release(&configured);
+	free(host_ws);
+	return rc;
+}
+
+/* After the verdict: the daemon and the workspace path are still what was
+ * verified, then attach and start. */
+static int stage_start(struct run *r)
+{
+	const struct ag_config *c = r->o->cfg;
+	struct ag_error *e = NULL;
+	char *host_ws = workspace_host_path(r);
+	int rc = -1;
 	/* CONTRACT: run.daemon_fingerprint (facts preflight relied on, re-checked) */
 	r->fingerprint_checked = true;
 	r->fingerprint_same = fingerprint_same(r);
 	if (!r->fingerprint_same) {
-		fail(r, "preflight", 3, "run.daemon_changed",
+		fail(r, "preflight", AG_EXIT_PREFLIGHT, "run.daemon_changed",
 		     "the Docker daemon facts changed since the preflight");
 		goto out;
 	}
@@ -593,42 +671,51 @@ static int stage_container(struct run *r)
 		if (wfd >= 0)
 			close(wfd);
 		if (!same) {
-			fail(r, "preflight", 3, "run.workspace_path_swapped",
+			fail(r, "preflight", AG_EXIT_PREFLIGHT, "run.workspace_path_swapped",
 			     "the workspace's host path no longer leads to the prepared workspace");
 			goto out;
 		}
 	}
 	if (should_cancel(r)) {
 		r->outcome = "cancelled";
-		fail(r, "cancelled", 128 + (int)*r->o->cancel, "run.cancelled",
+		fail(r, "cancelled", AG_EXIT_SIGNAL_BASE + (int)*r->o->cancel, "run.cancelled",
 		     "the run was cancelled before start");
 		goto out;
 	}
 	{
-		const char *start[] = {"start", "-a", "--", r->container_id, NULL};
-		struct ag_proc_spec tmpl = {
+		const struct ag_engine_stream_opts so = {
 			.stdout_max = (size_t)c->max_output_bytes,
 			.stderr_max = (size_t)c->max_output_bytes,
-			.cap_policy = AG_PROC_CAP_TRUNCATE,
 			.timeout_ms = (unsigned)(r->o->timeout_seconds * 1000),
-			.kill_grace_ms = 1000,
 			.should_cancel = should_cancel,
 			.should_cancel_data = r,
 		};
-		ag_proc_result_init(&r->pr);
+		ag_engine_stream_init(&r->pr);
+		r->pr_init = true;
 		uint64_t t0 = now_ms();
-		if (ag_docker_run_ex(&r->cli, start, &tmpl, &r->pr, &e) < 0) {
-			fail_err(r, "docker", 6, e);
-			goto out;
-		}
+		ag_engine_attach_run(&r->eng, r->container_id, &so, &r->pr, &e);
 		r->exec_ms = now_ms() - t0;
 		r->executed = true;
+		if (r->pr.end == AG_STREAM_NOT_STARTED) {
+			/* Attach or start refused: classify() reads the container's state. */
+			ag_error_free(e);
+			e = NULL;
+		} else if (r->pr.end == AG_STREAM_ENDED) {
+			/* The stream ended with the process; its state settles by wait. */
+			_cleanup_free_ char *wpath =
+			    ag_xasprintf("/containers/%s/wait?condition=not-running", r->container_id);
+			json_t *w = NULL;
+			if (ag_engine_json(&r->eng, "POST", wpath, NULL, AG_DOCKER_CONTROL_TIMEOUT_MS,
+					   "wait for the container", &w, &e) < 0) {
+				ag_error_free(e);
+				e = NULL;
+			}
+			json_decref(w);
+		}
 	}
 	rc = 0;
 out:
 	ag_error_free(e);
-	ag_strv_release(&argv);
-	ag_strv_release(&configured);
 	free(host_ws);
 	return rc;
 }
@@ -638,9 +725,9 @@ static void classify(struct run *r)
 {
 	if (!r->executed)
 		return;
-	const struct ag_proc_result *p = &r->pr;
+	const struct ag_engine_stream *p = &r->pr;
 	json_t *v = NULL;
-	bool have_state = r->container_id && ag_container_lookup(&r->cli, r->container_id,
+	bool have_state = r->container_id && ag_container_lookup(&r->eng, r->container_id,
 								 AG_DOCKER_CONTROL_TIMEOUT_MS, &v) == 0;
 	const json_t *ec = have_state ? ag_json_path(v, "State.ExitCode") : NULL;
 	const char *derr = have_state ? ag_json_path_str(v, "State.Error") : NULL;
@@ -648,18 +735,18 @@ static void classify(struct run *r)
 	r->oom_killed = have_state && json_is_true(ag_json_path(v, "State.OOMKilled"));
 	bool never_started = started && strncmp(started, "0001-01-01", 10) == 0;
 	bool still_running = have_state && json_is_true(ag_json_path(v, "State.Running"));
-	r->exit_status = json_is_integer(ec) ? (int)json_integer_value(ec)
-					     : (p->status == AG_PROC_EXITED ? p->exit_code : -1);
-	/* A container stopped by AgentGuard (or still running) has no exit status of its own. */
-	if (still_running || p->cancelled || p->status == AG_PROC_TIMED_OUT)
+	r->exit_status = json_is_integer(ec) ? (int)json_integer_value(ec) : -1;
+	/* A container stopped by AgentGuard (or still running, or never started)
+	 * has no exit status of its own. */
+	if (still_running || never_started || p->end != AG_STREAM_ENDED)
 		r->exit_status = -1;
-	if (p->cancelled) {
+	if (p->end == AG_STREAM_CANCELLED) {
 		r->outcome = "cancelled";
-		fail(r, "cancelled", 128 + (int)(r->o->cancel ? *r->o->cancel : 2), "run.cancelled",
+		fail(r, "cancelled", AG_EXIT_SIGNAL_BASE + (int)(r->o->cancel ? *r->o->cancel : 2), "run.cancelled",
 		     "AgentGuard was asked to stop; the container was cleaned up");
-	} else if (p->status == AG_PROC_TIMED_OUT) {
+	} else if (p->end == AG_STREAM_TIMED_OUT) {
 		r->outcome = "timed_out";
-		fail(r, "timeout", 7, "run.timeout",
+		fail(r, "timeout", AG_EXIT_TIMEOUT, "run.timeout",
 		     "the contained command timed out after %" PRId64 " seconds",
 		     r->o->timeout_seconds);
 	} else if (r->oom_killed) {
@@ -671,8 +758,8 @@ static void classify(struct run *r)
 		 */
 		if (r->exit_status == 0)
 			r->exit_status = -1;
-	} else if ((derr && *derr) || never_started || p->status == AG_PROC_FAILED_TO_START ||
-		   (p->status == AG_PROC_EXITED && p->exit_code != 0 && !json_is_integer(ec))) {
+	} else if ((derr && *derr) || never_started || p->end == AG_STREAM_NOT_STARTED ||
+		   !json_is_integer(ec)) {
 		r->outcome = "docker_launch_failure";
 		/*
 		 * The agent never ran: its exit status is unknown, unless Docker's
@@ -682,15 +769,16 @@ static void classify(struct run *r)
 		if (r->exit_status < 125 || r->exit_status > 127)
 			r->exit_status = -1;
 		/* runc's words for an argv[0] it could not exec (only a hint: no text is kept) */
-		bool not_found = strstr(p->err.buf, "exec: \"") &&
-				 (strcasestr(p->err.buf, "executable file not found") ||
-				  strcasestr(p->err.buf, "no such file or directory"));
-		fail(r, "docker", 6, "run.launch_failed",
+		bool not_found = derr && strstr(derr, "exec: \"") &&
+				 (strcasestr(derr, "executable file not found") ||
+				  strcasestr(derr, "no such file or directory"));
+		fail(r, "docker", AG_EXIT_DOCKER, "run.launch_failed",
 		     "Docker failed before or while launching the contained command%s",
 		     not_found ? " (the argv's executable was not found in the image)" : "");
-	} else if (p->status == AG_PROC_SIGNALED) {
+	} else if (p->end == AG_STREAM_DROPPED) {
 		r->outcome = "docker_client_signaled";
-		fail(r, "docker", 6, "run.client_signaled", "the attached Docker client was killed");
+		fail(r, "docker", AG_EXIT_DOCKER, "run.attach_dropped",
+		     "the output stream from the Docker daemon ended early");
 	} else {
 		r->outcome = "exited";
 	}
@@ -750,35 +838,17 @@ static void classify(struct run *r)
 
 static void stage_cleanup_container(struct run *r)
 {
-	if (!r->cli_ok) {
+	if (!r->eng_ok) {
 		r->cleanup.state = AG_CLEANUP_NOT_CREATED;
 		r->cleanup.liveness_verified = true;
 		r->cleanup.message = "no container was created";
 		return;
 	}
-	if (r->container_id || !r->create_attempted) {
-		ag_container_cleanup(&r->cli, r->container_id, &r->own.owner,
-				     AG_DOCKER_CONTROL_TIMEOUT_MS, &r->cleanup);
-	} else {
-		/*
-		 * create was attempted but gave no id Docker stood by: Docker may
-		 * still have made it. Find this run's containers by its label and
-		 * clean each by id (the owner check still applies to each).
-		 */
-		size_t removed = 0;
-		if (ag_container_cleanup_labelled(&r->cli, AG_RUN_ID_LABEL, r->suffix, &r->own.owner,
-						  AG_DOCKER_CONTROL_TIMEOUT_MS, NULL, NULL, &r->cleanup,
-						  &removed) < 0) {
-			memset(&r->cleanup, 0, sizeof(r->cleanup));
-			r->cleanup.attempted = true;
-			r->cleanup.state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
-			r->cleanup.message = "after a failed create, this run's containers could "
-					     "not be listed";
-		} else if (r->cleanup.state == AG_CLEANUP_NOT_CREATED) {
-			r->cleanup.message = "create failed and no container of this run exists";
-		}
-	}
-	if (r->pf_ran && ag_preflight_passed(&r->pf))
+	/* By id, or (create answer lost) by this run's unique label. */
+	ag_ledger_remove(&r->eng, r->container_id, r->create_attempted, AG_RUN_ID_LABEL, r->suffix,
+			 &r->own.owner, AG_DOCKER_CONTROL_TIMEOUT_MS, &r->cleanup, NULL);
+	/* A container may exist even after a failed verdict (created beside the probe). */
+	if (r->create_attempted || (r->pf_ran && ag_preflight_passed(&r->pf)))
 		residue(r, true);
 }
 
@@ -850,7 +920,7 @@ static void stage_capture(struct run *r)
 	struct ag_ws_capture_opts co = {.expected_digest = r->prep.digest};
 	if (ag_ws_capture(r->lifecycle_fd, AG_RUN_WORKSPACE_ID, &co, &r->mut, &e) < 0) {
 		r->capture_reason = e->reason;
-		fail_err(r, "workspace_prep", 4, e);
+		fail_err(r, "workspace_prep", AG_EXIT_WORKSPACE, e);
 		ag_error_free(e);
 		return;
 	}
@@ -904,7 +974,7 @@ static void stage_checks(struct run *r)
 	if (ag_checks_evaluate(&in, &r->checks, &e) == 0)
 		r->checks_ok = true;
 	else
-		fail_err(r, "evidence", 4, e);
+		fail_err(r, "evidence", AG_EXIT_WORKSPACE, e);
 	ag_error_free(e);
 	if (wsfd >= 0)
 		close(wsfd);
@@ -999,7 +1069,8 @@ static void stage_workspace_cleanup(struct run *r)
 static void record_cleanup_failure(struct run *r)
 {
 	bool container_ok = ag_cleanup_state_complete(r->cleanup.state);
-	bool residue_ok = !r->residue_after_ok ? !(r->pf_ran && ag_preflight_passed(&r->pf))
+	bool residue_ok = !r->residue_after_ok ? !(r->create_attempted ||
+						    (r->pf_ran && ag_preflight_passed(&r->pf)))
 					       : r->residue_ours_after == 0;
 	bool ws_ok = strcmp(r->ws_status, "incomplete") != 0;
 	r->out->cleanup_complete = container_ok && residue_ok && ws_ok;
@@ -1013,7 +1084,7 @@ static void record_cleanup_failure(struct run *r)
 	    ag_cleanup_state_name(r->cleanup.state), residue_ok ? "none" : "present or unknown",
 	    r->ws_status);
 	if (!r->stage) {
-		fail(r, "cleanup", 8, r->cleanup_reason, "%s", r->cleanup_message);
+		fail(r, "cleanup", AG_EXIT_CLEANUP, r->cleanup_reason, "%s", r->cleanup_message);
 		r->cleanup_reason = NULL;
 	}
 }
@@ -1047,29 +1118,61 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		return -1;
 	}
 	/* stages: each stops the run on failure; the tail always runs */
-	if (stage_policy(r) == 0 && stage_preflight(r) == 0) {
+	struct ag_run_timings *tm = &out->timings;
+	uint64_t t = now_ms();
+#define LAP(field)                                                                                 \
+	do {                                                                                       \
+		uint64_t n_ = now_ms();                                                            \
+		tm->field += n_ - t;                                                               \
+		t = n_;                                                                            \
+	} while (0)
+	int ok = stage_policy(r);
+	LAP(policy);
+	struct pf_job job;
+	if (ok == 0 && stage_preflight_start(r, &job) == 0) {
+		uint64_t pf0 = t;
 		residue(r, false);
-		if (stage_workspace(r) == 0)
-			(void)stage_container(r);
+		bool created = false;
+		if (preflight_probing(&job)) {
+			LAP(preflight);
+			ok = stage_workspace(r);
+			LAP(workspace);
+			created = ok == 0 && stage_create(r, job.image_id) == 0;
+			LAP(container);
+		}
+		/* The preflight overlaps the two stages above: its own wall time. */
+		bool passed = stage_preflight_finish(r, &job) == 0;
+		t = now_ms();
+		tm->preflight = t - pf0;
+		if (passed && created) {
+			(void)stage_start(r);
+			LAP(execution);
+		}
+	} else {
+		LAP(preflight);
 	}
 	classify(r);
 	stage_cleanup_container(r);
+	LAP(cleanup);
 	if (r->ws_prepared && run_containers_gone(r)) {
 		/* Capture only once nothing can write the workspace any more. */
 		stage_capture(r);
 	}
+	LAP(capture);
 	stage_checks(r);
 	if (r->ws_prepared)
 		stage_source_integrity(r);
 	stage_patch(r);
+	LAP(checks);
 	stage_workspace_cleanup(r);
 	record_cleanup_failure(r);
+	LAP(cleanup);
 
 	/* verdict: no failure stage, checks pass, cleanup complete, capture ok */
 	bool tests_passed = r->checks_ok && r->checks.v[AG_CK_TESTS_PASSED].passed;
 	bool checks_pass = r->checks_ok && r->checks.pass;
 	out->pass = !r->stage && checks_pass && out->cleanup_complete && r->mut_ok;
-	out->exit_code = r->stage ? r->exit_code : (out->pass ? 0 : 1);
+	out->exit_code = r->stage ? r->exit_code : (out->pass ? AG_EXIT_PASS : AG_EXIT_FAIL);
 	if (!r->stage && r->executed && !tests_passed)
 		r->reason = "run.agent_failed";
 	else if (!r->stage && !checks_pass)
@@ -1097,7 +1200,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		.redact = o->redact,
 		.env = o->env,
 		.pf = r->pf_ran ? &r->pf : NULL,
-		.cli_version = r->cli_ok ? r->cli.version : NULL,
+		.cli_version = r->eng_ok ? r->eng.client : NULL,
 		.policy_blocked = r->policy_blocked,
 		.ws_prepared = r->ws_prepared,
 		.prep = &r->prep,
@@ -1128,7 +1231,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		.outcome = r->outcome,
 		.exit_status = r->exit_status,
 		.oom_killed = r->oom_killed,
-		.timed_out = r->executed && r->pr.status == AG_PROC_TIMED_OUT,
+		.timed_out = r->executed && r->pr.end == AG_STREAM_TIMED_OUT,
 		.cancelled = r->outcome && strcmp(r->outcome, "cancelled") == 0,
 		.stdout_text = r->stdout_red,
 		.stderr_text = r->stderr_red,
@@ -1153,13 +1256,13 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 	/* CONTRACT: evidence.bounds (the containment object keeps its own, tighter bounds) */
 	if (ag_canon_check(json_object_get(artifact, "containment_evidence"),
 			   &ag_canon_containment_bounds, &e) < 0) {
-		fail_err(r, "evidence", 4, e);
+		fail_err(r, "evidence", AG_EXIT_WORKSPACE, e);
 		ag_error_free(e);
 		e = NULL;
 		out->pass = false;
-		out->exit_code = 4;
+		out->exit_code = AG_EXIT_WORKSPACE;
 		facts.pass = false;
-		facts.exit_code = 4;
+		facts.exit_code = AG_EXIT_WORKSPACE;
 		facts.stage = r->stage;
 		facts.reason = r->reason;
 		facts.message = r->message;
@@ -1196,9 +1299,9 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 	if (wrc == 0) {
 		out->artifact_written = true;
 	} else {
-		fail_err(r, "evidence", 4, e);
+		fail_err(r, "evidence", AG_EXIT_WORKSPACE, e);
 		out->pass = false;
-		out->exit_code = 4;
+		out->exit_code = AG_EXIT_WORKSPACE;
 	}
 	/* CONTRACT: evidence.tamper_evident (seal + chain in the runs root) */
 	if (out->artifact_written &&
@@ -1208,7 +1311,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		 * in the artifact itself (rewritten, and left without a seal).
 		 */
 		out->seal_failed = true;
-		fail_err(r, "evidence", 4, e);
+		fail_err(r, "evidence", AG_EXIT_WORKSPACE, e);
 		ag_error_free(e);
 		e = NULL;
 		out->pass = false;
@@ -1219,6 +1322,9 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 	ag_error_free(e);
 	json_decref(artifact);
 	(void)write_marker(r, out->cleanup_complete ? "complete" : "retained");
+	LAP(evidence);
+#undef LAP
+	tm->total = now_ms() - r->started_ms;
 
 	/* what the CLI prints */
 	out->run_id = ag_steal_ptr(&r->run_id);
@@ -1270,12 +1376,12 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 	json_decref(r->verified_controls);
 	free(r->stdout_red);
 	free(r->stderr_red);
-	if (r->executed)
-		ag_proc_result_release(&r->pr);
+	if (r->pr_init)
+		ag_engine_stream_release(&r->pr);
 	if (r->pf_ran)
 		ag_preflight_result_release(&r->pf);
-	if (r->cli_ok)
-		ag_docker_cli_release(&r->cli);
+	if (r->eng_ok)
+		ag_engine_close(&r->eng);
 	if (r->mut_ok)
 		ag_ws_mutations_release(&r->mut);
 	ag_checks_release(&r->checks);

@@ -20,7 +20,7 @@
 
 #include "lib/base/ag.h"
 #include "lib/base/strv.h"
-#include "lib/docker/container.h"
+#include "lib/docker/ledger.h"
 
 #include <signal.h>
 
@@ -41,7 +41,8 @@ struct ag_run_opts {
 	int64_t timeout_seconds; /* effective agent timeout */
 	const struct ag_env_resolved *env;
 	struct ag_redactor *redact; /* secrets + path roots; extended by the run */
-	const char *docker_path;    /* NULL: default client */
+	const char *docker_socket;  /* NULL: the default Docker socket */
+	const char *probe_path;	    /* the static preflight probe (preflight.h) */
 	volatile sig_atomic_t *cancel; /* the signal number that asked to stop, or 0 */
 };
 
@@ -74,6 +75,13 @@ struct ag_run_outcome {
 	bool artifact_written;
 	bool patch_written; /* changes.patch is beside the artifact */
 	bool seal_failed; /* the artifact exists but could not be sealed */
+	/* Wall time of each stage in ms (0: the stage did not run). The
+	 * preflight includes the engine connection; container is create +
+	 * verification + fingerprint; execution is attach to stream end. */
+	struct ag_run_timings {
+		uint64_t policy, preflight, workspace, container, execution, cleanup, capture,
+		    checks, evidence, total;
+	} timings;
 };
 
 void ag_run_outcome_release(struct ag_run_outcome *o);

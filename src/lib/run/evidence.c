@@ -8,7 +8,7 @@
 #include "lib/base/sha256.h"
 #include "lib/config/config.h"
 #include "lib/config/env_allowlist.h"
-#include "lib/docker/container.h"
+#include "lib/docker/ledger.h"
 #include "lib/docker/inspect.h"
 #include "lib/docker/preflight.h"
 #include "lib/evidence/canon.h"

@@ -4,8 +4,8 @@
 #include "lib/base/error.h"
 #include "lib/base/fsx.h"
 #include "lib/base/strv.h"
-#include "lib/docker/container.h"
-#include "lib/docker/docker_cli.h"
+#include "lib/docker/engine.h"
+#include "lib/docker/ledger.h"
 #include "lib/docker/docker_json.h"
 #include "lib/docker/preflight.h"
 #include "lib/run/contained_run.h"
@@ -138,7 +138,7 @@ static bool remove_workspace(int run_fd, size_t *removed)
 	return ok;
 }
 
-static void recover_one(int root_fd, const char *run_id, const struct ag_docker_cli *cli,
+static void recover_one(int root_fd, const char *run_id, struct ag_engine *cli,
 			ag_recover_log_fn log, void *data, struct ag_recover_report *rep)
 {
 	int run_fd = openat(root_fd, run_id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -176,7 +176,7 @@ static void recover_one(int root_fd, const char *run_id, const struct ag_docker_
 	size_t removed_here = 0;
 	bool ok = ag_container_cleanup_labelled(cli, AG_RUN_ID_LABEL, suffix, &own.owner,
 						AG_DOCKER_CONTROL_TIMEOUT_MS, log_container, &lc,
-						&worst, &removed_here) == 0;
+						&worst, &removed_here, NULL) == 0;
 	if (!ok)
 		logf_(log, data, "%s: cannot list its containers; nothing removed", run_id);
 	else if (!ag_cleanup_state_complete(worst.state))
@@ -231,7 +231,7 @@ static long long age_seconds(const char *created)
  * AG_RUN_PROBE_ORPHAN_SECONDS that carries all three probe labels (the name
  * label equal to its own name) cannot belong to a live preflight.
  */
-static void recover_probes(const struct ag_docker_cli *cli, const struct ag_recover_options *opt,
+static void recover_probes(struct ag_engine *cli, const struct ag_recover_options *opt,
 			   ag_recover_log_fn log, void *data, struct ag_recover_report *rep)
 {
 	struct ag_strv ids = AG_STRV_INIT;
@@ -280,7 +280,7 @@ static int cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int ag_run_recover(int runs_root_fd, const struct ag_docker_cli *cli,
+int ag_run_recover(int runs_root_fd, struct ag_engine *cli,
 		   const struct ag_recover_options *opt,
 		   ag_recover_log_fn log, void *data, struct ag_recover_report *rep,
 		   struct ag_error **err)

@@ -24,7 +24,7 @@
 
 #include "lib/base/ag.h"
 
-struct ag_docker_cli;
+struct ag_engine;
 struct ag_error;
 
 struct ag_recover_report {
@@ -52,7 +52,7 @@ struct ag_recover_options {
 	const char *probe_label_value;
 };
 
-int ag_run_recover(int runs_root_fd, const struct ag_docker_cli *cli,
+int ag_run_recover(int runs_root_fd, struct ag_engine *cli,
 		   const struct ag_recover_options *opt,
 		   ag_recover_log_fn log, void *data, struct ag_recover_report *rep,
 		   struct ag_error **err);

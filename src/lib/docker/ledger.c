@@ -1,0 +1,432 @@
+/*
+ * ledger.c: every Docker object AgentGuard owns, created, found and
+ * removed here (ledger.h), over the Engine API (engine.h).
+ */
+#include "lib/base/ag.h"
+#include "lib/docker/ledger.h"
+#include "lib/base/bounds.h"
+#include "lib/base/error.h"
+#include "lib/base/strv.h"
+#include "lib/docker/docker_json.h"
+#include "lib/docker/engine.h"
+#include "lib/docker/exec_spec.h"
+
+static const struct ag_docker_json_limits inspect_limits = {
+    .max_bytes = AG_ENGINE_INSPECT_MAX_BYTES,
+    .max_depth = AG_PF_JSON_MAX_DEPTH,
+    .max_items = AG_ENGINE_INSPECT_MAX_ITEMS,
+    .max_string = AG_ENGINE_INSPECT_MAX_STRING,
+};
+
+int ag_container_lookup(struct ag_engine *eng, const char *what, unsigned timeout_ms, json_t **obj)
+{
+	struct ag_engine_reply r;
+	ag_engine_reply_init(&r);
+	struct ag_error *e = NULL;
+	int ret = -1;
+	_cleanup_free_ char *q = ag_engine_escape(what);
+	_cleanup_free_ char *path = ag_xasprintf("/containers/%s/json", q);
+	if (ag_engine_call(eng, "GET", path, NULL, timeout_ms, AG_ENGINE_INSPECT_MAX_BYTES, &r,
+			   &e) < 0)
+		goto out;
+	if (r.status == 404) {
+		ret = 1;
+		goto out;
+	}
+	if (r.status != 200)
+		goto out;
+	json_t *v = NULL;
+	if (ag_docker_json_parse(r.body.buf, r.body.len, false, &inspect_limits,
+				 AG_DOCKER_JSON_OBJECT, &v, &e) < 0)
+		goto out;
+	/* The command and the environment go no further than this. */
+	json_t *cfg = json_object_get(v, "Config");
+	if (json_is_object(cfg)) {
+		json_object_del(cfg, "Cmd");
+		json_object_del(cfg, "Env");
+	}
+	json_object_del(v, "Args");
+	json_object_del(v, "Path");
+	if (obj)
+		*obj = v;
+	else
+		json_decref(v);
+	ret = 0;
+out:
+	ag_error_free(e);
+	ag_engine_reply_release(&r);
+	return ret;
+}
+
+bool ag_container_owned(const json_t *v, const char *id, const struct ag_container_owner *o)
+{
+	const char *vid = ag_json_path_str(v, "Id");
+	const char *name = ag_json_path_str(v, "Name");
+	if (!vid || !id || strcmp(vid, id) != 0)
+		return false;
+	if (!name || name[0] != '/' || !o->name || strcmp(name + 1, o->name) != 0)
+		return false;
+	const json_t *labels = ag_json_path(v, "Config.Labels");
+	if (!json_is_object(labels) || o->n_labels == 0)
+		return false;
+	for (size_t i = 0; i < o->n_labels; i++) {
+		const char *lv = json_string_value(json_object_get(labels, o->labels[i].key));
+		if (!lv || strcmp(lv, o->labels[i].value) != 0)
+			return false;
+	}
+	return true;
+}
+
+int ag_ledger_create(struct ag_engine *eng, const struct ag_exec_spec *spec, unsigned timeout_ms,
+		     char **id, struct ag_error **err)
+{
+	*id = NULL;
+	if (!spec->container_name)
+		return ag_err(err, AG_E_INTERNAL, 0, "docker.create.no_name",
+			      "an owned container needs a name");
+	json_t *body = NULL;
+	if (ag_render_create_request(spec, &body, err) < 0)
+		return -1;
+	_cleanup_free_ char *path =
+	    ag_xasprintf("/containers/create?name=%s", spec->container_name);
+	json_t *v = NULL;
+	int rc =
+	    ag_engine_json(eng, "POST", path, body, timeout_ms, "create the container", &v, err);
+	json_decref(body);
+	if (rc < 0)
+		return -1;
+	const char *got = json_string_value(json_object_get(v, "Id"));
+	if (!ag_is_container_id(got)) {
+		json_decref(v);
+		return ag_err(err, AG_E_DOCKER, 0, "docker.create.bad_id",
+			      "the daemon did not answer one 64-hex container id");
+	}
+	*id = ag_xstrdup(got);
+	json_decref(v);
+	return 0;
+}
+
+const char *ag_cleanup_state_name(enum ag_cleanup_state s)
+{
+	switch (s) {
+	case AG_CLEANUP_NOT_CREATED:
+		return "not_created";
+	case AG_CLEANUP_REMOVED:
+		return "removed";
+	case AG_CLEANUP_ALREADY_ABSENT:
+		return "already_absent";
+	case AG_CLEANUP_CLEANLY_TERMINATED:
+		return "cleanly_terminated";
+	case AG_CLEANUP_FORCE_KILLED:
+		return "force_killed";
+	case AG_CLEANUP_INCOMPLETE:
+		return "cleanup_incomplete";
+	case AG_CLEANUP_VERIFICATION_UNAVAILABLE:
+	default:
+		return "verification_unavailable";
+	}
+}
+
+bool ag_cleanup_state_complete(enum ag_cleanup_state s)
+{
+	return s == AG_CLEANUP_NOT_CREATED || s == AG_CLEANUP_REMOVED ||
+	       s == AG_CLEANUP_ALREADY_ABSENT || s == AG_CLEANUP_CLEANLY_TERMINATED ||
+	       s == AG_CLEANUP_FORCE_KILLED;
+}
+
+/* A control request that succeeded, or whose target is already gone. */
+static bool control(struct ag_engine *eng, const char *method, const char *path,
+		    unsigned timeout_ms)
+{
+	struct ag_engine_reply r;
+	ag_engine_reply_init(&r);
+	struct ag_error *e = NULL;
+	bool ok = ag_engine_call(eng, method, path, NULL, timeout_ms, AG_DOCKER_CONTROL_OUTPUT_MAX,
+				 &r, &e) == 0 &&
+		  ((r.status >= 200 && r.status < 300) || r.status == 304 || r.status == 404);
+	ag_error_free(e);
+	ag_engine_reply_release(&r);
+	return ok;
+}
+
+/* 1 absent, 0 present and ours (running set), 2 present and not ours,
+ * -1 unavailable. */
+static int observe(struct ag_engine *eng, const char *id, const struct ag_container_owner *o,
+		   unsigned timeout_ms, bool *running, struct ag_strv *volumes)
+{
+	json_t *v = NULL;
+	int r = ag_container_lookup(eng, id, timeout_ms, &v);
+	if (r != 0)
+		return r;
+	/* The anonymous volumes it holds (an image's VOLUME lines): their
+	 * absence is verified after the removal too. */
+	const json_t *mounts = json_object_get(v, "Mounts");
+	size_t i;
+	const json_t *m;
+	if (volumes && json_is_array(mounts))
+		json_array_foreach(mounts, i, m)
+		{
+			const char *name = ag_json_path_str(m, "Name");
+			if (strcmp(ag_json_str_or(json_object_get(m, "Type"), ""), "volume") == 0 &&
+			    ag_is_container_id(name) && volumes->n < AG_LEDGER_VOLUMES_MAX &&
+			    ag_strv_find(volumes, name) < 0)
+				ag_strv_push(volumes, name);
+		}
+	int ret = 2;
+	if (ag_container_owned(v, id, o)) {
+		const json_t *run = ag_json_path(v, "State.Running");
+		ret = -1;
+		if (json_is_boolean(run)) {
+			*running = json_is_true(run);
+			ret = 0;
+		}
+	}
+	json_decref(v);
+	return ret;
+}
+
+/* 1 every volume is gone (404), 0 one remains, -1 unknown. */
+static int volumes_gone(struct ag_engine *eng, const struct ag_strv *volumes, unsigned timeout_ms)
+{
+	int ret = 1;
+	for (size_t i = 0; i < volumes->n; i++) {
+		_cleanup_free_ char *path = ag_xasprintf("/volumes/%s", volumes->v[i]);
+		struct ag_engine_reply r;
+		ag_engine_reply_init(&r);
+		struct ag_error *e = NULL;
+		if (ag_engine_call(eng, "GET", path, NULL, timeout_ms, AG_PF_JSON_MAX_BYTES, &r,
+				   &e) < 0 ||
+		    (r.status != 404 && r.status != 200))
+			ret = ret == 0 ? 0 : -1;
+		else if (r.status == 200)
+			ret = 0;
+		ag_error_free(e);
+		ag_engine_reply_release(&r);
+	}
+	return ret;
+}
+
+/*
+ * `created_here`: the id is the one the daemon answered to this process's
+ * own create, so it is ours whatever an inspection claims; a contradictory
+ * inspection then skips the graceful stop and goes straight to the forced
+ * removal by that id.
+ */
+static void cleanup_one(struct ag_engine *eng, const char *id,
+			const struct ag_container_owner *owner, unsigned timeout_ms,
+			bool created_here, struct ag_cleanup_result *out, bool *foreign)
+{
+	memset(out, 0, sizeof(*out));
+	if (foreign)
+		*foreign = false;
+	if (!id) {
+		out->state = AG_CLEANUP_NOT_CREATED;
+		out->liveness_verified = true;
+		out->message = "no container was created";
+		return;
+	}
+	out->attempted = true;
+	bool running = false, was_running = false, stopped = false, killed = false;
+	_cleanup_strv_ struct ag_strv volumes = AG_STRV_INIT;
+	int o = observe(eng, id, owner, timeout_ms, &running, &volumes);
+	if (o == 1) {
+		out->state = AG_CLEANUP_ALREADY_ABSENT;
+		out->liveness_verified = true;
+		out->message = "container was already absent";
+		return;
+	}
+	if (o == 2 && foreign)
+		*foreign = true;
+	if (o == 2 && created_here)
+		running = false;
+	else if (o != 0) {
+		out->state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
+		out->message = "container identity could not be verified before cleanup";
+		return;
+	}
+	_cleanup_free_ char *stop =
+	    ag_xasprintf("/containers/%s/stop?t=%d", id, AG_ENGINE_STOP_SECONDS);
+	_cleanup_free_ char *kill = ag_xasprintf("/containers/%s/kill", id);
+	_cleanup_free_ char *rm = ag_xasprintf("/containers/%s?force=1&v=1", id);
+	was_running = running;
+	if (running) {
+		stopped = control(eng, "POST", stop, timeout_ms + AG_ENGINE_STOP_SECONDS * 1000);
+		o = observe(eng, id, owner, timeout_ms, &running, NULL);
+		if (o == 1) {
+			out->state = AG_CLEANUP_ALREADY_ABSENT;
+			out->liveness_verified = true;
+			out->message = "container disappeared while stopping";
+			return;
+		}
+		if (o != 0) {
+			out->state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
+			out->message = "container state could not be verified after stop";
+			return;
+		}
+		if (running) {
+			killed = control(eng, "POST", kill, timeout_ms);
+			o = observe(eng, id, owner, timeout_ms, &running, NULL);
+			if (o < 0 || o == 2) {
+				out->state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
+				out->message = "container state could not be verified after kill";
+				return;
+			}
+			if (o == 0 && running) {
+				out->state = AG_CLEANUP_INCOMPLETE;
+				out->message = killed ? "container remained alive after kill"
+						      : "force kill failed";
+				return;
+			}
+		}
+	}
+	/* CONTRACT: cleanup.identity_bound; v=1: the image's VOLUME lines leave nothing. */
+	bool removed = control(eng, "DELETE", rm, timeout_ms);
+	int a = ag_container_lookup(eng, id, timeout_ms, NULL);
+	if (a == 1) {
+		int vg = volumes_gone(eng, &volumes, timeout_ms);
+		if (vg != 1) {
+			out->state =
+			    vg == 0 ? AG_CLEANUP_INCOMPLETE : AG_CLEANUP_VERIFICATION_UNAVAILABLE;
+			out->message = vg == 0
+					   ? "an anonymous volume of the container remained"
+					   : "the absence of the container's volumes could not be "
+					     "verified";
+			return;
+		}
+		out->liveness_verified = true;
+		if (killed) {
+			out->state = AG_CLEANUP_FORCE_KILLED;
+			out->message = "container was force-killed and removed";
+		} else if (was_running && stopped) {
+			out->state = AG_CLEANUP_CLEANLY_TERMINATED;
+			out->message = "container was stopped and removed";
+		} else {
+			out->state = AG_CLEANUP_REMOVED;
+			out->message = "container was removed";
+		}
+		return;
+	}
+	if (a < 0) {
+		out->state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
+		out->message = "container absence could not be verified after removal";
+		return;
+	}
+	out->state = AG_CLEANUP_INCOMPLETE;
+	out->message = removed ? "removal could not be verified" : "removal failed";
+}
+
+void ag_container_cleanup(struct ag_engine *eng, const char *id,
+			  const struct ag_container_owner *owner, unsigned timeout_ms,
+			  struct ag_cleanup_result *out)
+{
+	cleanup_one(eng, id, owner, timeout_ms, false, out, NULL);
+}
+
+int ag_container_cleanup_labelled(struct ag_engine *eng, const char *key, const char *value,
+				  const struct ag_container_owner *owner, unsigned timeout_ms,
+				  ag_cleanup_each_fn each, void *data,
+				  struct ag_cleanup_result *worst, size_t *removed,
+				  size_t *skipped_foreign)
+{
+	struct ag_strv ids = AG_STRV_INIT;
+	*removed = 0;
+	if (skipped_foreign)
+		*skipped_foreign = 0;
+	memset(worst, 0, sizeof(*worst));
+	if (ag_container_list_labelled(eng, key, value, timeout_ms, &ids) < 0) {
+		ag_strv_release(&ids);
+		return -1;
+	}
+	worst->state = AG_CLEANUP_NOT_CREATED;
+	worst->liveness_verified = true;
+	worst->message = "no container carries the label";
+	bool incomplete = false;
+	for (size_t i = 0; i < ids.n; i++) {
+		struct ag_cleanup_result cr;
+		bool foreign = false;
+		cleanup_one(eng, ids.v[i], owner, timeout_ms, false, &cr, &foreign);
+		if (foreign) {
+			/* Carries the label but is not ours: never touched, never counted. */
+			if (skipped_foreign)
+				(*skipped_foreign)++;
+			continue;
+		}
+		if (each)
+			each(ids.v[i], &cr, data);
+		if (ag_cleanup_state_complete(cr.state) && cr.state != AG_CLEANUP_ALREADY_ABSENT)
+			(*removed)++;
+		if (!incomplete)
+			*worst = cr;
+		if (!ag_cleanup_state_complete(cr.state))
+			incomplete = true;
+	}
+	ag_strv_release(&ids);
+	return 0;
+}
+
+void ag_ledger_remove(struct ag_engine *eng, const char *id, bool create_attempted, const char *key,
+		      const char *value, const struct ag_container_owner *owner,
+		      unsigned timeout_ms, struct ag_cleanup_result *out, size_t *skipped_foreign)
+{
+	if (skipped_foreign)
+		*skipped_foreign = 0;
+	if (id || !create_attempted) {
+		cleanup_one(eng, id, owner, timeout_ms, true, out, NULL);
+		return;
+	}
+	/* The create answer was lost: find it by its unique label. */
+	size_t removed = 0;
+	if (ag_container_cleanup_labelled(eng, key, value, owner, timeout_ms, NULL, NULL, out,
+					  &removed, skipped_foreign) < 0) {
+		memset(out, 0, sizeof(*out));
+		out->attempted = true;
+		out->state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
+		out->message = "after a failed create, the containers carrying its label could "
+			       "not be listed";
+	} else if (out->state == AG_CLEANUP_NOT_CREATED) {
+		out->message = "create failed and no container carrying its label exists";
+	}
+}
+
+int ag_container_list_labelled(struct ag_engine *eng, const char *key, const char *value,
+			       unsigned timeout_ms, struct ag_strv *ids)
+{
+	json_t *filter = json_pack("{s:[s++]}", "label", key, "=", value);
+	_cleanup_free_ char *fs = json_dumps(filter, JSON_COMPACT);
+	json_decref(filter);
+	_cleanup_free_ char *q = ag_engine_escape(fs);
+	_cleanup_free_ char *path = ag_xasprintf("/containers/json?all=1&filters=%s", q);
+	struct ag_engine_reply r;
+	ag_engine_reply_init(&r);
+	struct ag_error *e = NULL;
+	json_t *v = NULL;
+	int ret = -1;
+	static const struct ag_docker_json_limits lim = {
+	    .max_bytes = AG_ENGINE_LIST_MAX_BYTES,
+	    .max_depth = AG_PF_JSON_MAX_DEPTH,
+	    .max_items = AG_ENGINE_INSPECT_MAX_ITEMS,
+	    .max_string = AG_ENGINE_LIST_MAX_STRING,
+	};
+	if (ag_engine_call(eng, "GET", path, NULL, timeout_ms, AG_ENGINE_LIST_MAX_BYTES, &r, &e) <
+		0 ||
+	    ag_engine_status_error(&r, "list containers", &e) < 0 ||
+	    ag_docker_json_parse(r.body.buf, r.body.len, false, &lim, 0, &v, &e) < 0)
+		goto out;
+	if (!json_is_array(v) || json_array_size(v) > AG_RUN_RESIDUE_MAX)
+		goto out;
+	size_t i;
+	json_t *c;
+	json_array_foreach(v, i, c)
+	{
+		const char *id = json_string_value(json_object_get(c, "Id"));
+		if (!ag_is_container_id(id))
+			goto out;
+		ag_strv_push(ids, id);
+	}
+	ret = 0;
+out:
+	json_decref(v);
+	ag_error_free(e);
+	ag_engine_reply_release(&r);
+	return ret;
+}

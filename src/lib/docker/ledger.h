@@ -1,0 +1,129 @@
+/*
+ * ledger.h: the ledger of AgentGuard-owned Docker objects (containers
+ * today). The only module that creates or deletes anything in Docker:
+ * the preflight probe, the agent container and `agentguard cleanup` all go
+ * through it.
+ *
+ * An object is created with owner labels; its id is recorded the moment
+ * the daemon answers; when the answer is lost (timeout, dropped
+ * connection, an answer without a valid id) the object is looked for by
+ * its unique label and handled by the id found. Removal is by id, with
+ * the container's anonymous volumes (`DELETE ?force=1&v=1`), and absence
+ * is verified by id (404).
+ *
+ * Cleanup never selects a container by name alone: every step acts on the
+ * 64-hex id, and the id is acted on only while inspection shows our name
+ * and every owner label (CONTRACT: cleanup.identity_bound).
+ */
+#ifndef AG_LEDGER_H
+#define AG_LEDGER_H
+
+#include "lib/base/ag.h"
+#include "lib/base/proc.h"
+#include "lib/docker/inspect.h"
+
+#include <jansson.h>
+
+struct ag_engine;
+struct ag_exec_spec;
+struct ag_cleanup_result;
+struct ag_error;
+
+/* Who a container must be to be ours. */
+struct ag_container_owner {
+	const char *name; /* container name without the leading '/' */
+	const struct ag_label_expect *labels;
+	size_t n_labels;
+};
+
+/*
+ * GET /containers/WHAT/json: 1 absent (404), 0 present (*obj set when obj
+ * != NULL, owned by the caller), -1 ambiguous (transport failure, malformed
+ * or contradictory answer). Config.Cmd, Config.Env, Args and Path are
+ * dropped from the object as soon as it is parsed: the command and the
+ * environment never travel further.
+ */
+int ag_container_lookup(struct ag_engine *eng, const char *what, unsigned timeout_ms, json_t **obj);
+
+/* True when the inspected object has this id, our name and every label. */
+bool ag_container_owned(const json_t *v, const char *id, const struct ag_container_owner *o);
+
+/*
+ * POST /containers/create?name=NAME with the request rendered from the
+ * spec (ag_render_create_request; spec->container_name is required). On
+ * success *id is the 64-hex id the daemon answered. Failures: the
+ * transport's and status errors, or docker.create.bad_id. After a failure
+ * the container may exist anyway: ag_ledger_remove with id NULL finds it by
+ * its unique label.
+ */
+int ag_ledger_create(struct ag_engine *eng, const struct ag_exec_spec *spec, unsigned timeout_ms,
+		     char **id, struct ag_error **err);
+
+/*
+ * Removes what ag_ledger_create made: by `id` when the daemon answered one;
+ * otherwise (id NULL after an attempted create) every container carrying
+ * the unique label KEY=VALUE that is ours (owner checked), each by its id.
+ * *skipped_foreign counts containers with the label that were not ours
+ * (never touched); may be NULL.
+ */
+void ag_ledger_remove(struct ag_engine *eng, const char *id, bool create_attempted, const char *key,
+		      const char *value, const struct ag_container_owner *owner,
+		      unsigned timeout_ms, struct ag_cleanup_result *out, size_t *skipped_foreign);
+
+/* Cleanup outcomes (contract: Containment Evidence, cleanup states). */
+enum ag_cleanup_state {
+	AG_CLEANUP_NOT_CREATED = 0,
+	AG_CLEANUP_REMOVED,
+	AG_CLEANUP_ALREADY_ABSENT,
+	AG_CLEANUP_CLEANLY_TERMINATED,
+	AG_CLEANUP_FORCE_KILLED,
+	AG_CLEANUP_INCOMPLETE, /* "cleanup_incomplete" */
+	AG_CLEANUP_VERIFICATION_UNAVAILABLE,
+};
+
+const char *ag_cleanup_state_name(enum ag_cleanup_state s);
+/* removed, already_absent, cleanly_terminated, force_killed, not_created */
+bool ag_cleanup_state_complete(enum ag_cleanup_state s);
+
+struct ag_cleanup_result {
+	enum ag_cleanup_state state;
+	bool attempted;
+	bool liveness_verified; /* absence confirmed by inspection */
+	const char *message;	/* static, sanitized */
+};
+
+/*
+ * The cleanup state machine, always by id: inspect; if running, POST
+ * stop?t=2; inspect; if still running, POST kill; inspect; DELETE
+ * ?force=1&v=1 (anonymous volumes too); inspect must say absent (404). A container that stops being
+ * ours (name or labels differ) is never touched: verification_unavailable.
+ */
+void ag_container_cleanup(struct ag_engine *eng, const char *id,
+			  const struct ag_container_owner *owner, unsigned timeout_ms,
+			  struct ag_cleanup_result *out);
+
+/* Told about each container ag_container_cleanup_labelled acted on. */
+typedef void (*ag_cleanup_each_fn)(const char *id, const struct ag_cleanup_result *r, void *data);
+
+/*
+ * Cleans, each by its own id, every container that carries label KEY=VALUE,
+ * with `owner` checked before any action (ag_container_cleanup). Returns -1
+ * when the containers cannot be listed; otherwise 0 with *worst the first
+ * incomplete result (or the last one; not_created when there were none) and
+ * *removed the count actually removed. `each` may be NULL.
+ */
+int ag_container_cleanup_labelled(struct ag_engine *eng, const char *key, const char *value,
+				  const struct ag_container_owner *owner, unsigned timeout_ms,
+				  ag_cleanup_each_fn each, void *data,
+				  struct ag_cleanup_result *worst, size_t *removed,
+				  size_t *skipped_foreign);
+
+/*
+ * Lists the ids of containers carrying label KEY=VALUE (GET
+ * /containers/json?all=1&filters={"label":["KEY=VALUE"]}), bounded to
+ * AG_RUN_RESIDUE_MAX ids. -1 when the answer is unavailable or malformed.
+ */
+int ag_container_list_labelled(struct ag_engine *eng, const char *key, const char *value,
+			       unsigned timeout_ms, struct ag_strv *ids);
+
+#endif
