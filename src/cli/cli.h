@@ -37,6 +37,7 @@ int ag_cmd_contained_run(int argc, char **argv);
 int ag_cmd_cleanup(int argc, char **argv);
 int ag_cmd_evidence(int argc, char **argv);
 int ag_cmd_report(int argc, char **argv);
+int ag_cmd_runtime_image(int argc, char **argv);
 
 extern const char ag_schema_json[];
 extern const char ag_schema_json_end[];

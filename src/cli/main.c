@@ -29,6 +29,9 @@ static const char main_help[] =
 	"                             verify Docker can enforce the contained boundary\n"
 	"  render CONFIG [--workspace DIR] -- ARGV...\n"
 	"                             print the docker argv (dry run, no Docker call)\n"
+	"  runtime-image identity|freeze|validate|vuln-policy ...\n"
+	"                             stage-1 runtime images: identities, freeze\n"
+	"                             manifest, vulnerability policy\n"
 	"  help [COMMAND]             show help for a command\n"
 	"\n"
 	"Options:\n"
@@ -69,6 +72,7 @@ static const struct command commands[] = {
 	{"cleanup", ag_cmd_cleanup},
 	{"evidence", ag_cmd_evidence},
 	{"report", ag_cmd_report},
+	{"runtime-image", ag_cmd_runtime_image},
 };
 
 static const struct command *find_command(const char *name)
