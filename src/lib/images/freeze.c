@@ -12,7 +12,6 @@
 #include "lib/base/error.h"
 #include "lib/base/fsx.h"
 #include "lib/base/sha256.h"
-#include "lib/evidence/canon.h"
 
 #include <openssl/evp.h>
 
@@ -114,7 +113,7 @@ static int build_sbom(const struct ag_freeze_input *in, const struct deb *debs, 
 	    "{s:s, s:s, s:i, s:{s:{s:s, s:s, s:s}}, s:o}", "bomFormat", "CycloneDX", "specVersion",
 	    "1.5", "version", 1, "metadata", "component", "type", "container", "name",
 	    "agentguard-stage1-runtime-images", "version", in->source_commit, "components", comps);
-	int r = ag_canon_dump(bom, &ag_canon_artifact_bounds, out, NULL, err);
+	int r = ag_images_canon_dump(bom, out, NULL, err);
 	json_decref(bom);
 	return r;
 }
@@ -173,7 +172,7 @@ static int build_provenance(const struct ag_freeze_input *in, const char *const 
 	    "hash-checked before use",
 	    "publication", "not_published_phase_1", "resolvedDependencies", deps, "runDetails",
 	    "builder", "id", "scripts/runtime-images", "byproducts", byproducts);
-	int r = ag_canon_dump(st, &ag_canon_artifact_bounds, out, NULL, err);
+	int r = ag_images_canon_dump(st, out, NULL, err);
 	json_decref(st);
 	return r;
 }
@@ -338,7 +337,7 @@ int ag_freeze_build(const struct ag_freeze_input *in, struct ag_freeze_output *o
 	if (ag_freeze_manifest_seal(m, err) < 0)
 		goto out;
 	_cleanup_free_ char *s = NULL;
-	if (ag_canon_dump(m, &ag_canon_artifact_bounds, &s, NULL, err) < 0)
+	if (ag_images_canon_dump(m, &s, NULL, err) < 0)
 		goto out;
 	/* Never hand out a manifest the validator would refuse. */
 	if (ag_freeze_manifest_validate(s, strlen(s), err) < 0) {

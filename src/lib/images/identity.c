@@ -28,11 +28,36 @@ static const struct ag_canon_bounds images_bounds = {
     AG_IMAGES_MANIFEST_DEPTH_MAX, AG_IMAGES_ROOTFS_MAX_ENTRIES, AG_IMAGES_ROOTFS_NAME_MAX + 64,
     1000000000000000LL, 256u << 20};
 
+/* jansson writes \u escapes with upper-case hex, Python's json (the earlier
+ * implementation, whose manifests we read) with lower-case: use Python's. */
+static void lower_escapes(char *s)
+{
+	for (char *p = s; *p; p++) {
+		if (*p != '\\')
+			continue;
+		p++;
+		if (*p == 'u')
+			for (int i = 1; i <= 4 && p[i]; i++)
+				if (p[i] >= 'A' && p[i] <= 'F')
+					p[i] = (char)(p[i] - 'A' + 'a');
+		if (!*p)
+			break;
+	}
+}
+
+int ag_images_canon_dump(const json_t *v, char **out, size_t *len, struct ag_error **err)
+{
+	if (ag_canon_dump(v, &images_bounds, out, len, err) < 0)
+		return -1;
+	lower_escapes(*out);
+	return 0;
+}
+
 int ag_canon_sha256(const json_t *v, char hex[65], struct ag_error **err)
 {
 	_cleanup_free_ char *s = NULL;
 	size_t n = 0;
-	if (ag_canon_dump(v, &images_bounds, &s, &n, err) < 0)
+	if (ag_images_canon_dump(v, &s, &n, err) < 0)
 		return -1;
 	ag_sha256_hex(s, n, hex);
 	return 0;
@@ -200,13 +225,18 @@ static int read_members(struct archive *a, struct member **out, size_t *count,
 int ag_rootfs_digest_file(const char *tar_path, char **digest, size_t *entries,
 			  struct ag_error **err)
 {
+	_cleanup_close_ int fd = open(tar_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return ag_err(err, AG_E_IO, fd < 0 ? errno : 0, "images.rootfs.open",
+			      "cannot open the filesystem tar as a regular file");
 	struct archive *a = archive_read_new();
 	archive_read_support_format_tar(a);
 	archive_read_support_filter_none(a);
-	if (archive_read_open_filename(a, tar_path, 1 << 16) != ARCHIVE_OK) {
+	if (archive_read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK) {
 		archive_read_free(a);
-		return ag_err(err, AG_E_IO, 0, "images.rootfs.open",
-			      "cannot open the exported filesystem tar");
+		return ag_err(err, AG_E_UNVERIFIED, 0, "images.rootfs.read",
+			      "the filesystem tar is not a readable tar archive");
 	}
 	struct member *m = NULL;
 	size_t n = 0;

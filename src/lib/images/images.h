@@ -99,6 +99,9 @@ int ag_runtime_config_from_inspect(const char *json, size_t len, json_t **config
 json_t *ag_image_identity_object(enum ag_image_role role, const char *base_image,
 				 const char *rootfs_digest, const char *config_digest);
 int ag_canon_sha256(const json_t *v, char hex[65], struct ag_error **err);
+/* Canonical JSON as Python's json.dumps(sort_keys=True, separators=(",",":"),
+ * ensure_ascii=True) writes it (lower-case \u escapes); *out is a heap string. */
+int ag_images_canon_dump(const json_t *v, char **out, size_t *len, struct ag_error **err);
 
 struct ag_image_identity {
 	enum ag_image_role role;
