@@ -291,6 +291,7 @@ int ag_freeze_build(const struct ag_freeze_input *in, struct ag_freeze_output *o
 	json_t *m = NULL;
 	int rc = -1;
 	_cleanup_free_ char *lock = NULL;
+	_cleanup_free_ char *s = NULL;
 	size_t llen = 0;
 	struct deb debs[AG_IMAGES_DEB_MAX_PACKAGES];
 	size_t ndebs = 0;
@@ -336,7 +337,6 @@ int ag_freeze_build(const struct ag_freeze_input *in, struct ag_freeze_output *o
 	}
 	if (ag_freeze_manifest_seal(m, err) < 0)
 		goto out;
-	_cleanup_free_ char *s = NULL;
 	if (ag_images_canon_dump(m, &s, NULL, err) < 0)
 		goto out;
 	/* Never hand out a manifest the validator would refuse. */
