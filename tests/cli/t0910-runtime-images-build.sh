@@ -47,6 +47,7 @@ t_is "runtime config: entrypoint" "$(jf '.runtime_config.entrypoint|join(" ")' "
 t_is "runtime config: linux/amd64" "$(jf '.runtime_config.os + "/" + .runtime_config.architecture' "$i1")" linux/amd64
 
 # The image runs the real Codex CLI, hardened, as its fixed non-root user.
+# shellcheck disable=SC2054 # the commas are tmpfs options
 hard=(run --rm --pull never --label "$LABEL" --network none --dns 127.0.0.1 --read-only
 	--cap-drop ALL --security-opt no-new-privileges --pids-limit 64 --memory 512m
 	--tmpfs /tmp:rw,nosuid,nodev,size=64m,uid=10001,gid=10001,mode=0700)

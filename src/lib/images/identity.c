@@ -16,10 +16,10 @@
 #include "lib/base/sha256.h"
 #include "lib/config/imageref.h"
 #include "lib/evidence/canon.h"
+#include "lib/workspace/snapshot.h"
 
 #include <archive.h>
 #include <archive_entry.h>
-#include <dirent.h>
 #include <sys/stat.h>
 
 /* Canonical bounds for image documents: wide lists (rootfs entries), short
@@ -666,135 +666,36 @@ out:
 
 /* ---- build context digest ---- */
 
-struct ctx_file {
-	char *rel;
-	char sha[65];
-};
-
-struct ctx_walk {
-	struct ctx_file *v;
-	size_t n, cap;
-};
-
-static int ctx_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct ctx_file *)a)->rel, ((const struct ctx_file *)b)->rel);
-}
-
-static int hash_fd(int fd, char hex[65], struct ag_error **err)
-{
-	struct ag_sha256 *h = ag_sha256_new();
-	static unsigned char buf[1 << 16];
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ag_sha256_final_hex(h, hex);
-			return ag_err(err, AG_E_IO, errno, "images.context.read",
-				      "cannot read a build context file");
-		}
-		if (n == 0)
-			break;
-		ag_sha256_update(h, buf, (size_t)n);
-	}
-	ag_sha256_final_hex(h, hex);
-	return 0;
-}
-
-static int ctx_walk_dir(int dfd, const char *prefix, unsigned depth, struct ctx_walk *w,
-			struct ag_error **err)
-{
-	if (depth > AG_IMAGES_CONTEXT_MAX_DEPTH)
-		return ag_err(err, AG_E_LIMIT, 0, "images.context.depth",
-			      "the build context nests deeper than %d", AG_IMAGES_CONTEXT_MAX_DEPTH);
-	int fd2 = dup(dfd);
-	if (fd2 < 0)
-		return ag_err(err, AG_E_IO, errno, "images.context.read", "cannot read a directory");
-	DIR *d = fdopendir(fd2);
-	if (!d) {
-		close(fd2);
-		return ag_err(err, AG_E_IO, errno, "images.context.read", "cannot read a directory");
-	}
-	struct dirent *de;
-	int rc = 0;
-	while (rc == 0 && (de = readdir(d))) {
-		const char *nm = de->d_name;
-		if (!strcmp(nm, ".") || !strcmp(nm, ".."))
-			continue;
-		if (!*prefix && !strcmp(nm, ".git"))
-			continue;
-		_cleanup_free_ char *rel = *prefix ? ag_xasprintf("%s/%s", prefix, nm)
-						   : ag_xstrdup(nm);
-		struct stat st;
-		if (fstatat(dfd, nm, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			rc = ag_err(err, AG_E_IO, errno, "images.context.read",
-				    "cannot inspect a build context entry");
-			break;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			_cleanup_close_ int sub =
-			    openat(dfd, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub < 0)
-				rc = ag_err(err, AG_E_IO, errno, "images.context.read",
-					    "cannot open a build context directory");
-			else
-				rc = ctx_walk_dir(sub, rel, depth + 1, w, err);
-			continue;
-		}
-		if (!S_ISREG(st.st_mode)) {
-			rc = ag_err_at(err, AG_E_UNSAFE_PATH, "images.context.special", NULL, 0, 0,
-				       rel, "the build context holds a link or special file");
-			break;
-		}
-		if (w->n == AG_IMAGES_CONTEXT_MAX_FILES) {
-			rc = ag_err(err, AG_E_LIMIT, 0, "images.context.files",
-				    "the build context has more than %d files",
-				    AG_IMAGES_CONTEXT_MAX_FILES);
-			break;
-		}
-		_cleanup_close_ int f = openat(dfd, nm, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (f < 0) {
-			rc = ag_err(err, AG_E_IO, errno, "images.context.read",
-				    "cannot open a build context file");
-			break;
-		}
-		if (w->n == w->cap) {
-			w->cap = w->cap ? w->cap * 2 : 64;
-			w->v = ag_xrealloc(w->v, w->cap * sizeof(*w->v));
-		}
-		struct ctx_file *cf = &w->v[w->n];
-		if (hash_fd(f, cf->sha, err) < 0) {
-			rc = -1;
-			break;
-		}
-		cf->rel = ag_steal_ptr(&rel);
-		w->n++;
-	}
-	closedir(d);
-	return rc;
-}
-
+/* The workspace snapshot does the bounded, fd-relative, sorted walk (and
+ * skips .git at the root in prepare mode); here only regular files count,
+ * and a symlink in a build context is refused. */
 int ag_context_digest(const char *dir, char hex[65], json_t **files, struct ag_error **err)
 {
 	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return ag_err(err, AG_E_IO, errno, "images.context.open",
 			      "cannot open a build context directory");
-	struct ctx_walk w = {0};
-	int rc = ctx_walk_dir(dfd, "", 0, &w, err);
-	if (rc == 0) {
-		qsort(w.v, w.n, sizeof(*w.v), ctx_cmp);
-		json_t *arr = json_array();
-		for (size_t i = 0; i < w.n; i++)
-			json_array_append_new(arr, json_pack("[s,s]", w.v[i].rel, w.v[i].sha));
-		rc = ag_canon_sha256(arr, hex, err);
-		if (rc == 0 && files)
-			*files = json_incref(arr);
-		json_decref(arr);
+	struct ag_ws_snapshot_opts o = {.mode = AG_WS_PREPARE, .dest_rootfd = -1, .text_fd = -1};
+	_cleanup_snapshot_ struct ag_ws_snapshot snap = {0};
+	if (ag_ws_snapshot_take(dfd, &o, &snap, err) < 0)
+		return ag_err_wrap(err, "build context");
+	json_t *arr = json_array();
+	for (size_t i = 0; i < snap.n; i++) {
+		const struct ag_ws_entry *e = &snap.v[i];
+		if (e->kind == AG_WS_DIR)
+			continue;
+		if (e->kind != AG_WS_FILE) {
+			json_decref(arr);
+			return ag_err(err, AG_E_UNSAFE_PATH, 0, "images.context.special",
+				      "the build context holds a symbolic link");
+		}
+		char h[AG_SHA256_HEX_LEN + 1];
+		ag_ws_sha_hex(e->sha, h);
+		json_array_append_new(arr, json_pack("[s,s]", e->path, h));
 	}
-	for (size_t i = 0; i < w.n; i++)
-		free(w.v[i].rel);
-	free(w.v);
+	int rc = ag_canon_sha256(arr, hex, err);
+	if (rc == 0 && files)
+		*files = json_incref(arr);
+	json_decref(arr);
 	return rc;
 }

@@ -152,6 +152,8 @@ int ag_context_digest(const char *dir, char hex[65], json_t **files, struct ag_e
  * code AG_E_CONFIG or AG_E_LIMIT; err->key names the field.
  */
 int ag_freeze_manifest_validate(const char *data, size_t len, struct ag_error **err);
+/* The first key of object o that is not in keys (NULL-terminated), or NULL. */
+const char *ag_images_unknown_key(json_t *o, const char *const *keys);
 /* Sets canonical_manifest_digest of m (an object) from its other keys. */
 int ag_freeze_manifest_seal(json_t *m, struct ag_error **err);
 

@@ -54,12 +54,8 @@ static int bounds(const json_t *v, unsigned depth, const char *key, struct ag_er
 	return 0;
 }
 
-/* Exactly these keys: unknown first (fail closed on anything new), then missing. */
-static int exact_keys(json_t *o, const char *path, const char *const *keys,
-		      struct ag_error **err)
+const char *ag_images_unknown_key(json_t *o, const char *const *keys)
 {
-	if (!json_is_object(o))
-		return bad(err, "images.manifest.type", path, "must be an object");
 	const char *k;
 	json_t *x;
 	json_object_foreach(o, k, x)
@@ -68,9 +64,21 @@ static int exact_keys(json_t *o, const char *path, const char *const *keys,
 		for (size_t i = 0; keys[i] && !known; i++)
 			known = strcmp(k, keys[i]) == 0;
 		if (!known)
-			return ag_err_at(err, AG_E_CONFIG, "images.manifest.unknown_key", NULL, 0, 0,
-					 path, "unknown key '%s' (unknown keys are refused)", k);
+			return k;
 	}
+	return NULL;
+}
+
+/* Exactly these keys: unknown first (fail closed on anything new), then missing. */
+static int exact_keys(json_t *o, const char *path, const char *const *keys,
+		      struct ag_error **err)
+{
+	if (!json_is_object(o))
+		return bad(err, "images.manifest.type", path, "must be an object");
+	const char *unknown = ag_images_unknown_key(o, keys);
+	if (unknown)
+		return ag_err_at(err, AG_E_CONFIG, "images.manifest.unknown_key", NULL, 0, 0, path,
+				 "unknown key '%s' (unknown keys are refused)", unknown);
 	for (size_t i = 0; keys[i]; i++)
 		if (!json_object_get(o, keys[i]))
 			return ag_err_at(err, AG_E_CONFIG, "images.manifest.missing_key", NULL, 0,

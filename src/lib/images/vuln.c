@@ -113,17 +113,9 @@ static int check_exceptions(json_t *doc, const char *today, struct ag_error **er
 	{
 		if (!json_is_object(e))
 			return exc_err(err, "images.exceptions.shape", i, "not an object");
-		const char *k;
-		json_t *x;
-		json_object_foreach(e, k, x)
-		{
-			bool known = false;
-			for (size_t j = 0; keys[j] && !known; j++)
-				known = strcmp(k, keys[j]) == 0;
-			if (!known)
-				return exc_err(err, "images.exceptions.unknown_key", i,
-					       "unknown key in an exception");
-		}
+		if (ag_images_unknown_key(e, keys))
+			return exc_err(err, "images.exceptions.unknown_key", i,
+				       "unknown key in an exception");
 		const char *id = json_string_value(json_object_get(e, "id"));
 		if (!id || strncmp(id, "CVE-", 4) != 0 || strlen(id) < 13 || strlen(id) > 32)
 			return exc_err(err, "images.exceptions.id", i,
