@@ -40,6 +40,8 @@ static const char help[] =
     "      the answer is \"not_scanned\" (exit 1), never clean\n"
     "  rootfs-digest TAR\n"
     "      the canonical rootfs digest of a filesystem tar\n"
+    "  context-digest DIR\n"
+    "      the build context digest of a folder (regular files, .git skipped)\n"
     "\n"
     "Exit codes: 0 ok, 1 policy failed or not scanned, 2 invalid input or\n"
     "usage, 6 Docker failure.\n";
@@ -178,6 +180,19 @@ static int cmd_rootfs_digest(int argc, char **argv)
 	if (ag_rootfs_digest_file(argv[1], &d, &n, &err) < 0)
 		return fail(err);
 	printf("%s %zu\n", d, n);
+	return AG_EXIT_PASS;
+}
+
+/* ---- context-digest ---- */
+static int cmd_context_digest(int argc, char **argv)
+{
+	if (argc != 2 || argv[1][0] == '-')
+		return ag_cli_usage(CMD, "context-digest needs exactly one DIR");
+	_cleanup_err_ struct ag_error *err = NULL;
+	char hex[65];
+	if (ag_context_digest(argv[1], hex, NULL, &err) < 0)
+		return fail(err);
+	puts(hex);
 	return AG_EXIT_PASS;
 }
 
@@ -427,6 +442,8 @@ int ag_cmd_runtime_image(int argc, char **argv)
 		return cmd_verify_inputs(argc - 1, argv + 1);
 	if (strcmp(sub, "rootfs-digest") == 0)
 		return cmd_rootfs_digest(argc - 1, argv + 1);
+	if (strcmp(sub, "context-digest") == 0)
+		return cmd_context_digest(argc - 1, argv + 1);
 	if (strcmp(sub, "validate") == 0)
 		return cmd_validate(argc - 1, argv + 1);
 	if (strcmp(sub, "vuln-policy") == 0)

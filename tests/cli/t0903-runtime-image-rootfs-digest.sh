@@ -3,6 +3,8 @@
 # rootfs-digest TAR`) on crafted tars: it ignores mtimes and member order,
 # and changes with content, mode, owner, link target and name; an empty
 # tar and a member named twice are refused; a UTF-8 name is read whole.
+# An independent Python implementation gives the same rootfs and build
+# context digests.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib-test.sh"
@@ -43,6 +45,27 @@ t_unlike "a changed link target changes it" "$(digest "$T/g.tar")" "^$base\$"
 ln -sf tool "$R/usr/bin/alias"
 mk >"$T/h.tar"
 t_is "restored, the digest is back" "$(digest "$T/h.tar")" "$base"
+
+# An independent Python implementation (tarfile, hashlib) agrees.
+REF="$AG_ROOT/tests/fixtures/runtime-images/reference_digests.py"
+t_is "Python reference: same rootfs digest (posix tar)" "$(python3 "$REF" rootfs "$T/a.tar")" "$base"
+t_is "Python reference: same rootfs digest (gnu tar, other order)" "$(python3 "$REF" rootfs "$T/c.tar")" "$base"
+ln "$R/etc/passwd" "$R/etc/passwd-hardlink"
+mkfifo "$R/etc/fifo"
+mk >"$T/i.tar"
+t_is "Python reference: hardlinks and fifos agree" "$(python3 "$REF" rootfs "$T/i.tar")" "$(digest "$T/i.tar")"
+for d in agent gateway base; do
+	t_is "Python reference: same context digest of runtime-images/$d" \
+		"$("$AG_BIN" runtime-image context-digest "$AG_ROOT/runtime-images/$d")" \
+		"$(python3 "$REF" context "$AG_ROOT/runtime-images/$d")"
+done
+mkdir -p "$T/ctx"
+printf 'x' >"$T/ctx/file"
+ln -s file "$T/ctx/link"
+ag_must_fail 2 images.context.special "a symlink in a build context is refused" \
+	"$AG_BIN" runtime-image context-digest "$T/ctx"
+ag_must_fail 2 workspace.special_file "a fifo in a build context is refused" \
+	"$AG_BIN" runtime-image context-digest "$R"
 
 tar -cf "$T/empty.tar" -T /dev/null
 ag_must_fail 2 images.rootfs.empty "an empty tar is refused" rd "$T/empty.tar"
