@@ -213,9 +213,9 @@ static int cmd_validate(int argc, char **argv)
 	}
 	if (!path)
 		return ag_cli_usage(CMD, "validate needs FILE");
-	static const struct ag_read_reasons why = {
-	    "images.manifest.open", "images.manifest.open", "images.manifest.open",
-	    "images.manifest.bound.size"};
+	static const struct ag_read_reasons why = {"images.manifest.open", "images.manifest.open",
+						   "images.manifest.open",
+						   "images.manifest.bound.size"};
 	_cleanup_err_ struct ag_error *err = NULL;
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
@@ -224,11 +224,11 @@ static int cmd_validate(int argc, char **argv)
 	if (rc == 0)
 		rc = ag_freeze_manifest_validate(data, len, &err);
 	if (as_json) {
-		json_t *o = json_pack("{s:b, s:o, s:o, s:o}", "valid", rc == 0, "reason",
-				      err ? json_string(err->reason) : json_null(), "key",
-				      err && err->key ? json_string(err->key) : json_null(),
-				      "message",
-				      err && err->msg ? json_string(err->msg) : json_null());
+		json_t *o =
+		    json_pack("{s:b, s:o, s:o, s:o}", "valid", rc == 0, "reason",
+			      err ? json_string(err->reason) : json_null(), "key",
+			      err && err->key ? json_string(err->key) : json_null(), "message",
+			      err && err->msg ? json_string(err->msg) : json_null());
 		print_json(o);
 		json_decref(o);
 	}
@@ -269,7 +269,8 @@ static int cmd_vuln_policy(int argc, char **argv)
 			return ag_cli_usage(CMD, "unknown or incomplete option '%s'", a);
 		} else {
 			if (!have_role)
-				return ag_cli_usage(CMD, "name the image with --role before a report");
+				return ag_cli_usage(CMD,
+						    "name the image with --role before a report");
 			if (n == AG_ARRAY_SIZE(reps))
 				return ag_cli_usage(CMD, "more than %d reports",
 						    AG_IMAGES_VULN_MAX_REPORTS);

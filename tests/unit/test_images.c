@@ -35,8 +35,9 @@ static void fill_identity(struct ag_image_identity *id, enum ag_image_role role)
 	memset(id, 0, sizeof(*id));
 	id->role = role;
 	bool agent = role == AG_ROLE_AGENT;
-	id->pinned_ref = ag_xstrdup(agent ? "127.0.0.1:5000/agentguard-runtime-agent@sha256:" c_64
-					  : "127.0.0.1:5000/agentguard-runtime-gateway@sha256:" d_64);
+	id->pinned_ref =
+	    ag_xstrdup(agent ? "127.0.0.1:5000/agentguard-runtime-agent@sha256:" c_64
+			     : "127.0.0.1:5000/agentguard-runtime-gateway@sha256:" d_64);
 	id->base_image = ag_xstrdup(BASE_REF);
 	id->builder_base = agent ? ag_xstrdup(BASE_REF) : NULL;
 	id->entrypoint =
@@ -85,10 +86,10 @@ static void test_freeze_roundtrip(void **state)
 	assert_non_null(m);
 	char hex[65];
 	ag_sha256_hex(out.sbom, strlen(out.sbom), hex);
-	assert_string_equal(json_string_value(json_object_get(
-				json_object_get(json_object_get(m, "artifacts"), "sbom"),
-				"m.json.sbom.cdx.json")),
-			    hex);
+	assert_string_equal(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(m, "artifacts"), "sbom"), "m.json.sbom.cdx.json")),
+	    hex);
 	ag_sha256_hex(out.provenance, strlen(out.provenance), hex);
 	assert_string_equal(json_string_value(json_object_get(
 				json_object_get(json_object_get(m, "artifacts"), "provenance"),
@@ -212,10 +213,11 @@ static void test_runtime_config(void **state)
 	assert_int_equal(ag_runtime_config_from_inspect(inspect, strlen(inspect), &c, &d, &e), 0);
 	char *s = NULL;
 	assert_int_equal(ag_images_canon_dump(c, &s, NULL, NULL), 0);
-	assert_string_equal(s, "{\"architecture\":\"amd64\",\"cmd\":null,\"entrypoint\":[\"/e\"],"
-			       "\"env\":[\"HOME=/tmp/h\",\"PATH=/bin\"],\"exposed_ports\":[\"53/udp\","
-			       "\"8080/tcp\"],\"os\":\"linux\",\"rootfs_type\":\"layers\",\"user\":"
-			       "\"10001:10001\",\"volumes\":[\"/data/x\"],\"working_dir\":\"\"}");
+	assert_string_equal(s,
+			    "{\"architecture\":\"amd64\",\"cmd\":null,\"entrypoint\":[\"/e\"],"
+			    "\"env\":[\"HOME=/tmp/h\",\"PATH=/bin\"],\"exposed_ports\":[\"53/udp\","
+			    "\"8080/tcp\"],\"os\":\"linux\",\"rootfs_type\":\"layers\",\"user\":"
+			    "\"10001:10001\",\"volumes\":[\"/data/x\"],\"working_dir\":\"\"}");
 	free(s);
 	free(d);
 	json_decref(c);
@@ -224,8 +226,9 @@ static void test_runtime_config(void **state)
 	assert_string_equal(e->reason, "images.inspect.count");
 	ag_error_free(e);
 	e = NULL;
-	static const char vol[] = "[{\"Architecture\":\"amd64\",\"Os\":\"linux\",\"Config\":{"
-				  "\"Volumes\":{\"/a/../b\":{}}},\"RootFS\":{\"Type\":\"layers\"}}]";
+	static const char vol[] =
+	    "[{\"Architecture\":\"amd64\",\"Os\":\"linux\",\"Config\":{"
+	    "\"Volumes\":{\"/a/../b\":{}}},\"RootFS\":{\"Type\":\"layers\"}}]";
 	assert_int_equal(ag_runtime_config_from_inspect(vol, strlen(vol), &c, &d, &e), -1);
 	assert_string_equal(e->reason, "images.inspect.volume");
 	ag_error_free(e);

@@ -29,8 +29,8 @@ int ag_images_engine_inspect(const struct ag_docker_cli *cli, const char *ref, c
 		return ag_err(err, AG_E_USAGE, 0, "images.image.ref", "not an image reference");
 	const char *args[] = {"image", "inspect", "--", ref, NULL};
 	struct ag_proc_result r;
-	int rc = engine_call(cli, args, AG_IMAGES_INSPECT_MAX_BYTES, 0, "docker image inspect", &r,
-			     err);
+	int rc =
+	    engine_call(cli, args, AG_IMAGES_INSPECT_MAX_BYTES, 0, "docker image inspect", &r, err);
 	if (rc == 0)
 		*json = ag_buf_detach(&r.out, len);
 	ag_proc_result_release(&r);
@@ -45,8 +45,8 @@ int ag_images_engine_export(const struct ag_docker_cli *cli, const char *image,
 	if (!image || !*image || image[0] == '-')
 		return ag_err(err, AG_E_USAGE, 0, "images.image.ref", "not an image reference");
 	/* Created, never started: nothing of the image runs on this host. */
-	const char *cargs[] = {"create",  "--pull", "never", "--network", "none",
-			       "--label", EXPORT_LABEL "=1", "--", image, NULL};
+	const char *cargs[] = {"create",  "--pull",	     "never", "--network", "none",
+			       "--label", EXPORT_LABEL "=1", "--",    image,	   NULL};
 	struct ag_proc_result r;
 	if (engine_call(cli, cargs, 256, 0, "docker create", &r, err) < 0) {
 		ag_proc_result_release(&r);
@@ -68,8 +68,8 @@ int ag_images_engine_export(const struct ag_docker_cli *cli, const char *image,
 		return ag_err(err, AG_E_DOCKER, 0, "images.export.create",
 			      "docker create did not print one container id");
 	const char *eargs[] = {"export", "-o", tar_path, id, NULL};
-	int rc = engine_call(cli, eargs, 4096, AG_IMAGES_EXPORT_TIMEOUT_MS, "docker export", &r,
-			     err);
+	int rc =
+	    engine_call(cli, eargs, 4096, AG_IMAGES_EXPORT_TIMEOUT_MS, "docker export", &r, err);
 	ag_proc_result_release(&r);
 	const char *rargs[] = {"rm", "-f", "-v", id, NULL};
 	struct ag_error *rerr = NULL;

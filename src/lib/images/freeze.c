@@ -89,14 +89,14 @@ static int build_sbom(const struct ag_freeze_input *in, const struct deb *debs, 
 {
 	json_t *comps = json_array();
 	for (size_t i = 0; i < ndebs; i++) {
-		_cleanup_free_ char *purl = ag_xasprintf("pkg:deb/debian/%s@%s?arch=%s",
-							 debs[i].name, debs[i].version, debs[i].arch);
+		_cleanup_free_ char *purl = ag_xasprintf(
+		    "pkg:deb/debian/%s@%s?arch=%s", debs[i].name, debs[i].version, debs[i].arch);
 		json_array_append_new(
-		    comps, json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:[{s:s, s:s}]}", "type",
-				     "library", "bom-ref", purl, "name", debs[i].name, "version",
-				     debs[i].version, "purl", purl, "hashes",
-				     hashes1("SHA-256", debs[i].sha), "properties", "name",
-				     "agentguard:image", "value", "base (gateway and agent)"));
+		    comps,
+		    json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:[{s:s, s:s}]}", "type", "library",
+			      "bom-ref", purl, "name", debs[i].name, "version", debs[i].version,
+			      "purl", purl, "hashes", hashes1("SHA-256", debs[i].sha), "properties",
+			      "name", "agentguard:image", "value", "base (gateway and agent)"));
 	}
 	const char *vers[2] = {AG_CODEX_VERSION, AG_CODEX_LINUX_X64_VERSION};
 	const char *hex[2] = {codex_hex, linux_hex};
@@ -104,8 +104,8 @@ static int build_sbom(const struct ag_freeze_input *in, const struct deb *debs, 
 		_cleanup_free_ char *purl = ag_xasprintf("pkg:npm/%%40openai/codex@%s", vers[i]);
 		json_array_append_new(
 		    comps, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:[{s:s, s:s}]}", "type",
-				     "library", "bom-ref", purl, "group", "@openai", "name", "codex",
-				     "version", vers[i], "purl", purl, "hashes",
+				     "library", "bom-ref", purl, "group", "@openai", "name",
+				     "codex", "version", vers[i], "purl", purl, "hashes",
 				     hashes1("SHA-512", hex[i]), "properties", "name",
 				     "agentguard:image", "value", "agent"));
 	}
@@ -145,18 +145,19 @@ static int build_provenance(const struct ag_freeze_input *in, const char *const 
 		const char *bat = strstr(ids[i]->base_image, "@sha256:");
 		json_array_append_new(deps, dep(bn, ids[i]->base_image, "sha256", bat + 8));
 		_cleanup_free_ char *in_name = ag_xasprintf("%s canonical image identity", role);
-		json_array_append_new(
-		    byproducts, json_pack("{s:s, s:{s:s}, s:O}", "name", in_name, "digest", "sha256",
-					  ids[i]->identity_digest + 7, "content", ids[i]->identity));
+		json_array_append_new(byproducts,
+				      json_pack("{s:s, s:{s:s}, s:O}", "name", in_name, "digest",
+						"sha256", ids[i]->identity_digest + 7, "content",
+						ids[i]->identity));
 	}
 	for (size_t i = 0; i < ndebs; i++) {
-		_cleanup_free_ char *purl = ag_xasprintf("pkg:deb/debian/%s@%s?arch=%s",
-							 debs[i].name, debs[i].version, debs[i].arch);
+		_cleanup_free_ char *purl = ag_xasprintf(
+		    "pkg:deb/debian/%s@%s?arch=%s", debs[i].name, debs[i].version, debs[i].arch);
 		json_array_append_new(deps, dep(debs[i].name, purl, "sha256", debs[i].sha));
 	}
-	json_array_append_new(deps, dep(AG_CODEX_PACKAGE,
-					"pkg:npm/%40openai/codex@" AG_CODEX_VERSION, "sha512",
-					codex_hex));
+	json_array_append_new(deps,
+			      dep(AG_CODEX_PACKAGE, "pkg:npm/%40openai/codex@" AG_CODEX_VERSION,
+				  "sha512", codex_hex));
 	json_array_append_new(deps, dep(AG_CODEX_PACKAGE " (linux-x64)",
 					"pkg:npm/%40openai/codex@" AG_CODEX_LINUX_X64_VERSION,
 					"sha512", linux_hex));
@@ -191,11 +192,11 @@ static json_t *role_section(const struct ag_freeze_role_input *ri, const char *c
 	const char *base_dig = strstr(id->base_image, "@") + 1;
 	bool agent = id->role == AG_ROLE_AGENT;
 	unsigned uid = agent ? AG_IMAGES_AGENT_UID : AG_IMAGES_GATEWAY_UID;
-	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i}", "repository_placeholder",
-			      ri->repository_placeholder, "oci_digest", oci, "base_image",
-			      id->base_image, "base_index_digest", base_dig, "build_context_digest",
-			      ctx_hex, "entrypoint", id->entrypoint, "uid", (int)uid, "gid",
-			      (int)uid);
+	json_t *o =
+	    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i}", "repository_placeholder",
+		      ri->repository_placeholder, "oci_digest", oci, "base_image", id->base_image,
+		      "base_index_digest", base_dig, "build_context_digest", ctx_hex, "entrypoint",
+		      id->entrypoint, "uid", (int)uid, "gid", (int)uid);
 	if (!agent)
 		return o;
 	if (!id->builder_base) {
@@ -208,12 +209,11 @@ static json_t *role_section(const struct ag_freeze_role_input *ri, const char *c
 	json_object_set_new(o, "builder_base_index_digest",
 			    json_string(strstr(id->builder_base, "@") + 1));
 	json_object_set_new(o, "credential_env", json_string(AG_IMAGES_CREDENTIAL_ENV));
-	json_object_set_new(
-	    o, "codex",
-	    json_pack("{s:s, s:s, s:s, s:s, s:s}", "package", AG_CODEX_PACKAGE, "version",
-		      AG_CODEX_VERSION, "integrity", AG_CODEX_INTEGRITY, "linux_x64_version",
-		      AG_CODEX_LINUX_X64_VERSION, "linux_x64_integrity",
-		      AG_CODEX_LINUX_X64_INTEGRITY));
+	json_object_set_new(o, "codex",
+			    json_pack("{s:s, s:s, s:s, s:s, s:s}", "package", AG_CODEX_PACKAGE,
+				      "version", AG_CODEX_VERSION, "integrity", AG_CODEX_INTEGRITY,
+				      "linux_x64_version", AG_CODEX_LINUX_X64_VERSION,
+				      "linux_x64_integrity", AG_CODEX_LINUX_X64_INTEGRITY));
 	return o;
 }
 
@@ -323,8 +323,8 @@ int ag_freeze_build(const struct ag_freeze_input *in, struct ag_freeze_output *o
 	    in->repository, "commit", in->source_commit, "platform", "linux/amd64", "gateway",
 	    sections[0], "agent", sections[1], "permitted_runtime_behavior",
 	    ag_freeze_permitted_behavior(), "artifacts", "sbom", in->sbom_name, sbom_hex,
-	    "provenance", in->provenance_name, prov_hex, "scans", scans, "usage_evidence",
-	    "status", "USAGE_EVIDENCE_BLOCKED", "policy",
+	    "provenance", in->provenance_name, prov_hex, "scans", scans, "usage_evidence", "status",
+	    "USAGE_EVIDENCE_BLOCKED", "policy",
 	    "usage records must be attributable to their trial, complete and non-zero; no "
 	    "live study ran in stage 1",
 	    "publication", "status", "not_published_phase_1", "registry_verification",

@@ -260,11 +260,11 @@ int ag_rootfs_digest_file(const char *tar_path, char **digest, size_t *entries,
 		}
 		bool file = strcmp(m[i].type, "file") == 0;
 		json_array_append_new(
-		    arr, json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, s:I, s:s}", "name", m[i].name,
-				   "type", m[i].type, "mode", (json_int_t)m[i].mode, "uid",
-				   (json_int_t)m[i].uid, "gid", (json_int_t)m[i].gid, "linkname",
-				   m[i].linkname, "size", (json_int_t)(file ? m[i].size : 0),
-				   "sha256", file ? m[i].sha : ""));
+		    arr,
+		    json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, s:I, s:s}", "name", m[i].name, "type",
+			      m[i].type, "mode", (json_int_t)m[i].mode, "uid", (json_int_t)m[i].uid,
+			      "gid", (json_int_t)m[i].gid, "linkname", m[i].linkname, "size",
+			      (json_int_t)(file ? m[i].size : 0), "sha256", file ? m[i].sha : ""));
 	}
 	members_free(m, n);
 	json_t *doc = json_pack("{s:o}", "entries", arr);
@@ -458,11 +458,11 @@ static int config_object(json_t *img, json_t **config, struct ag_error **err)
 		goto fail;
 	if (keys_sorted(json_object_get(c, "Volumes"), "Config.Volumes", true, &vols, err) < 0)
 		goto fail;
-	*config = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:s, s:o, s:o, s:s}", "architecture",
-			    arch, "os", os, "user", user ? json_string_value(user) : "",
-			    "entrypoint", ep, "cmd", cmd, "env", env, "working_dir",
-			    wd ? json_string_value(wd) : "", "exposed_ports", ports, "volumes", vols,
-			    "rootfs_type", rtype);
+	*config =
+	    json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:s, s:o, s:o, s:s}", "architecture", arch,
+		      "os", os, "user", user ? json_string_value(user) : "", "entrypoint", ep,
+		      "cmd", cmd, "env", env, "working_dir", wd ? json_string_value(wd) : "",
+		      "exposed_ports", ports, "volumes", vols, "rootfs_type", rtype);
 	return 0;
 fail:
 	json_decref(ep);
@@ -473,8 +473,8 @@ fail:
 	return -1;
 }
 
-int ag_runtime_config_from_inspect(const char *json, size_t len, json_t **config,
-				   char **digest, struct ag_error **err)
+int ag_runtime_config_from_inspect(const char *json, size_t len, json_t **config, char **digest,
+				   struct ag_error **err)
 {
 	json_t *img = one_image(json, len, err);
 	if (!img)
@@ -598,8 +598,7 @@ int ag_image_identity_compute(const struct ag_docker_cli *cli, const char *image
 	const char *id = json_string_value(json_object_get(img, "Id"));
 	out->image_id = ag_xstrdup(id ? id : "");
 	json_t *rd = json_object_get(img, "RepoDigests");
-	if (json_is_array(rd) && json_array_size(rd) > 0 &&
-	    json_is_string(json_array_get(rd, 0)))
+	if (json_is_array(rd) && json_array_size(rd) > 0 && json_is_string(json_array_get(rd, 0)))
 		out->pinned_ref = ag_xstrdup(json_string_value(json_array_get(rd, 0)));
 	if (ag_runtime_config_from_inspect(js, jl, &out->runtime_config,
 					   &out->runtime_config_digest, err) < 0)
@@ -608,7 +607,8 @@ int ag_image_identity_compute(const struct ag_docker_cli *cli, const char *image
 	const char *arch = json_string_value(json_object_get(rc_obj, "architecture"));
 	const char *os = json_string_value(json_object_get(rc_obj, "os"));
 	if (strcmp(arch, "amd64") != 0 || strcmp(os, "linux") != 0) {
-		cfg_err(err, "images.role.platform", "Architecture", "the image is not linux/amd64");
+		cfg_err(err, "images.role.platform", "Architecture",
+			"the image is not linux/amd64");
 		goto out;
 	}
 	unsigned want = role == AG_ROLE_GATEWAY ? AG_IMAGES_GATEWAY_UID : AG_IMAGES_AGENT_UID;
@@ -621,8 +621,8 @@ int ag_image_identity_compute(const struct ag_docker_cli *cli, const char *image
 		goto out;
 	}
 	json_t *ep = json_object_get(rc_obj, "entrypoint");
-	const char *want_ep = role == AG_ROLE_GATEWAY ? AG_IMAGES_GATEWAY_ENTRYPOINT
-						      : AG_IMAGES_AGENT_ENTRYPOINT;
+	const char *want_ep =
+	    role == AG_ROLE_GATEWAY ? AG_IMAGES_GATEWAY_ENTRYPOINT : AG_IMAGES_AGENT_ENTRYPOINT;
 	if (!json_is_array(ep) || json_array_size(ep) != 1 ||
 	    strcmp(json_string_value(json_array_get(ep, 0)), want_ep) != 0) {
 		ag_err_at(err, AG_E_UNVERIFIED, "images.role.entrypoint", NULL, 0, 0,

@@ -30,10 +30,12 @@ struct ag_docker_cli;
 #define AG_CODEX_PACKAGE "@openai/codex"
 #define AG_CODEX_VERSION "0.159.2"
 #define AG_CODEX_INTEGRITY                                                                         \
-	"sha512-SE13C3nZCYoVL569BdegoOl6vwjb7o2sXOo7ivwVzaVoY0cswwi0/6pIE0TyO/C0vIkQh3jslExitET7PBTfIg=="
+	"sha512-SE13C3nZCYoVL569BdegoOl6vwjb7o2sXOo7ivwVzaVoY0cswwi0/6pIE0TyO/"                    \
+	"C0vIkQh3jslExitET7PBTfIg=="
 #define AG_CODEX_LINUX_X64_VERSION "0.159.2-linux-x64"
 #define AG_CODEX_LINUX_X64_INTEGRITY                                                               \
-	"sha512-RrCZ1X52wpa1lOsXtCtSyhjOFdQPh7LH5Ccv8HsKmd/2UXbUwxXFqWXFK3JzatquUNGtW/TLox5Y7qVOGkV0/Q=="
+	"sha512-RrCZ1X52wpa1lOsXtCtSyhjOFdQPh7LH5Ccv8HsKmd/2UXbUwxXFqWXFK3JzatquUNGtW/"            \
+	"TLox5Y7qVOGkV0/Q=="
 #define AG_CODEX_LOCK_KEY "node_modules/@openai/codex"
 #define AG_CODEX_LINUX_X64_LOCK_KEY "node_modules/@openai/codex-linux-x64"
 #define AG_IMAGES_CREDENTIAL_ENV "CODEX_API_KEY"
@@ -92,8 +94,8 @@ int ag_rootfs_digest_file(const char *tar_path, char **digest, size_t *entries,
  * digest. Also returns the image's base label and layer list when asked.
  * Reasons images.inspect.{json,count,field,volume}.
  */
-int ag_runtime_config_from_inspect(const char *json, size_t len, json_t **config,
-				   char **digest, struct ag_error **err);
+int ag_runtime_config_from_inspect(const char *json, size_t len, json_t **config, char **digest,
+				   struct ag_error **err);
 
 /* Canonical identity object and its digest "sha256:<hex>". */
 json_t *ag_image_identity_object(enum ag_image_role role, const char *base_image,
@@ -170,9 +172,9 @@ struct ag_freeze_input {
 	const char *repository;	   /* source repository name */
 	const char *source_commit; /* 40 hex */
 	struct ag_freeze_role_input gateway, agent;
-	const char *deb_lock_path;  /* runtime-images/base/packages.lock */
-	const char *npm_lock_path;  /* agent package-lock.json */
-	json_t *vuln_policy;	    /* result object of ag_vuln_policy_run, or NULL = not scanned */
+	const char *deb_lock_path; /* runtime-images/base/packages.lock */
+	const char *npm_lock_path; /* agent package-lock.json */
+	json_t *vuln_policy;	   /* result object of ag_vuln_policy_run, or NULL = not scanned */
 	const char *const *scan_reports; /* report paths recorded by digest, NULL-terminated */
 	const char *sbom_name;		 /* file names recorded in artifacts */
 	const char *provenance_name;

@@ -31,8 +31,8 @@ static int bounds(const json_t *v, unsigned depth, const char *key, struct ag_er
 	if (json_is_object(v) || json_is_array(v)) {
 		size_t n = json_is_object(v) ? json_object_size(v) : json_array_size(v);
 		if (n > AG_IMAGES_MANIFEST_ARTIFACTS_MAX)
-			return ag_err_at(err, AG_E_LIMIT, "images.manifest.bound.items", NULL, 0,
-					 0, key, "a manifest map or list has more than %d entries",
+			return ag_err_at(err, AG_E_LIMIT, "images.manifest.bound.items", NULL, 0, 0,
+					 key, "a manifest map or list has more than %d entries",
 					 AG_IMAGES_MANIFEST_ARTIFACTS_MAX);
 	}
 	if (json_is_object(v)) {
@@ -70,8 +70,7 @@ const char *ag_images_unknown_key(json_t *o, const char *const *keys)
 }
 
 /* Exactly these keys: unknown first (fail closed on anything new), then missing. */
-static int exact_keys(json_t *o, const char *path, const char *const *keys,
-		      struct ag_error **err)
+static int exact_keys(json_t *o, const char *path, const char *const *keys, struct ag_error **err)
 {
 	if (!json_is_object(o))
 		return bad(err, "images.manifest.type", path, "must be an object");
@@ -161,10 +160,15 @@ static int check_uid(json_t *o, const char *k, unsigned want, const char *path,
 	return 0;
 }
 
-static const char *const role_keys_gateway[] = {
-    "repository_placeholder", "oci_digest", "base_image", "base_index_digest",
-    "build_context_digest",   "entrypoint", "uid",	  "gid",
-    NULL};
+static const char *const role_keys_gateway[] = {"repository_placeholder",
+						"oci_digest",
+						"base_image",
+						"base_index_digest",
+						"build_context_digest",
+						"entrypoint",
+						"uid",
+						"gid",
+						NULL};
 static const char *const role_keys_agent[] = {"repository_placeholder",
 					      "oci_digest",
 					      "base_image",
@@ -178,9 +182,8 @@ static const char *const role_keys_agent[] = {"repository_placeholder",
 					      "credential_env",
 					      "codex",
 					      NULL};
-static const char *const codex_keys[] = {"package",	       "version",
-					 "integrity",	       "linux_x64_version",
-					 "linux_x64_integrity", NULL};
+static const char *const codex_keys[] = {
+    "package", "version", "integrity", "linux_x64_version", "linux_x64_integrity", NULL};
 
 static int check_codex(json_t *c, struct ag_error **err)
 {
@@ -193,7 +196,8 @@ static int check_codex(json_t *c, struct ag_error **err)
 			   "is missing or is not the reviewed @openai/codex 0.159.2 integrity");
 	if (!sget(c, "linux_x64_integrity") ||
 	    strcmp(sget(c, "linux_x64_integrity"), AG_CODEX_LINUX_X64_INTEGRITY) != 0)
-		return bad(err, "images.manifest.codex.integrity", "agent.codex.linux_x64_integrity",
+		return bad(err, "images.manifest.codex.integrity",
+			   "agent.codex.linux_x64_integrity",
 			   "is missing or is not the reviewed linux-x64 integrity");
 	if (exact_keys(c, path, codex_keys, err) < 0)
 		return -1;
@@ -410,7 +414,8 @@ int ag_freeze_manifest_validate(const char *data, size_t len, struct ag_error **
 	json_t *m = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
 	if (!m)
 		return ag_err(err, AG_E_CONFIG, 0, "images.manifest.json",
-			      "the manifest is not valid JSON (or repeats a key) at line %d", je.line);
+			      "the manifest is not valid JSON (or repeats a key) at line %d",
+			      je.line);
 	if (!json_is_object(m)) {
 		json_decref(m);
 		return ag_err(err, AG_E_CONFIG, 0, "images.manifest.json",

@@ -17,8 +17,7 @@
 
 static const char *const reachability_values[] = {
     "vulnerable_code_not_present", "vulnerable_code_not_in_execute_path",
-    "vulnerable_code_cannot_be_controlled_by_adversary", "inline_mitigations_already_exist",
-    NULL};
+    "vulnerable_code_cannot_be_controlled_by_adversary", "inline_mitigations_already_exist", NULL};
 
 static const struct ag_read_reasons why = {"images.vuln.read", "images.vuln.read",
 					   "images.vuln.read", "images.vuln.size"};
@@ -138,8 +137,9 @@ static int check_exceptions(json_t *doc, const char *today, struct ag_error **er
 			return exc_err(err, "images.exceptions.approved_future", i,
 				       "approved_on lies in the future");
 		if (!str_list(json_object_get(e, "advisory_references"), true))
-			return exc_err(err, "images.exceptions.advisory", i,
-				       "advisory_references must be a non-empty list of https URLs");
+			return exc_err(
+			    err, "images.exceptions.advisory", i,
+			    "advisory_references must be a non-empty list of https URLs");
 		const char *re = json_string_value(json_object_get(e, "reachability"));
 		bool rok = false;
 		for (size_t j = 0; re && reachability_values[j] && !rok; j++)
@@ -215,8 +215,9 @@ static int scan_report(json_t *rep, enum ag_image_role role, json_t *excs, bool 
 			const char *sev = json_string_value(json_object_get(v, "Severity"));
 			json_t *fixed = json_object_get(v, "FixedVersion");
 			if (!id || !pkg || !ver || !sev || (fixed && !json_is_string(fixed)))
-				return ag_err(err, AG_E_CONFIG, 0, "images.vuln.finding_shape",
-					      "a finding lacks its id, package, version or severity");
+				return ag_err(
+				    err, AG_E_CONFIG, 0, "images.vuln.finding_shape",
+				    "a finding lacks its id, package, version or severity");
 			if (strcmp(sev, "CRITICAL") == 0) {
 				t->critical++;
 				add_failure(t, "critical", rn, id, pkg, ver);
@@ -286,26 +287,27 @@ int ag_vuln_policy_run(const char *exceptions_path, const struct ag_vuln_report_
 		{
 			const char *id = json_string_value(json_object_get(e, "id"));
 			const char *pkg = json_string_value(json_object_get(e, "package"));
-			const char *ver = json_string_value(json_object_get(e, "installed_version"));
+			const char *ver =
+			    json_string_value(json_object_get(e, "installed_version"));
 			const char *rs = json_string_value(json_object_get(e, "image_role"));
 			if (strcmp(rs, "agent") == 0)
 				add_failure(&t, "agent_exception_forbidden", rs, id, pkg, ver);
-			else if (strcmp(json_string_value(json_object_get(e, "expires_on")), today) <
-				 0)
+			else if (strcmp(json_string_value(json_object_get(e, "expires_on")),
+					today) < 0)
 				add_failure(&t, "expired_exception", rs, id, pkg, ver);
 			else if (nreports && !used[k])
 				add_failure(&t, "stale_exception", rs, id, pkg, ver);
 		}
-		const char *status = nreports == 0		    ? "not_scanned"
+		const char *status = nreports == 0		   ? "not_scanned"
 				     : json_array_size(t.failures) ? "fail"
 								   : "pass";
 		if (nreports == 0 && json_array_size(t.failures))
 			status = "fail";
-		*result = json_pack(
-		    "{s:s, s:b, s:I, s:{s:I, s:I, s:I, s:I}, s:o}", "status", status,
-		    "scanner_failures_suppressed", 0, "reports", (json_int_t)nreports, "counts",
-		    "critical", t.critical, "high_fixable", t.high_fixable, "high_unfixed",
-		    t.high_unfixed, "high_excepted", t.high_excepted, "failures", t.failures);
+		*result = json_pack("{s:s, s:b, s:I, s:{s:I, s:I, s:I, s:I}, s:o}", "status",
+				    status, "scanner_failures_suppressed", 0, "reports",
+				    (json_int_t)nreports, "counts", "critical", t.critical,
+				    "high_fixable", t.high_fixable, "high_unfixed", t.high_unfixed,
+				    "high_excepted", t.high_excepted, "failures", t.failures);
 		t.failures = NULL;
 	}
 	json_decref(t.failures);
