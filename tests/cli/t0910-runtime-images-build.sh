@@ -70,6 +70,12 @@ t_unlike "no shell in the image" "$(grep -E '(^|/)(sh|bash|dash|busybox)$' "$T/f
 t_unlike "no package manager in the image" "$(grep -E '(^|/)(dpkg|apt|apt-get|npm|node)$' "$T/files" || true)" .
 t_like "the CA bundle is there" "$(cat "$T/files")" 'etc/ssl/certs/ca-certificates\.crt'
 
+t_unlike "identity output holds no host path" "$i1" "$T|$AG_ROOT|agentguard-export|/var/lib|/home/"
+t_is "identity leaves no export container behind" \
+	"$("$AG_DOCKER" ps -aq --filter label=org.agentguard.runtime-image.export)" ""
+ag_must_fail 6 docker.call.exit "identity of an image the engine does not have is a Docker failure" \
+	"$AG_BIN" runtime-image identity "$REG/agentguard-runtime-agent@sha256:$(printf '0%.0s' {1..64})" --role agent
+
 # Role rules.
 ag_must_fail 2 images.role.user "the agent image is not a gateway (uid)" \
 	"$AG_BIN" runtime-image identity "$A1" --role gateway
