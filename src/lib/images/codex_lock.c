@@ -205,18 +205,27 @@ int ag_codex_inputs_verify(const char *lock_path, const char *codex_tgz, const c
 		return -1;
 	if (ag_codex_lock_check(lock, len, err) < 0)
 		return -1;
-	/* The lock now equals the pins, so one comparison covers both. */
+	/* Each tarball against the lock's integrity AND the compiled-in pin
+	 * (equal once the lock check passed; compared both ways anyway). */
+	json_t *root = json_loadb(lock, len, JSON_REJECT_DUPLICATES, NULL);
+	json_t *pk = json_object_get(root, "packages");
 	const char *paths[2] = {codex_tgz, linux_tgz};
 	for (size_t i = 0; i < 2; i++) {
+		const char *locked = str_field(json_object_get(pk, pinned[i].key), "integrity");
 		_cleanup_free_ char *sri = NULL;
-		if (ag_sri_sha512_file(paths[i], &sri, err) < 0)
+		if (ag_sri_sha512_file(paths[i], &sri, err) < 0) {
+			json_decref(root);
 			return ag_err_wrap(err, "%s", pinned[i].key);
-		if (strcmp(sri, pinned[i].integrity) != 0)
+		}
+		if (!locked || strcmp(sri, locked) != 0 || strcmp(sri, pinned[i].integrity) != 0) {
+			json_decref(root);
 			return ag_err_at(err, AG_E_UNVERIFIED, "images.tarball.mismatch", NULL, 0,
 					 0, pinned[i].key,
-					 "the tarball used for %s does not hash to the pinned "
-					 "integrity (lock and constant)",
+					 "the tarball used for %s does not hash to the integrity "
+					 "in the lock and pinned in AgentGuard",
 					 pinned[i].key);
+		}
 	}
+	json_decref(root);
 	return 0;
 }
