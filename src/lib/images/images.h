@@ -91,7 +91,7 @@ int ag_rootfs_digest_file(const char *tar_path, char **digest, size_t *entries,
 /*
  * From `docker image inspect` output (a JSON array of exactly one image),
  * the canonical runtime config object (*config, new reference) and its
- * digest. Also returns the image's base label and layer list when asked.
+ * digest "sha256:<hex>" (*digest, heap).
  * Reasons images.inspect.{json,count,field,volume}.
  */
 int ag_runtime_config_from_inspect(const char *json, size_t len, json_t **config, char **digest,
@@ -142,8 +142,9 @@ int ag_images_engine_export(const struct ag_docker_cli *cli, const char *image,
 			    const char *tar_path, struct ag_error **err);
 
 /* ---- build context digest (identity.c) ---- */
-/* SHA-256 hex over [[relpath, sha256], ...] of the regular files under dir
- * (skipping .git; a symlink or special file is refused). */
+/* SHA-256 hex over canonical [[relpath, sha256], ...] of the regular files
+ * under dir, sorted (the workspace snapshot walk: .git at the root skipped,
+ * a symlink or special file refused). *files, when not NULL, gets the list. */
 int ag_context_digest(const char *dir, char hex[65], json_t **files, struct ag_error **err);
 
 /* ---- freeze manifest (manifest.c, freeze.c) ---- */
