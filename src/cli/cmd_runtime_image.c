@@ -61,12 +61,6 @@ static int fail(struct ag_error *e)
 	return exit_for(e);
 }
 
-static void print_json(json_t *o)
-{
-	char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
-	puts(s ? s : "{}");
-	free(s);
-}
 
 static bool is_help(const char *a)
 {
@@ -116,8 +110,7 @@ static int cmd_identity(int argc, char **argv)
 		    "rootfs_entries", (json_int_t)id.rootfs_entries, "base_image", id.base_image,
 		    "image_id_diagnostic", id.image_id, "pinned_ref",
 		    id.pinned_ref ? json_string(id.pinned_ref) : json_null());
-		print_json(o);
-		json_decref(o);
+		ag_cli_json_print(o, "agentguard.runtime-image-identity");
 	} else {
 		printf("role: %s\n", ag_image_role_name(role));
 		fputs("base_image: ", stdout);
@@ -229,8 +222,7 @@ static int cmd_validate(int argc, char **argv)
 			      err ? json_string(err->reason) : json_null(), "key",
 			      err && err->key ? json_string(err->key) : json_null(), "message",
 			      err && err->msg ? json_string(err->msg) : json_null());
-		print_json(o);
-		json_decref(o);
+		ag_cli_json_print(o, "agentguard.runtime-image-validate");
 	}
 	if (rc < 0) {
 		ag_cli_print_error(err);
@@ -287,10 +279,9 @@ static int cmd_vuln_policy(int argc, char **argv)
 	json_t *res = NULL;
 	if (ag_vuln_policy_run(exceptions, reps, n, day, &res, &err) < 0)
 		return fail(err);
-	print_json(res);
 	const char *st = json_string_value(json_object_get(res, "status"));
 	int rc = st && strcmp(st, "pass") == 0 ? AG_EXIT_PASS : AG_EXIT_FAIL;
-	json_decref(res);
+	ag_cli_json_print(res, "agentguard.runtime-image-vuln-policy");
 	return rc;
 }
 

@@ -8,6 +8,7 @@
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib-test.sh"
+. "$(dirname "$0")/lib-runtime-images.sh"
 
 FIX="$AG_ROOT/tests/fixtures/runtime-images"
 n=0 invalid=0
@@ -44,11 +45,14 @@ ag_must_fail 2 images.manifest.bound.size "a manifest over 1 MiB is refused" \
 t_run "$AG_BIN" runtime-image validate --json "$FIX/manifests/000-valid-not-scanned.json"
 t_is "--json valid: exit 0" "$AG_RC" 0
 t_like "--json valid" "$AG_OUT" '"valid":true'
+cli_conforms "--json valid: the CLI output schema" agentguard.runtime-image-validate "$AG_OUT"
 f=$(awk -F'\t' '$2 == "images.manifest.codex.integrity" {print $1; exit}' "$FIX/manifests.tsv")
 t_run "$AG_BIN" runtime-image validate --json "$FIX/manifests/$f"
 t_is "--json invalid: exit 2" "$AG_RC" 2
 t_like "--json invalid names the reason and key" "$AG_OUT" \
 	'"key":"agent.codex.integrity".*"reason":"images.manifest.codex.integrity".*"valid":false'
+t_json_only=$("$AG_BIN" runtime-image validate --json "$FIX/manifests/$f" 2>/dev/null) || true
+cli_conforms "--json invalid: the CLI output schema (stdout only)" agentguard.runtime-image-validate "$t_json_only"
 ag_must_fail 2 images.manifest.open "a missing file is refused" \
 	"$AG_BIN" runtime-image validate "$T/nonexistent.json"
 ag_must_fail 2 usage "validate needs a file" "$AG_BIN" runtime-image validate

@@ -8,6 +8,7 @@
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib-test.sh"
+. "$(dirname "$0")/lib-runtime-images.sh"
 
 V="$AG_ROOT/tests/fixtures/runtime-images/vuln"
 vp() { "$AG_BIN" runtime-image vuln-policy "$@"; }
@@ -17,11 +18,15 @@ decide() {
 	shift 4
 	t_run vp "$@"
 	t_is "$name: exit $want_rc" "$AG_RC" "$want_rc"
+	local out=$AG_OUT
 	t_like "$name: status $status" "$AG_OUT" "\"status\":\"$status\""
 	t_like "$name: scanner failures never suppressed" "$AG_OUT" '"scanner_failures_suppressed":false'
 	if [ -n "$reason" ]; then
 		t_like "$name: failure $reason" "$AG_OUT" "\"reason\":\"$reason\""
 	fi
+	cli_conforms "$name: the CLI output schema" agentguard.runtime-image-vuln-policy \
+		"$(vp "$@" 2>/dev/null || true)"
+	AG_OUT=$out
 }
 
 decide "no report" 1 not_scanned "" --exceptions "$V/exceptions-none.json"
@@ -67,4 +72,6 @@ ag_must_fail 2 images.exceptions.schema "an exceptions file of another schema is
 	vp --exceptions "$V/exceptions-wrong-schema.json"
 ag_must_fail 2 usage "a report needs a --role first" vp --exceptions "$V/exceptions-none.json" "$V/report-clean.json"
 ag_must_fail 2 usage "--exceptions is required" vp --role gateway "$V/report-clean.json"
+j=$(vp --exceptions "$V/exceptions-wrong-schema.json" 2>/dev/null || true)
+t_is "an input error prints no policy document" "$j" ""
 t_done

@@ -12,6 +12,7 @@
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib-test.sh"
+. "$(dirname "$0")/lib-runtime-images.sh"
 require_docker
 for c in npm musl-gcc jq apt-get dpkg-deb; do
 	command -v "$c" >/dev/null || skip_all "$c missing (scripts/deps)"
@@ -36,6 +37,7 @@ t_like "second build prints a pinned reference" "$out2" "^agent $REG/agentguard-
 
 i1=$(ident "$A1")
 i2=$(ident "$A2")
+cli_conforms "identity --json: the CLI output schema" agentguard.runtime-image-identity "$i1"
 t_like "identity: a rootfs digest" "$(jf .rootfs_digest "$i1")" '^sha256:[0-9a-f]{64}$'
 t_is "identity: equal rootfs digests" "$(jf .rootfs_digest "$i2")" "$(jf .rootfs_digest "$i1")"
 t_is "identity: equal runtime configs" "$(jf .runtime_config_digest "$i2")" "$(jf .runtime_config_digest "$i1")"
@@ -75,6 +77,8 @@ t_is "identity leaves no export container behind" \
 	"$("$AG_DOCKER" ps -aq --filter label=org.agentguard.runtime-image.export)" ""
 ag_must_fail 6 docker.call.exit "identity of an image the engine does not have is a Docker failure" \
 	"$AG_BIN" runtime-image identity "$REG/agentguard-runtime-agent@sha256:$(printf '0%.0s' {1..64})" --role agent
+j=$("$AG_BIN" runtime-image identity "$REG/agentguard-runtime-agent@sha256:$(printf '0%.0s' {1..64})" --role agent --json 2>/dev/null || true)
+cli_conforms "identity --json failure: one agentguard.error document" agentguard.error "$j"
 
 # Role rules.
 ag_must_fail 2 images.role.user "the agent image is not a gateway (uid)" \
