@@ -34,6 +34,9 @@ static const char main_help[] =
 	"  study-egress policy|decide|manifest|plan ...\n"
 	"                             live-study egress helpers: destination policy,\n"
 	"                             decisions, manifests, topology plan (no Docker)\n"
+	"  runtime-image identity|freeze|validate|vuln-policy ...\n"
+	"                             stage-1 runtime images: identities, freeze\n"
+	"                             manifest, vulnerability policy\n"
 	"  help [COMMAND]             show help for a command\n"
 	"\n"
 	"Options:\n"
@@ -76,6 +79,7 @@ static const struct command commands[] = {
 	{"report", ag_cmd_report},
 	{"study-egress", ag_cmd_study_egress},
 	{"patch", ag_cmd_patch},
+	{"runtime-image", ag_cmd_runtime_image},
 };
 
 static const struct command *find_command(const char *name)

@@ -386,4 +386,44 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
  * and verified absent with it; more fails the cleanup closed. */
 #define AG_RUN_CONTAINER_VOLUMES_MAX 32
 
+/* ---- stage-1 runtime images (src/lib/images; docs/runtime-images.md) ---- */
+/* Largest package-lock.json read (ours is ~2 KiB). Protects memory. */
+#define AG_IMAGES_LOCK_MAX_BYTES (256 * 1024)
+/* Largest npm tarball hashed (codex-linux-x64 is ~160 MB). A larger file is
+ * refused rather than hashed for minutes. */
+#define AG_IMAGES_TARBALL_MAX_BYTES (1024ull * 1024 * 1024)
+/* Most members of an exported root filesystem (ours: a few thousand). */
+#define AG_IMAGES_ROOTFS_MAX_ENTRIES 200000
+/* Most bytes of file content hashed in one exported rootfs (ours: ~450 MB). */
+#define AG_IMAGES_ROOTFS_MAX_BYTES (8ull * 1024 * 1024 * 1024)
+/* Longest member name or link target in an exported rootfs. */
+#define AG_IMAGES_ROOTFS_NAME_MAX 4096
+/* Largest `docker image inspect` answer read for one image. */
+#define AG_IMAGES_INSPECT_MAX_BYTES (256 * 1024)
+/* `docker export` of an image of a few hundred MB: time and file size. */
+#define AG_IMAGES_EXPORT_TIMEOUT_MS 300000
+/* Most entries in the canonical runtime config's env/ports/volumes lists. */
+#define AG_IMAGES_CONFIG_LIST_MAX 256
+/* Largest freeze manifest, SBOM, provenance, scan report or exceptions file
+ * read; each is a bounded document. */
+#define AG_IMAGES_MANIFEST_MAX_BYTES (1024 * 1024)
+#define AG_IMAGES_REPORT_MAX_BYTES (64 * 1024 * 1024)
+/* Longest string field of a freeze manifest (names, refs, policy text). */
+#define AG_IMAGES_MANIFEST_STRING_MAX 1024
+/* Most entries per artifacts map (sbom, provenance, scans reports). */
+#define AG_IMAGES_MANIFEST_ARTIFACTS_MAX 32
+/* Deepest nesting in a freeze manifest. */
+#define AG_IMAGES_MANIFEST_DEPTH_MAX 8
+/* Most files in a build context digest, and most bytes hashed over them. */
+#define AG_IMAGES_CONTEXT_MAX_FILES 10000
+#define AG_IMAGES_CONTEXT_MAX_DEPTH 32
+/* Most vulnerabilities read over all Trivy reports, most exceptions, and
+ * most failures listed in the policy result (the counts stay exact). */
+#define AG_IMAGES_VULN_MAX_FINDINGS 100000
+#define AG_IMAGES_VULN_MAX_EXCEPTIONS 256
+#define AG_IMAGES_VULN_MAX_REPORTS 16
+#define AG_IMAGES_VULN_LIST_MAX 200
+/* Most Debian packages listed in the base SBOM lock. */
+#define AG_IMAGES_DEB_MAX_PACKAGES 64
+
 #endif

@@ -1,0 +1,101 @@
+/*
+ * agentguard-codex-entrypoint: the agent image's only entrypoint.
+ *
+ * Runs the pinned Codex CLI (the static musl binary of
+ * @openai/codex-linux-x64 0.159.2) non-interactively:
+ *  - only `exec ...` (the non-interactive mode), `--version`/`-V` and
+ *    `--help`/`-h` are accepted; anything else (the interactive TUI, login,
+ *    update, ...) exits 64 without starting codex;
+ *  - a leading "codex" argument is dropped, so `IMAGE codex exec ...` and
+ *    `IMAGE exec ...` mean the same;
+ *  - codex gets a fresh environment: fixed PATH, LANG, LC_ALL, HOME (the
+ *    caller's HOME when it is an absolute path, else /tmp/agentguard-home),
+ *    and the credential from CODEX_API_KEY only. Nothing else passes,
+ *    in particular no OPENAI_API_KEY or other credential variable.
+ *
+ * Built static with musl (no libc needed in the image, no shell). The
+ * value of CODEX_API_KEY is never printed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CODEX_BIN                                                                                  \
+	"/usr/local/lib/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/"    \
+	"bin/codex"
+#define CODEX_PATH_DIR                                                                             \
+	"/usr/local/lib/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/"    \
+	"codex-path"
+#define DEFAULT_HOME "/tmp/agentguard-home"
+#define ENV_MAX_VALUE 4096
+
+static int usage(void)
+{
+	static const char msg[] =
+	    "agentguard-codex-entrypoint: only non-interactive use is supported:\n"
+	    "  codex exec [OPTIONS] PROMPT | codex --version | codex --help\n"
+	    "The credential is read from CODEX_API_KEY only.\n";
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		return 64;
+	return 64;
+}
+
+static int allowed(const char *a)
+{
+	static const char *const ok[] = {"exec", "e", "--version", "-V", "--help", "-h", NULL};
+	for (int i = 0; ok[i]; i++)
+		if (strcmp(a, ok[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static char *pair(const char *name, const char *value)
+{
+	size_t n = strlen(name) + strlen(value) + 2;
+	char *s = malloc(n);
+	if (!s)
+		_exit(71);
+	snprintf(s, n, "%s=%s", name, value);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	int first = 1;
+	if (argc > first && strcmp(argv[first], "codex") == 0)
+		first++;
+	if (argc <= first || !allowed(argv[first]))
+		return usage();
+
+	const char *home = getenv("HOME");
+	if (!home || home[0] != '/' || strlen(home) > ENV_MAX_VALUE)
+		home = DEFAULT_HOME;
+	const char *key = getenv("CODEX_API_KEY");
+	if (key && strlen(key) > ENV_MAX_VALUE)
+		key = NULL;
+
+	char *envp[8];
+	int e = 0;
+	envp[e++] = pair("PATH", CODEX_PATH_DIR ":/usr/local/bin:/usr/bin:/bin");
+	envp[e++] = pair("HOME", home);
+	envp[e++] = pair("LANG", "C.UTF-8");
+	envp[e++] = pair("LC_ALL", "C.UTF-8");
+	envp[e++] = pair("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt");
+	if (key && *key)
+		envp[e++] = pair("CODEX_API_KEY", key);
+	envp[e] = NULL;
+
+	/* argv for codex: "codex", then the caller's arguments from `first`. */
+	char **nargv = calloc((size_t)(argc - first) + 2, sizeof(char *));
+	if (!nargv)
+		return 71;
+	nargv[0] = (char *)"codex";
+	for (int i = first; i < argc; i++)
+		nargv[i - first + 1] = argv[i];
+	execve(CODEX_BIN, nargv, envp);
+	static const char fail[] = "agentguard-codex-entrypoint: cannot start codex\n";
+	if (write(2, fail, sizeof(fail) - 1) < 0)
+		return 127;
+	return 127;
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# PENDING (named pending-*, so tests/run does not pick it up): the real Codex
+# CLI 0.159.2 as the agent under `agentguard contained-run`, with the agent
+# image that scripts/runtime-images builds. It cannot pass yet: today's
+# preflight runs `/bin/sh -c` inside the image, and the agent image has no
+# shell by design; it becomes t0940-codex-contained.sh when the static
+# preflight probe (issue 10) lands.
+#
+# Shows: `codex --version` runs contained and its output is recorded; a
+# `codex exec` with network none fails without reaching anything (Codex
+# 0.159.2 keeps retrying "waiting for network" rather than exiting, so the
+# run ends by AgentGuard's timeout: exit 7), its credential comes from
+# CODEX_API_KEY only (a canary value never appears in the artifact), and
+# both runs' evidence verifies.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib-test.sh"
+require_docker
+. "$(dirname "$0")/lib-contained.sh"
+
+out=$(AGENTGUARD="$AG_BIN" "$AG_ROOT/scripts/runtime-images" 127.0.0.1:5000 2>"$T/build.err") ||
+	{ diag "$(tail -n 20 "$T/build.err")"; }
+AGENT=${out##*agent }
+t_like "the agent image is built and pinned" "$AGENT" '@sha256:[0-9a-f]{64}$'
+
+# codex_config NAME TIMEOUT_SECONDS: a config that runs the agent image.
+codex_config() {
+	{
+		printf '%s\n' "task_id: t0940" "description: codex contained" "test_command: 'true'" \
+			"mode: ci" "expected_modified_files: {min: 0, max: 50}" \
+			"command_timeout_seconds: $2" "max_output_bytes: 65536" \
+			"sandbox: {type: docker, image: '$AGENT', network: none}" \
+			"contained_execution:" "  version: 1" "  platform: linux-docker-engine" \
+			"  required_uid: $AG_TEST_UID" "  required_gid: $AG_TEST_GID" \
+			"  memory_limit: 512m" "  pids_limit: 64" "  tmpfs_size: 64m" \
+			"  environment:" \
+			"    - {name: CODEX_API_KEY, source: host, required: true, allow_sensitive: true}"
+	} >"$W/c.yaml"
+	chown "$U:$U" "$W/c.yaml"
+}
+make_repo
+
+codex_config c 60
+export CODEX_API_KEY=CANARY-CODEX-KEY-5d1e
+as_user_codex() {
+	runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$W" CODEX_API_KEY="$CODEX_API_KEY" \
+		bash -c 'cd "$1" && shift && exec "$@"' _ "$W" "$@"
+}
+t_run as_user_codex "$AG_BIN" contained-run "$W/c.yaml" --repo repo --json -- codex --version
+t_is "codex --version contained: exit 0" "$AG_RC" 0
+REPORT=$(printf '%s\n' "$AG_OUT" | grep -m1 '^{' | jq -r '.report // empty')
+REPORT="$W/$REPORT"
+t_like "codex --version: the pinned CLI ran" "$(art 'a["command_result"]["stdout"]')" 'codex-cli 0\.159\.2'
+t_ok "codex --version: evidence verifies" "$AG_BIN" evidence verify "$REPORT"
+
+t_run as_user_codex "$AG_BIN" contained-run "$W/c.yaml" --repo repo --json --timeout 20 -- \
+	codex exec --skip-git-repo-check "print hello"
+t_is "codex exec without network: ends by the timeout (exit 7)" "$AG_RC" 7
+REPORT=$(printf '%s\n' "$AG_OUT" | grep -m1 '^{' | jq -r '.report // empty')
+REPORT="$W/$REPORT"
+t_unlike "the credential value is never recorded" "$(cat "$REPORT")" 'CANARY-CODEX-KEY'
+t_ok "codex exec: evidence verifies" "$AG_BIN" evidence verify "$REPORT"
+t_ok "codex exec: the repository is unchanged" repo_unchanged
+t_done
