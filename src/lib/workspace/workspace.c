@@ -729,7 +729,8 @@ int ag_ws_prepare(int srcfd, int rootfd, const char *id, const struct ag_ws_prep
 
 	/* CONTRACT: workspace.baseline.git_before_copy */
 	struct ag_ws_gitinfo git = {0};
-	if (ag_ws_gitinfo_collect(srcfd, o->git_path, o->git_timeout_ms, &git, err) < 0)
+	struct ag_ws_git_opts go = {.what = AG_WS_GIT_STATUS, .timeout_ms = o->git_timeout_ms};
+	if (ag_ws_gitinfo_collect(srcfd, &go, &git, err) < 0)
 		return ag_err_wrap(err, "workspace preparation");
 
 	if (mkdirat(rootfd, staging, 0700) < 0) {

@@ -38,14 +38,13 @@ struct ag_ws_prepare_opts {
 	size_t nwritable;
 	const char *agent_mount;    /* NULL: AG_WS_AGENT_MOUNT */
 	const char *evidence_mount; /* NULL: AG_WS_EVIDENCE_MOUNT */
-	const char *git_path;	    /* NULL: /usr/bin/git */
 	unsigned threads;	    /* 0: 2 */
 	ag_ws_hook_fn after_walk;   /* tests: between walk and copy */
 	void *hook_ctx;
 	/* skip a real `.agentguard/` directory at the source root (the caller's
 	 * runs root); recorded in the metadata as excluded_paths */
 	bool exclude_agentguard_root;
-	unsigned git_timeout_ms; /* per git call; 0: AG_WS_GIT_TIMEOUT_MS */
+	unsigned git_timeout_ms; /* the git reader; 0: AG_WS_GIT_TIMEOUT_MS */
 };
 
 struct ag_ws_prepared {
