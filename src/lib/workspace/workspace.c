@@ -149,11 +149,96 @@ int ag_ws_mounts_validate(const char *a, const char *e, struct ag_error **err)
 
 /* -------------------------------------------------------------- removal */
 
-#define REMOVE_MAX_DEPTH 512
+/*
+ * Iterative, fd-relative removal with constant stack and at most two open
+ * directory fds, whatever the depth: the walk descends by openat(O_NOFOLLOW)
+ * and climbs back by "..", whose identity must be the recorded parent's
+ * (else the tree moved under us: fail closed). Per level the heap keeps the
+ * directory's identity, its name and the names that could not be removed
+ * (skipped on rescans, so every scan makes progress or ends the level).
+ */
+struct rm_level {
+	dev_t dev;
+	ino_t ino;
+	char *name; /* in the parent; NULL for the top */
+	struct ag_strv failed;
+};
 
-static int remove_rec(int dirfd, const char *name, unsigned depth, uint64_t *removed,
-		      uint64_t *remaining)
+/* Opens dirfd/name (a directory lstat'ed as *st) for removal: owner rwx. */
+static int rm_open_dir(int dirfd, const char *name, const struct stat *st)
 {
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES && fchmodat(dirfd, name, 0700, 0) == 0)
+		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat fs;
+	if (fstat(fd, &fs) < 0 || fs.st_dev != st->st_dev || fs.st_ino != st->st_ino) {
+		close(fd);
+		return -1;
+	}
+	if ((fs.st_mode & 0700) != 0700 && fchmod(fd, (fs.st_mode & 07777) | 0700) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+enum rm_scan { RM_SCAN_DONE, RM_SCAN_AGAIN, RM_SCAN_DESCEND };
+
+/* One pass over the directory at fd: unlinks what is not a directory and
+ * stops at the first directory to descend into (*sub, *sst). */
+static enum rm_scan rm_scan(int fd, struct rm_level *L, char **sub, struct stat *sst,
+			    uint64_t *removed, uint64_t *remaining)
+{
+	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
+	if (!d) {
+		if (dup >= 0)
+			close(dup);
+		ag_strv_push(&L->failed, "."); /* this level cannot be listed */
+		(*remaining)++;
+		return RM_SCAN_DONE;
+	}
+	enum rm_scan r = RM_SCAN_DONE;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		const char *n = de->d_name;
+		if (!strcmp(n, ".") || !strcmp(n, "..") || ag_strv_find(&L->failed, n) >= 0)
+			continue;
+		struct stat st;
+		if (fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;
+			ag_strv_push(&L->failed, n);
+			(*remaining)++;
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			*sub = ag_xstrdup(n);
+			*sst = st;
+			r = RM_SCAN_DESCEND;
+			break;
+		}
+		if (unlinkat(fd, n, 0) < 0 && errno != ENOENT) {
+			ag_strv_push(&L->failed, n);
+			(*remaining)++;
+			continue;
+		}
+		(*removed)++;
+		r = RM_SCAN_AGAIN; /* entries may shift under readdir: look again */
+	}
+	closedir(d);
+	return r;
+}
+
+int ag_ws_remove_tree(int dirfd, const char *name, uint64_t *removed, uint64_t *remaining)
+{
+	uint64_t a = 0, b = 0;
+	if (!removed)
+		removed = &a;
+	if (!remaining)
+		remaining = &b;
 	struct stat st;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno == ENOENT)
@@ -169,46 +254,75 @@ static int remove_rec(int dirfd, const char *name, unsigned depth, uint64_t *rem
 		(*removed)++;
 		return 0;
 	}
-	if (depth >= REMOVE_MAX_DEPTH) {
-		(*remaining)++;
-		return -1;
-	}
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == EACCES && fchmodat(dirfd, name, 0700, 0) == 0)
-		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = rm_open_dir(dirfd, name, &st);
 	if (fd < 0) {
 		(*remaining)++;
 		return -1;
 	}
-	if ((st.st_mode & 0700) != 0700)
-		(void)fchmod(fd, (st.st_mode & 07777) | 0700);
-	int rc = 0;
-	for (int pass = 0; pass < 3; pass++) {
-		int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-		DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
-		if (!d) {
-			if (dup >= 0)
-				close(dup);
-			rc = -1;
-			break;
-		}
-		rewinddir(d);
-		bool any = false;
-		rc = 0;
-		struct dirent *de;
-		while ((de = readdir(d))) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+	size_t n = 1, alloc = 16;
+	struct rm_level *lv = ag_xcalloc(alloc, sizeof(*lv));
+	lv[0] = (struct rm_level){st.st_dev, st.st_ino, NULL, AG_STRV_INIT};
+	bool moved = false;
+	for (;;) {
+		struct rm_level *L = &lv[n - 1];
+		char *sub = NULL;
+		struct stat sst;
+		enum rm_scan s = rm_scan(fd, L, &sub, &sst, removed, remaining);
+		if (s == RM_SCAN_AGAIN)
+			continue;
+		if (s == RM_SCAN_DESCEND) {
+			int cfd = rm_open_dir(fd, sub, &sst);
+			if (cfd < 0) {
+				ag_strv_push_owned(&L->failed, sub);
+				(*remaining)++;
 				continue;
-			any = true;
-			if (remove_rec(fd, de->d_name, depth + 1, removed, remaining) < 0)
-				rc = -1;
+			}
+			if (n == alloc) {
+				alloc *= 2;
+				lv = ag_xrealloc(lv, alloc * sizeof(*lv));
+			}
+			lv[n++] = (struct rm_level){sst.st_dev, sst.st_ino, sub, AG_STRV_INIT};
+			close(fd);
+			fd = cfd;
+			continue;
 		}
-		closedir(d);
-		if (!any || rc < 0)
+		if (n == 1)
 			break;
+		/* this level is as empty as it gets: climb to the recorded parent */
+		int pfd = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct stat ps;
+		if (pfd < 0 || fstat(pfd, &ps) < 0 || ps.st_dev != lv[n - 2].dev ||
+		    ps.st_ino != lv[n - 2].ino) {
+			if (pfd >= 0)
+				close(pfd);
+			moved = true;
+			(*remaining)++;
+			break;
+		}
+		close(fd);
+		fd = pfd;
+		bool level_failed = L->failed.n > 0;
+		char *nm = L->name;
+		ag_strv_release(&L->failed);
+		n--;
+		if (level_failed) {
+			ag_strv_push_owned(&lv[n - 1].failed, nm);
+		} else if (unlinkat(fd, nm, AT_REMOVEDIR) < 0 && errno != ENOENT) {
+			ag_strv_push_owned(&lv[n - 1].failed, nm);
+			(*remaining)++;
+		} else {
+			(*removed)++;
+			free(nm);
+		}
 	}
 	close(fd);
-	if (rc < 0)
+	bool ok = !moved && lv[0].failed.n == 0;
+	for (size_t i = 0; i < n; i++) {
+		free(lv[i].name);
+		ag_strv_release(&lv[i].failed);
+	}
+	free(lv);
+	if (!ok)
 		return -1;
 	if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT) {
 		(*remaining)++;
@@ -216,13 +330,6 @@ static int remove_rec(int dirfd, const char *name, unsigned depth, uint64_t *rem
 	}
 	(*removed)++;
 	return 0;
-}
-
-int ag_ws_remove_tree(int dirfd, const char *name, uint64_t *removed, uint64_t *remaining)
-{
-	uint64_t a = 0, b = 0;
-	int r = remove_rec(dirfd, name, 0, removed ? removed : &a, remaining ? remaining : &b);
-	return r;
 }
 
 /* ------------------------------------------------------------- baseline */

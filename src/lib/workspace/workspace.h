@@ -126,9 +126,11 @@ int ag_ws_cleanup(int rootfd, const char *id, struct ag_ws_cleanup_report *rep,
 		  struct ag_error **err);
 
 /*
- * fd-relative recursive removal of dirfd/name, never following links;
- * directories without owner write/search are made 0700 first. Returns 0
- * or -1 with *remaining counting what stayed. Exposed for rollback tests.
+ * fd-relative removal of dirfd/name, never following links, at any depth:
+ * iterative with constant stack and at most two directory fds (it climbs
+ * back through ".." and checks that it reached the recorded parent).
+ * Directories without owner rwx are made so first. Returns 0, or -1 with
+ * *remaining counting what stayed. Exposed for rollback tests.
  */
 int ag_ws_remove_tree(int dirfd, const char *name, uint64_t *removed, uint64_t *remaining);
 
