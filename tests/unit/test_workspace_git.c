@@ -45,7 +45,9 @@ static void test_git_dirty_baseline(void **state)
 	setenv("GIT_WORK_TREE", "/nonexistent", 1);
 	struct ag_ws_prepared p;
 	struct ag_error *e = NULL;
-	expect_ok(prep(f, "g", NULL, &p, &e), &e);
+	/* with ignored files copied, the baseline is git's status, file by file */
+	struct ag_ws_prepare_opts all = {.include_ignored = true};
+	expect_ok(prep(f, "g", &all, &p, &e), &e);
 	unsetenv("GIT_DIR");
 	unsetenv("GIT_WORK_TREE");
 	assert_int_equal(p.source_kind, AG_WS_SOURCE_GIT);
@@ -90,7 +92,29 @@ static void test_git_dirty_baseline(void **state)
 	assert_non_null(strstr(base, "s\tR \tnew name.txt\told name.txt\n"));
 	_cleanup_free_ char *meta = read_rel(f->rootfd, "g/evidence/" AG_WS_METADATA_FILE);
 	assert_non_null(strstr(meta, "\"source_kind\": \"git\""));
+	assert_non_null(strstr(meta, "\"rule\": \"all-files\""));
 	assert_null(strstr(meta, f->dir));
+
+	/* by default ignored files stay out, and an ignored directory is one
+	 * status entry that nothing enters */
+	expect_ok(prep(f, "d", NULL, &p, &e), &e);
+	assert_true(p.git_copy_rule);
+	assert_int_equal(p.excluded_ignored, 2); /* build/ and ignored.log */
+	run = ag_ws_open_run(f->rootfd, "d", &e);
+	expect_ok(ag_ws_baseline_load(run, p.digest, &bl, &e), &e);
+	close(run);
+	assert_null(ag_ws_snapshot_find(&bl.snap, "ignored.log"));
+	assert_null(ag_ws_snapshot_find(&bl.snap, "build"));
+	assert_null(ag_ws_snapshot_find(&bl.snap, "build/out.o"));
+	assert_non_null(ag_ws_snapshot_find(&bl.snap, "untracked\nnl.txt"));
+	assert_non_null(ag_ws_snapshot_find(&bl.snap, ".gitignore"));
+	assert_int_equal(bl.git.nstatus, 6);
+	assert_string_equal(bl.git.status[2].path, "build/");
+	assert_string_equal(bl.git.status[2].xy, "!!");
+	ag_ws_baseline_release(&bl);
+	_cleanup_free_ char *meta2 = read_rel(f->rootfd, "d/evidence/" AG_WS_METADATA_FILE);
+	assert_non_null(strstr(meta2, "\"rule\": \"git-tracked-and-unignored\""));
+	assert_non_null(strstr(meta2, "\"excluded_ignored_entries\": 2"));
 }
 
 static void test_git_empty_repository(void **state)
@@ -552,6 +576,117 @@ static void test_git_paths_api(void **state)
 	close(sub);
 }
 
+static int test_match(const char *pattern, const char *path)
+{
+	if (!strcmp(pattern, "undecided"))
+		return -1;
+	size_t l = strlen(pattern);
+	if (l && pattern[l - 1] == '*')
+		return !strncmp(pattern, path, l - 1);
+	return !strcmp(pattern, path);
+}
+
+/* What is copied: tracked and untracked-not-ignored files; exclude
+ * patterns; include_ignored; counts per rule; the source check uses the
+ * same rules. */
+static void test_git_copy_rules(void **state)
+{
+	struct fx *f = *state;
+	GIT(f->src, "init", "-q");
+	wstr(f->srcfd, ".gitignore", ".env\nnode_modules/\n*.log\n");
+	mkd(f->srcfd, "src");
+	wstr(f->srcfd, "src/main.c", "int main;\n");
+	wstr(f->srcfd, "README", "r\n");
+	GIT(f->src, "add", "-A");
+	GIT(f->src, "commit", "-q", "-m", "seed");
+	wstr(f->srcfd, ".env", "SECRET=hunter2\n");
+	mkd(f->srcfd, "node_modules");
+	for (int i = 0; i < 20; i++) {
+		char p[64];
+		snprintf(p, sizeof(p), "node_modules/m%d", i);
+		wstr(f->srcfd, p, "x\n");
+	}
+	/* what a walk would refuse is fine where nothing enters */
+	assert_int_equal(mkfifoat(f->srcfd, "node_modules/fifo", 0644), 0);
+	sym("/etc/passwd", f->srcfd, "node_modules/escape");
+	wstr(f->srcfd, "src/debug.log", "l\n");
+	wstr(f->srcfd, "src/new.c", "n\n");
+	mkd(f->srcfd, "dist");
+	wstr(f->srcfd, "dist/bundle.js", "b\n");
+	wstr(f->srcfd, "src/gen.tmp", "t\n");
+
+	/* default: ignored files stay out */
+	struct ag_ws_prepared p;
+	struct ag_error *e = NULL;
+	expect_ok(prep(f, "def", NULL, &p, &e), &e);
+	assert_true(p.git_copy_rule);
+	assert_int_equal(p.excluded_ignored, 3); /* .env, node_modules/, src/debug.log */
+	int ws = wsfd(f, "def");
+	struct stat st;
+	assert_true(fstatat(ws, ".env", &st, AT_SYMLINK_NOFOLLOW) < 0);
+	assert_true(fstatat(ws, "node_modules", &st, AT_SYMLINK_NOFOLLOW) < 0);
+	assert_true(fstatat(ws, "src/debug.log", &st, AT_SYMLINK_NOFOLLOW) < 0);
+	assert_int_equal(fstatat(ws, "src/new.c", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(fstatat(ws, "dist/bundle.js", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(fstatat(ws, ".gitignore", &st, AT_SYMLINK_NOFOLLOW), 0);
+	close(ws);
+	assert_string_equal(ag_ws_copy_rule_name(&p), "git-tracked-and-unignored");
+
+	/* the source, seen under the same rules, equals the baseline */
+	struct ag_ws_snapshot now = AG_WS_SNAPSHOT_INIT;
+	expect_ok(ag_ws_source_snapshot(f->srcfd, NULL, &now, &e), &e);
+	struct ag_ws_baseline bl;
+	int run = ag_ws_open_run(f->rootfd, "def", &e);
+	expect_ok(ag_ws_baseline_load(run, p.digest, &bl, &e), &e);
+	close(run);
+	assert_int_equal(now.n, bl.snap.n);
+	for (size_t i = 0; i < now.n; i++) {
+		assert_string_equal(now.v[i].path, bl.snap.v[i].path);
+		assert_int_equal(now.v[i].kind, bl.snap.v[i].kind);
+		assert_memory_equal(now.v[i].sha, bl.snap.v[i].sha, 32);
+	}
+	ag_ws_snapshot_release(&now);
+	ag_ws_baseline_release(&bl);
+
+	/* exclude patterns: the first matching pattern counts; a directory once */
+	const char *pats[] = {"dist", "src/*", "never"};
+	uint64_t counts[3] = {9, 9, 9};
+	struct ag_ws_prepare_opts o = {
+	    .exclude = pats, .nexclude = 3, .exclude_match = test_match, .exclude_counts = counts};
+	expect_ok(prep(f, "ex", &o, &p, &e), &e);
+	assert_int_equal(counts[0], 1);	     /* dist */
+	assert_int_equal(counts[1], 4);	     /* src/main.c, src/new.c, src/gen.tmp, src/debug.log */
+	assert_int_equal(counts[2], 0);
+	assert_int_equal(p.excluded_ignored, 2); /* .env, node_modules/ */
+	ws = wsfd(f, "ex");
+	assert_true(fstatat(ws, "dist", &st, AT_SYMLINK_NOFOLLOW) < 0);
+	assert_true(fstatat(ws, "src/main.c", &st, AT_SYMLINK_NOFOLLOW) < 0);
+	assert_int_equal(fstatat(ws, "src", &st, AT_SYMLINK_NOFOLLOW), 0);
+	close(ws);
+	_cleanup_free_ char *meta = read_rel(f->rootfd, "ex/evidence/" AG_WS_METADATA_FILE);
+	assert_non_null(strstr(meta, "\"pattern\": \"src/*\""));
+	assert_non_null(strstr(meta, "\"excluded_entries\": 4"));
+
+	/* a pattern that cannot decide fails closed */
+	const char *und[] = {"undecided"};
+	struct ag_ws_prepare_opts ou = {.exclude = und, .nexclude = 1, .exclude_match = test_match};
+	expect_fail(f, prep(f, "und", &ou, &p, &e), &e, "workspace.exclude.undecided");
+
+	/* opting in copies ignored files too (and then the FIFO fails closed) */
+	struct ag_ws_prepare_opts oi = {.include_ignored = true};
+	expect_fail(f, prep(f, "all", &oi, &p, &e), &e, "workspace.symlink.absolute");
+	assert_int_equal(unlinkat(f->srcfd, "node_modules/fifo", 0), 0);
+	assert_int_equal(unlinkat(f->srcfd, "node_modules/escape", 0), 0);
+	expect_ok(prep(f, "all", &oi, &p, &e), &e);
+	assert_false(p.git_copy_rule);
+	assert_int_equal(p.excluded_ignored, 0);
+	ws = wsfd(f, "all");
+	_cleanup_free_ char *env = read_rel(ws, ".env");
+	assert_string_equal(env, "SECRET=hunter2\n");
+	assert_int_equal(fstatat(ws, "node_modules/m19", &st, AT_SYMLINK_NOFOLLOW), 0);
+	close(ws);
+}
+
 /* A FIFO where git reads a file (.gitignore) cannot stall the baseline. */
 static void test_git_reader_bounded(void **state)
 {
@@ -638,6 +773,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_git_reader_bounded, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_git_forbid_exec),
 	    cmocka_unit_test_setup_teardown(test_git_paths_api, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_git_copy_rules, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_hostile_config, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_not_toplevel_and_broken, fx_setup,
 					    fx_teardown),

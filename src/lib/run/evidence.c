@@ -231,6 +231,24 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 		json_object_set_new(ws, "source_kind",
 				    json_string(ag_ws_source_kind_name(f->prep->source_kind)));
 		json_object_set_new(ws, "baseline_digest", json_string(f->prep->digest));
+		/* what the copy held: the rule and what each rule left out */
+		json_t *copy = json_object();
+		json_object_set_new(copy, "rule", json_string(ag_ws_copy_rule_name(f->prep)));
+		json_object_set_new(copy, "excluded_ignored_entries",
+				    json_integer((json_int_t)f->prep->excluded_ignored));
+		json_t *pats = json_array();
+		const struct ag_strv *ex = &f->config->workspace_exclude;
+		for (size_t i = 0; i < ex->n; i++) {
+			json_t *pe = json_object();
+			json_object_set_new(pe, "pattern", rstr(f->redact, ex->v[i], 256));
+			json_object_set_new(pe, "excluded_entries",
+					    json_integer(f->ws_exclude_counts
+							     ? (json_int_t)f->ws_exclude_counts[i]
+							     : 0));
+			json_array_append_new(pats, pe);
+		}
+		json_object_set_new(copy, "exclude", pats);
+		json_object_set_new(ws, "copy", copy);
 	}
 	json_object_set_new(ws, "agent_mount", json_string(AG_WS_AGENT_MOUNT));
 	json_object_set_new(ws, "evidence_mount", json_null());

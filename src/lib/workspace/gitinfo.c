@@ -51,8 +51,9 @@ void ag_ws_gitinfo_release(struct ag_ws_gitinfo *g)
 	g->nstatus = 0;
 	free_strs(g->tracked, g->ntracked);
 	free_strs(g->untracked, g->nuntracked);
-	g->tracked = g->untracked = NULL;
-	g->ntracked = g->nuntracked = 0;
+	free_strs(g->subtrees, g->nsubtrees);
+	g->tracked = g->untracked = g->subtrees = NULL;
+	g->ntracked = g->nuntracked = g->nsubtrees = 0;
 }
 
 /* ------------------------------------------------------------ the sandbox */
@@ -99,7 +100,9 @@ int ag_ws_git_forbid_exec(void)
  *   H<hex oid> | U (unborn HEAD)
  *   S<XY> <path>   (porcelain v1 entry), then R<original path> for renames
  *   T<path>        tracked path (index)
- *   N<path>        untracked file that no ignore rule matches
+ *   N<path>        untracked file that no ignore rule matches (a nested
+ *                  repository is one "dir/" entry)
+ *   G<path>        a gitlink (submodule) in the index
  * Exit status: 0 done; CHILD_NOT_TOP the repository's work tree is not the
  * source root; anything else a libgit2 failure.
  */
@@ -193,7 +196,8 @@ static void conflict_xy(git_index *idx, const char *path, char xy[3])
 
 /* as_status: porcelain records (ignored files listed one by one); else
  * only the untracked-not-ignored files as N records (ignored dirs not entered). */
-static int child_status(git_repository *repo, git_index *idx, struct out *o, bool as_status)
+static int child_status(git_repository *repo, git_index *idx, struct out *o, bool as_status,
+			bool recurse_ignored)
 {
 	git_status_options so;
 	if (git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION) < 0)
@@ -204,8 +208,8 @@ static int child_status(git_repository *repo, git_index *idx, struct out *o, boo
 	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
 		   GIT_STATUS_OPT_SORT_CASE_SENSITIVELY | GIT_STATUS_OPT_DISABLE_PATHSPEC_MATCH;
 	if (as_status)
-		so.flags |= GIT_STATUS_OPT_INCLUDE_IGNORED | GIT_STATUS_OPT_RECURSE_IGNORED_DIRS |
-			    GIT_STATUS_OPT_RENAMES_HEAD_TO_INDEX;
+		so.flags |= GIT_STATUS_OPT_INCLUDE_IGNORED | GIT_STATUS_OPT_RENAMES_HEAD_TO_INDEX |
+			    (recurse_ignored ? GIT_STATUS_OPT_RECURSE_IGNORED_DIRS : 0);
 	else
 		so.show = GIT_STATUS_SHOW_WORKDIR_ONLY;
 	git_status_list *sl = NULL;
@@ -256,7 +260,7 @@ static void child_paths(git_index *idx, struct out *o)
 		const git_index_entry *e = git_index_get_byindex(idx, i);
 		if (!e || (last && !strcmp(last, e->path)))
 			continue; /* conflict stages repeat a path */
-		out_rec(o, 'T', e->path, NULL);
+		out_rec(o, e->mode == GIT_FILEMODE_COMMIT ? 'G' : 'T', e->path, NULL);
 		last = e->path;
 	}
 }
@@ -324,11 +328,14 @@ static _Noreturn void child_main(int srcfd, int wfd, unsigned what)
 	git_index *idx = NULL;
 	if (git_repository_index(&idx, repo) < 0)
 		_exit(CHILD_FAILED);
-	if ((what & AG_WS_GIT_STATUS) && child_status(repo, idx, &o, true) < 0)
+	if ((what & AG_WS_GIT_STATUS) && child_status(repo, idx, &o, true, true) < 0)
+		_exit(CHILD_FAILED);
+	if ((what & AG_WS_GIT_STATUS_COLLAPSED) && !(what & AG_WS_GIT_STATUS) &&
+	    child_status(repo, idx, &o, true, false) < 0)
 		_exit(CHILD_FAILED);
 	if (what & AG_WS_GIT_PATHS) {
 		child_paths(idx, &o);
-		if (child_status(repo, idx, &o, false) < 0)
+		if (child_status(repo, idx, &o, false, false) < 0)
 			_exit(CHILD_FAILED);
 	}
 	out_flush(&o);
@@ -478,7 +485,7 @@ static int malformed(struct ag_ws_gitinfo *g, struct ag_error **err)
 static int parse_records(const char *buf, size_t len, struct ag_ws_gitinfo *g,
 			 struct ag_error **err)
 {
-	size_t salloc = 0, talloc = 0, nalloc = 0;
+	size_t salloc = 0, talloc = 0, nalloc = 0, galloc = 0;
 	bool have_head = false;
 	const char *p = buf, *end = buf + len;
 	while (p < end) {
@@ -530,6 +537,7 @@ static int parse_records(const char *buf, size_t len, struct ag_ws_gitinfo *g,
 			break;
 		case 'T':
 		case 'N':
+		case 'G':
 			if (!l)
 				return malformed(g, err);
 			if (g->ntracked + g->nuntracked >= AG_WS_GIT_STATUS_MAX_ENTRIES) {
@@ -539,10 +547,19 @@ static int parse_records(const char *buf, size_t len, struct ag_ws_gitinfo *g,
 					      "untracked paths",
 					      AG_WS_GIT_STATUS_MAX_ENTRIES);
 			}
-			if (*p == 'T')
+			if (*p == 'T') {
 				push_str(&g->tracked, &g->ntracked, &talloc, v);
-			else
+			} else if (*p == 'G' || v[l - 1] == '/') {
+				/* a submodule, or an untracked nested repository */
+				_cleanup_free_ char *d = ag_xstrndup(v, v[l - 1] == '/' ? l - 1 : l);
+				if (!*d)
+					return malformed(g, err);
+				push_str(&g->subtrees, &g->nsubtrees, &galloc, d);
+				if (*p == 'G')
+					push_str(&g->tracked, &g->ntracked, &talloc, d);
+			} else {
 				push_str(&g->untracked, &g->nuntracked, &nalloc, v);
+			}
 			break;
 		default:
 			return malformed(g, err);
@@ -560,6 +577,8 @@ static int parse_records(const char *buf, size_t len, struct ag_ws_gitinfo *g,
 		qsort(g->tracked, g->ntracked, sizeof(char *), str_cmp);
 	if (g->nuntracked)
 		qsort(g->untracked, g->nuntracked, sizeof(char *), str_cmp);
+	if (g->nsubtrees)
+		qsort(g->subtrees, g->nsubtrees, sizeof(char *), str_cmp);
 	return 0;
 }
 
@@ -630,13 +649,21 @@ bool ag_ws_git_is_tracked(const struct ag_ws_gitinfo *g, const char *path)
 enum ag_ws_git_incl ag_ws_git_included(const struct ag_ws_gitinfo *g, const char *path,
 				       bool is_dir)
 {
+	/* at or below a submodule or nested repository: all of it belongs */
+	if (g->nsubtrees) {
+		if (has_exact(g->subtrees, g->nsubtrees, path))
+			return AG_WS_GIT_SUBTREE;
+		for (const char *s = strchr(path, '/'); s; s = strchr(s + 1, '/')) {
+			_cleanup_free_ char *anc = ag_xstrndup(path, (size_t)(s - path));
+			if (has_exact(g->subtrees, g->nsubtrees, anc))
+				return AG_WS_GIT_SUBTREE;
+		}
+	}
 	if (!is_dir)
 		return has_exact(g->tracked, g->ntracked, path) ||
 			       has_exact(g->untracked, g->nuntracked, path)
 			   ? AG_WS_GIT_INCLUDED
 			   : AG_WS_GIT_EXCLUDED;
-	if (has_exact(g->tracked, g->ntracked, path))
-		return AG_WS_GIT_SUBTREE;
 	return has_below(g->tracked, g->ntracked, path) ||
 		       has_below(g->untracked, g->nuntracked, path)
 		   ? AG_WS_GIT_INCLUDED

@@ -41,6 +41,8 @@ struct ag_ws_gitinfo {
 	size_t ntracked;
 	char **untracked; /* untracked files that no ignore rule matches, sorted */
 	size_t nuntracked;
+	char **subtrees; /* submodules (index gitlinks) and untracked nested repositories */
+	size_t nsubtrees;
 };
 void ag_ws_gitinfo_release(struct ag_ws_gitinfo *g);
 
@@ -48,6 +50,7 @@ void ag_ws_gitinfo_release(struct ag_ws_gitinfo *g);
 enum {
 	AG_WS_GIT_STATUS = 1u << 0, /* porcelain-v1 status, ignored files listed one by one */
 	AG_WS_GIT_PATHS = 1u << 1,  /* tracked[] and untracked[] (ignored dirs not entered) */
+	AG_WS_GIT_STATUS_COLLAPSED = 1u << 2, /* status; an ignored dir is one "dir/" entry */
 };
 
 struct ag_ws_git_opts {
@@ -78,7 +81,7 @@ int ag_ws_gitinfo_collect(int srcfd, const struct ag_ws_git_opts *opts, struct a
 enum ag_ws_git_incl {
 	AG_WS_GIT_EXCLUDED = 0, /* neither tracked nor untracked-not-ignored: ignored */
 	AG_WS_GIT_INCLUDED,	/* a tracked or untracked file, or a directory holding one */
-	AG_WS_GIT_SUBTREE,	/* a tracked gitlink (submodule): everything below belongs */
+	AG_WS_GIT_SUBTREE,	/* in or at a submodule or nested repository: it all belongs */
 };
 enum ag_ws_git_incl ag_ws_git_included(const struct ag_ws_gitinfo *g, const char *path,
 				       bool is_dir);

@@ -665,10 +665,11 @@ static json_t *strv_json(const char *const *v, size_t n)
 }
 
 static char *metadata_json(const char *id, const struct ag_ws_prepared *p,
-			   const struct ag_ws_limits *l, const struct ag_strv *writable,
-			   const char *agent_mount, const char *evidence_mount, size_t nstatus,
-			   bool excluded_root)
+			   const struct ag_ws_prepare_opts *o, const struct ag_ws_limits *l,
+			   const struct ag_strv *writable, const char *agent_mount,
+			   const char *evidence_mount, size_t nstatus)
 {
+	bool excluded_root = o->exclude_agentguard_root;
 	static const char *const cleanup[] = {"workspace", "evidence", "."};
 	json_t *root = json_object();
 	json_object_set_new(root, "schema_version", json_integer(1));
@@ -697,6 +698,23 @@ static char *metadata_json(const char *id, const struct ag_ws_prepared *p,
 	json_object_set_new(root, "cleanup_targets", strv_json(cleanup, AG_ARRAY_SIZE(cleanup)));
 	static const char *const excluded[] = {".agentguard"};
 	json_object_set_new(root, "excluded_paths", strv_json(excluded, excluded_root ? 1 : 0));
+	json_t *copy = json_object();
+	json_object_set_new(copy, "rule", json_string(ag_ws_copy_rule_name(p)));
+	json_object_set_new(copy, "include_ignored", json_boolean(o->include_ignored));
+	json_object_set_new(copy, "excluded_ignored_entries",
+			    json_integer((json_int_t)p->excluded_ignored));
+	json_t *pats = json_array();
+	for (size_t i = 0; i < o->nexclude; i++) {
+		json_t *pe = json_object();
+		json_object_set_new(pe, "pattern", json_string(o->exclude[i]));
+		json_object_set_new(pe, "excluded_entries",
+				    json_integer(o->exclude_counts
+						     ? (json_int_t)o->exclude_counts[i]
+						     : 0));
+		json_array_append_new(pats, pe);
+	}
+	json_object_set_new(copy, "exclude", pats);
+	json_object_set_new(root, "copy", copy);
 	json_object_set_new(root, "reserved_paths",
 			    strv_json(ag_ws_reserved_names, AG_ARRAY_SIZE(ag_ws_reserved_names)));
 	static const char *const seps[] = {".", "-", "_"};
@@ -717,6 +735,91 @@ static char *metadata_json(const char *id, const struct ag_ws_prepared *p,
 		abort();
 	char *r = ag_xasprintf("%s\n", s);
 	free(s);
+	return r;
+}
+
+/* ---------------------------------------------------------- copy rules */
+
+/* Rule indexes of the snapshot filter: 0 is git's ignore rules, 1 + i the
+ * i-th exclude pattern. */
+struct copy_filter {
+	const struct ag_ws_prepare_opts *o;
+	const struct ag_ws_gitinfo *git; /* NULL: no git rule */
+};
+
+static int copy_filter(void *ctx, const char *path, bool is_dir)
+{
+	const struct copy_filter *cf = ctx;
+	const struct ag_ws_prepare_opts *o = cf->o;
+	for (size_t i = 0; o->exclude_match && i < o->nexclude; i++) {
+		int m = o->exclude_match(o->exclude[i], path);
+		if (m < 0)
+			return -2;
+		if (m > 0)
+			return (int)(1 + i);
+	}
+	if (cf->git && ag_ws_git_included(cf->git, path, is_dir) == AG_WS_GIT_EXCLUDED)
+		return 0;
+	return -1;
+}
+
+static bool git_rule_applies(const struct ag_ws_prepare_opts *o, const struct ag_ws_gitinfo *g)
+{
+	return !o->include_ignored && g->kind != AG_WS_SOURCE_DIRECTORY;
+}
+
+/* Points the snapshot options at the copy rules; counts has 1 + nexclude slots. */
+static void copy_rules_apply(struct ag_ws_snapshot_opts *so, struct copy_filter *cf,
+			     const struct ag_ws_prepare_opts *o, const struct ag_ws_gitinfo *g,
+			     uint64_t *counts)
+{
+	cf->o = o;
+	cf->git = git_rule_applies(o, g) ? g : NULL;
+	if (!cf->git && !o->nexclude)
+		return;
+	so->filter = copy_filter;
+	so->filter_ctx = cf;
+	so->filter_counts = counts;
+	so->nfilter_counts = 1 + o->nexclude;
+}
+
+const char *ag_ws_copy_rule_name(const struct ag_ws_prepared *p)
+{
+	return p->git_copy_rule ? "git-tracked-and-unignored" : "all-files";
+}
+
+static unsigned git_what(const struct ag_ws_prepare_opts *o)
+{
+	/* with ignored files copied, the baseline lists them one by one (as
+	 * before); otherwise an ignored directory is one entry, never entered */
+	return o->include_ignored ? AG_WS_GIT_STATUS : AG_WS_GIT_STATUS_COLLAPSED | AG_WS_GIT_PATHS;
+}
+
+int ag_ws_source_snapshot(int srcfd, const struct ag_ws_prepare_opts *opts,
+			  struct ag_ws_snapshot *out, struct ag_error **err)
+{
+	static const struct ag_ws_prepare_opts defaults = {0};
+	const struct ag_ws_prepare_opts *o = opts ? opts : &defaults;
+	struct ag_ws_gitinfo git = {0};
+	if (!o->include_ignored) {
+		struct ag_ws_git_opts go = {.what = AG_WS_GIT_PATHS, .timeout_ms = o->git_timeout_ms};
+		if (ag_ws_gitinfo_collect(srcfd, &go, &git, err) < 0)
+			return -1;
+	}
+	struct ag_ws_snapshot_opts so = {
+	    .mode = AG_WS_PREPARE,
+	    .limits = o->limits,
+	    .dest_rootfd = -1,
+	    .text_fd = -1,
+	    .threads = o->threads,
+	    .exclude_agentguard_root = o->exclude_agentguard_root,
+	};
+	struct copy_filter cf;
+	uint64_t *counts = ag_xcalloc(1 + o->nexclude, sizeof(*counts));
+	copy_rules_apply(&so, &cf, o, &git, counts);
+	int r = ag_ws_snapshot_take(srcfd, &so, out, err);
+	free(counts);
+	ag_ws_gitinfo_release(&git);
 	return r;
 }
 
@@ -762,8 +865,15 @@ static int prepare_staged(int srcfd, int stagefd, const char *id,
 	    .hook_ctx = o->hook_ctx,
 	    .exclude_agentguard_root = o->exclude_agentguard_root,
 	};
+	struct copy_filter cf;
+	_cleanup_free_ uint64_t *counts = ag_xcalloc(1 + o->nexclude, sizeof(*counts));
+	copy_rules_apply(&so, &cf, o, git, counts);
 	if (ag_ws_snapshot_take(srcfd, &so, &snap, err) < 0)
 		return -1;
+	out->git_copy_rule = cf.git != NULL;
+	out->excluded_ignored = counts[0];
+	for (size_t i = 0; i < o->nexclude && o->exclude_counts; i++)
+		o->exclude_counts[i] = counts[1 + i];
 
 	uint64_t text_bytes = 0;
 	for (size_t i = 0; i < snap.n; i++) {
@@ -791,7 +901,7 @@ static int prepare_staged(int srcfd, int stagefd, const char *id,
 	out->text_bytes = text_bytes;
 
 	_cleanup_free_ char *meta =
-	    metadata_json(id, out, l, writable, am, em, git->nstatus, o->exclude_agentguard_root);
+	    metadata_json(id, out, o, l, writable, am, em, git->nstatus);
 	if (ag_write_file_atomic_at(evfd, AG_WS_METADATA_FILE, "evidence/" AG_WS_METADATA_FILE,
 				    meta, strlen(meta), 0600, true, err) < 0)
 		return -1;
@@ -836,7 +946,7 @@ int ag_ws_prepare(int srcfd, int rootfd, const char *id, const struct ag_ws_prep
 
 	/* CONTRACT: workspace.baseline.git_before_copy */
 	struct ag_ws_gitinfo git = {0};
-	struct ag_ws_git_opts go = {.what = AG_WS_GIT_STATUS, .timeout_ms = o->git_timeout_ms};
+	struct ag_ws_git_opts go = {.what = git_what(o), .timeout_ms = o->git_timeout_ms};
 	if (ag_ws_gitinfo_collect(srcfd, &go, &git, err) < 0)
 		return ag_err_wrap(err, "workspace preparation");
 

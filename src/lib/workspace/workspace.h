@@ -45,6 +45,20 @@ struct ag_ws_prepare_opts {
 	 * runs root); recorded in the metadata as excluded_paths */
 	bool exclude_agentguard_root;
 	unsigned git_timeout_ms; /* the git reader; 0: AG_WS_GIT_TIMEOUT_MS */
+	/*
+	 * What is copied (docs/workspace.md, "What is copied"). In a git
+	 * source: tracked files and untracked files no ignore rule matches,
+	 * unless include_ignored. Then every entry matching one of the exclude
+	 * patterns is left out (a directory with all below it); exclude_match
+	 * decides a match (1), no match (0) or cannot decide (-1: fails
+	 * closed). exclude_counts (nexclude, may be NULL) receives the entries
+	 * each pattern left out.
+	 */
+	bool include_ignored;
+	const char *const *exclude;
+	size_t nexclude;
+	int (*exclude_match)(const char *pattern, const char *path);
+	uint64_t *exclude_counts;
 };
 
 struct ag_ws_prepared {
@@ -52,7 +66,19 @@ struct ag_ws_prepared {
 	char digest[AG_SHA256_HEX_LEN + 1]; /* SHA-256 of evidence/baseline.txt */
 	char git_head[65];
 	uint64_t entries, files, total_bytes, text_bytes;
+	bool git_copy_rule;	   /* tracked + untracked-not-ignored applied */
+	uint64_t excluded_ignored; /* entries git's ignore rules left out (a dir counts once) */
 };
+/* The copy rule's name for evidence: "git-tracked-and-unignored" or "all-files". */
+const char *ag_ws_copy_rule_name(const struct ag_ws_prepared *p);
+
+/*
+ * A snapshot of the source under the same copy rules as ag_ws_prepare
+ * (no copy, no baseline): what the source holds now, to compare with the
+ * baseline. The git facts are read again (AG_WS_GIT_PATHS only).
+ */
+int ag_ws_source_snapshot(int srcfd, const struct ag_ws_prepare_opts *opts,
+			  struct ag_ws_snapshot *out, struct ag_error **err);
 
 /*
  * Validates a run id: 1..AG_WS_ID_MAX bytes of [A-Za-z0-9._-], not
