@@ -178,44 +178,11 @@ static void test_git_commit_after_prepare(void **state)
 	ag_ws_mutations_release(&m);
 }
 
-/* Runs /usr/bin/git in dir like the old baseline did (no system or global
- * config, no HOME) and returns its stdout (NUL bytes kept) and exit status. */
+/* git's stdout as a string (NUL bytes kept), its length and exit status. */
 static char *git_out(const char *dir, const char *const *args, size_t *len, int *status)
 {
-	const char *argv[32];
-	size_t n = 0;
-	argv[n++] = "git";
-	argv[n++] = "-c";
-	argv[n++] = "core.quotePath=false";
-	for (size_t i = 0; args[i]; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	static const char *const envp[] = {"PATH=/usr/bin:/bin", "HOME=/nonexistent",
-					   "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-					   "LC_ALL=C", NULL};
-	int p[2];
-	assert_int_equal(pipe(p), 0);
-	pid_t pid = fork();
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDWR);
-		dup2(nul, 0);
-		dup2(p[1], 1);
-		dup2(nul, 2);
-		if (chdir(dir) < 0)
-			_exit(126);
-		execve("/usr/bin/git", (char *const *)argv, (char *const *)envp);
-		_exit(127);
-	}
-	close(p[1]);
 	struct ag_buf b = AG_BUF_INIT(64 * 1024 * 1024, NULL);
-	char chunk[4096];
-	ssize_t r;
-	while ((r = read(p[0], chunk, sizeof(chunk))) > 0)
-		assert_int_equal(ag_buf_add(&b, chunk, (size_t)r, NULL), 0);
-	close(p[0]);
-	int st;
-	waitpid(pid, &st, 0);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	*status = git_capture(dir, args, &b);
 	*len = b.len;
 	if (!b.len)
 		return ag_xstrdup("");
@@ -506,8 +473,8 @@ static void test_git_hostile_config(void **state)
 	}
 }
 
-/* The path API: tracked paths, and ignored ones with ignored directories
- * not entered (one "dir/" entry however many files it holds). */
+/* The path API: tracked paths, and untracked ones no ignore rule matches,
+ * read without entering ignored directories. */
 static void test_git_paths_api(void **state)
 {
 	struct fx *f = *state;

@@ -60,6 +60,11 @@ static json_t *rstr(const struct ag_redactor *r, const char *s, size_t max)
 	return rstr_flags(r, s, max, 0);
 }
 
+static json_t *redacted_pattern(const char *pattern, void *ctx)
+{
+	return rstr(ctx, pattern, 256);
+}
+
 /* A workspace-relative path: lossless ASCII-safe encoding, then redaction. */
 static json_t *rpath(const struct ag_redactor *r, const char *p)
 {
@@ -232,22 +237,10 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 				    json_string(ag_ws_source_kind_name(f->prep->source_kind)));
 		json_object_set_new(ws, "baseline_digest", json_string(f->prep->digest));
 		/* what the copy held: the rule and what each rule left out */
-		json_t *copy = json_object();
-		json_object_set_new(copy, "rule", json_string(ag_ws_copy_rule_name(f->prep)));
-		json_object_set_new(copy, "excluded_ignored_entries",
-				    json_integer((json_int_t)f->prep->excluded_ignored));
-		json_t *pats = json_array();
 		const struct ag_strv *ex = &f->config->workspace_exclude;
-		for (size_t i = 0; i < ex->n; i++) {
-			json_t *pe = json_object();
-			json_object_set_new(pe, "pattern", rstr(f->redact, ex->v[i], 256));
-			json_object_set_new(pe, "excluded_entries",
-					    json_integer(f->ws_exclude_counts
-							     ? (json_int_t)f->ws_exclude_counts[i]
-							     : 0));
-			json_array_append_new(pats, pe);
-		}
-		json_object_set_new(copy, "exclude", pats);
+		json_t *copy = ag_ws_copy_json(f->prep, (const char *const *)ex->v, ex->n,
+					       f->ws_exclude_counts, redacted_pattern,
+					       (void *)f->redact);
 		json_object_set_new(ws, "copy", copy);
 	}
 	json_object_set_new(ws, "agent_mount", json_string(AG_WS_AGENT_MOUNT));

@@ -139,7 +139,8 @@ static void out_rec(struct out *o, char tag, const char *a, const char *b)
 	o->buf[o->len++] = tag;
 	memcpy(o->buf + o->len, a, la);
 	o->len += la;
-	memcpy(o->buf + o->len, b, lb);
+	if (lb)
+		memcpy(o->buf + o->len, b, lb);
 	o->len += lb;
 	o->buf[o->len++] = '\0';
 }

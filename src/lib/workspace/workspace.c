@@ -698,22 +698,8 @@ static char *metadata_json(const char *id, const struct ag_ws_prepared *p,
 	json_object_set_new(root, "cleanup_targets", strv_json(cleanup, AG_ARRAY_SIZE(cleanup)));
 	static const char *const excluded[] = {".agentguard"};
 	json_object_set_new(root, "excluded_paths", strv_json(excluded, excluded_root ? 1 : 0));
-	json_t *copy = json_object();
-	json_object_set_new(copy, "rule", json_string(ag_ws_copy_rule_name(p)));
+	json_t *copy = ag_ws_copy_json(p, o->exclude, o->nexclude, o->exclude_counts, NULL, NULL);
 	json_object_set_new(copy, "include_ignored", json_boolean(o->include_ignored));
-	json_object_set_new(copy, "excluded_ignored_entries",
-			    json_integer((json_int_t)p->excluded_ignored));
-	json_t *pats = json_array();
-	for (size_t i = 0; i < o->nexclude; i++) {
-		json_t *pe = json_object();
-		json_object_set_new(pe, "pattern", json_string(o->exclude[i]));
-		json_object_set_new(pe, "excluded_entries",
-				    json_integer(o->exclude_counts
-						     ? (json_int_t)o->exclude_counts[i]
-						     : 0));
-		json_array_append_new(pats, pe);
-	}
-	json_object_set_new(copy, "exclude", pats);
 	json_object_set_new(root, "copy", copy);
 	json_object_set_new(root, "reserved_paths",
 			    strv_json(ag_ws_reserved_names, AG_ARRAY_SIZE(ag_ws_reserved_names)));
@@ -786,6 +772,28 @@ static void copy_rules_apply(struct ag_ws_snapshot_opts *so, struct copy_filter 
 const char *ag_ws_copy_rule_name(const struct ag_ws_prepared *p)
 {
 	return p->git_copy_rule ? "git-tracked-and-unignored" : "all-files";
+}
+
+json_t *ag_ws_copy_json(const struct ag_ws_prepared *p, const char *const *patterns, size_t n,
+			const uint64_t *counts, json_t *(*pattern_json)(const char *pattern, void *ctx),
+			void *ctx)
+{
+	json_t *copy = json_object();
+	json_object_set_new(copy, "rule", json_string(ag_ws_copy_rule_name(p)));
+	json_object_set_new(copy, "excluded_ignored_entries",
+			    json_integer((json_int_t)p->excluded_ignored));
+	json_t *pats = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_t *pe = json_object();
+		json_object_set_new(pe, "pattern",
+				    pattern_json ? pattern_json(patterns[i], ctx)
+						 : json_string(patterns[i]));
+		json_object_set_new(pe, "excluded_entries",
+				    json_integer(counts ? (json_int_t)counts[i] : 0));
+		json_array_append_new(pats, pe);
+	}
+	json_object_set_new(copy, "exclude", pats);
+	return copy;
 }
 
 static unsigned git_what(const struct ag_ws_prepare_opts *o)

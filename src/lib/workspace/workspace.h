@@ -71,6 +71,17 @@ struct ag_ws_prepared {
 };
 /* The copy rule's name for evidence: "git-tracked-and-unignored" or "all-files". */
 const char *ag_ws_copy_rule_name(const struct ag_ws_prepared *p);
+/*
+ * The `copy` evidence object (metadata and artifact): rule,
+ * excluded_ignored_entries, exclude [{pattern, excluded_entries}].
+ * counts may be NULL (all 0); pattern_json (NULL: a plain JSON string)
+ * makes each pattern's value, e.g. redacted.
+ */
+struct json_t;
+struct json_t *ag_ws_copy_json(const struct ag_ws_prepared *p, const char *const *patterns,
+			       size_t n, const uint64_t *counts,
+			       struct json_t *(*pattern_json)(const char *pattern, void *ctx),
+			       void *ctx);
 
 /*
  * A snapshot of the source under the same copy rules as ag_ws_prepare
