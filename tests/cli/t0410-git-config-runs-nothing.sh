@@ -28,8 +28,7 @@ chmod 755 "$evil"
 # trusts; the hostile configuration goes in only after the last git command.
 B="$T/build/repo"
 mkdir -p "$B/src" "$B/hooks"
-g() { env -i PATH=/usr/bin:/bin HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
-	git -C "$B" -c user.name=t -c user.email=t@example.invalid -c init.defaultBranch=main "$@"; }
+g() { test_git "$B" "$@"; }
 g init -q
 printf 'a\n' >"$B/a.txt"
 printf 'b\n' >"$B/b.txt"

@@ -18,8 +18,7 @@ config c
 make_repo
 R="$W/repo"
 printf '.env\nnode_modules/\n*.log\n' >"$R/.gitignore"
-g() { env -i PATH=/usr/bin:/bin HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
-	git -C "$R" -c safe.directory='*' -c user.name=t -c user.email=t@example.invalid -c init.defaultBranch=main "$@"; }
+g() { test_git "$R" "$@"; }
 g init -q
 g add -A
 g commit -q -m seed
