@@ -7,7 +7,8 @@
 #
 # Env: BENCH_DIR (default /tmp/ag-ws-bench), BENCH_RUNS (default 3),
 #      BENCH_REAL (a real source tree; default /usr/lib/python3/dist-packages),
-#      BENCH_FILES (20000), BENCH_MB (520), BENCH_SKIP_GEN=1 to reuse the tree.
+#      BENCH_FILES (20000), BENCH_MB (520), BENCH_SKIP_GEN=1 to reuse the tree,
+#      BENCH_ONLY=git for the git-repository section alone.
 # Every number is the median of BENCH_RUNS warm-cache runs. Peak memory is
 # the max RSS of the process (GNU time for the tools, getrusage for ours).
 set -euo pipefail
@@ -23,9 +24,9 @@ MB=${BENCH_MB:-520}
 # -O2 build), so modules in progress elsewhere cannot break the benchmark.
 mkdir -p "$(dirname "$B")"
 cc -I"$root/src" -D_GNU_SOURCE -std=gnu17 -O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=3 \
-	$(pkg-config --cflags jansson libcrypto) -o "$B.ws_bench" "$here/ws_bench.c" \
+	$(pkg-config --cflags jansson libcrypto libgit2) -o "$B.ws_bench" "$here/ws_bench.c" \
 	"$root"/src/lib/base/*.c "$root"/src/lib/workspace/*.c \
-	$(pkg-config --libs jansson libcrypto yaml-0.1)
+	$(pkg-config --libs jansson libcrypto yaml-0.1 libgit2)
 WSB="$B.ws_bench"
 mkdir -p "$B"
 
@@ -107,12 +108,71 @@ bench_tree() { # name src
 	rm -rf "$B/root" "$B/cp"
 }
 
+# A git repository: the generated tree committed (20,000 tracked files), a
+# few untracked ones, and an ignored node_modules/ of 120,000 empty files.
+# Ours: the git facts a default prepare reads (libgit2 in the sandboxed
+# child, ignored directories not entered), then the whole default prepare.
+# Baseline: the git status call the earlier git runner made, and git's own
+# listing of what the copy holds.
+bench_git() {
+	local R="$B/gitrepo"
+	if [ ! -d "$R/.git" ]; then
+		rm -rf "$R"
+		cp -a "$B/gen" "$R"
+		gg() { env -i PATH=/usr/bin:/bin HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 \
+			GIT_CONFIG_GLOBAL=/dev/null git -C "$R" -c user.name=b -c user.email=b@b.invalid "$@"; }
+		printf 'node_modules/\n' >"$R/.gitignore"
+		gg init -q
+		gg add -A
+		gg commit -q -m bench
+		python3 - "$R/node_modules" <<'EOF'
+import os, sys
+for d in range(120):
+    p = os.path.join(sys.argv[1], "pkg%03d" % d)
+    os.makedirs(p)
+    for i in range(1000):
+        open(os.path.join(p, "f%04d.js" % i), "w").close()
+EOF
+		for i in 1 2 3; do echo "u$i" >"$R/untracked-$i.txt"; done
+	fi
+	echo "== git repository: 20,000 tracked files, ignored node_modules/ of 120,000 files"
+	local ours=() old=() ls=() prep=()
+	for _ in $(seq "$RUNS"); do
+		ours+=("$("$WSB" gitread "$R" | sed -E 's/.*wall_s=([0-9.]+).*/\1/')")
+		t0=$(date +%s.%N)
+		git -C "$R" --no-optional-locks status --porcelain=v1 -z --ignored --untracked-files=all >/dev/null
+		t1=$(date +%s.%N)
+		git -C "$R" ls-files -z --cached --others --exclude-standard >/dev/null
+		t2=$(date +%s.%N)
+		old+=("$(echo "$t1 - $t0" | bc)")
+		ls+=("$(echo "$t2 - $t1" | bc)")
+		rm -rf "$B/root"
+		mkdir -p "$B/root"
+		prep+=("$("$WSB" prepare "$R" "$B/root" run | sed -E 's/.*wall_s=([0-9.]+).*/\1/')")
+	done
+	local o g
+	o=$(printf '%s\n' "${ours[@]}" | median)
+	g=$(printf '%s\n' "${old[@]}" | median)
+	printf '%-60s %8s\n' "operation" "wall_s"
+	printf '%-60s %8s\n' "agentguard git read (libgit2, sandboxed child)" "$o"
+	printf '%-60s %8s\n' "git status --porcelain -z --ignored -uall (the old call)" "$g"
+	printf '%-60s %8s\n' "git ls-files --cached --others --exclude-standard" \
+		"$(printf '%s\n' "${ls[@]}" | median)"
+	printf '%-60s %8s\n' "agentguard prepare, default copy rules" "$(printf '%s\n' "${prep[@]}" | median)"
+	printf 'ratio ours / old call: %.2f\n' "$(echo "$o / $g" | bc -l)"
+	rm -rf "$B/root"
+}
+
 if [ -z "${BENCH_SKIP_GEN:-}" ] || [ ! -d "$B/gen" ]; then
 	rm -rf "$B/gen"
 	mkdir -p "$B/gen"
 	gen_tree "$B/gen" "$NFILES" "$MB"
 fi
 echo "machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%dT%H:%MZ)"
+if [ "${BENCH_ONLY:-}" = git ]; then
+	bench_git
+	exit 0
+fi
 bench_tree generated "$B/gen"
 bench_tree real "$REAL"
 
@@ -128,6 +188,7 @@ for d in range(100):
         open(os.path.join(p, "f%04d" % i), "w").close()
 EOF
 fi
+bench_git
 rm -rf "$B/root"
 mkdir -p "$B/root"
 echo "== 100,000 entries (empty files)"

@@ -3,6 +3,7 @@
  *   ws_bench prepare SRC ROOT ID [threads]
  *   ws_bench capture ROOT ID [threads]
  *   ws_bench cleanup ROOT ID
+ *   ws_bench gitread SRC        (the git facts a default prepare reads)
  * Prints one line: "<op> wall_s=<s> maxrss_kib=<k> entries=<n> ..." .
  * Built by bench/workspace/run.sh against the library.
  */
@@ -77,7 +78,22 @@ int main(int argc, char **argv)
 		       r.removed);
 		return rc < 0;
 	}
+	if (argc >= 3 && !strcmp(argv[1], "gitread")) {
+		int src = open(argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct ag_ws_git_opts o = {.what = AG_WS_GIT_STATUS_COLLAPSED | AG_WS_GIT_PATHS};
+		struct ag_ws_gitinfo g;
+		double t0 = now();
+		int rc = ag_ws_gitinfo_collect(src, &o, &g, &e);
+		if (rc < 0) {
+			fprintf(stderr, "gitread: %s [%s]\n", e->msg, e->reason);
+			return 1;
+		}
+		printf("gitread wall_s=%.3f status=%zu tracked=%zu untracked=%zu\n", now() - t0,
+		       g.nstatus, g.ntracked, g.nuntracked);
+		ag_ws_gitinfo_release(&g);
+		return 0;
+	}
 	fprintf(stderr, "usage: ws_bench prepare SRC ROOT ID [threads] | capture ROOT ID [threads] "
-			"| cleanup ROOT ID\n");
+			"| cleanup ROOT ID | gitread SRC\n");
 	return 2;
 }

@@ -181,3 +181,14 @@ check_clean() { # DESC
 	t_ok "$1: the source repository is untouched" repo_unchanged
 }
 
+
+# test_git DIR ARGS...: git in a repository the test itself built and trusts
+# (no system or global config, no HOME, any owner); never on a hostile one
+# after its hostile configuration went in.
+test_git() {
+	local d=$1
+	shift
+	env -i PATH=/usr/bin:/bin HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+		git -C "$d" -c safe.directory='*' -c user.name=t -c user.email=t@example.invalid \
+		-c init.defaultBranch=main "$@"
+}

@@ -19,7 +19,7 @@ run -- /bin/sh -c 'cd /agentguard-workspace/src && echo x > "$AGENT_PCT.txt" && 
 	echo "url: pct%25CANARY-PCT-5e1 lower: caf%c3%a9-CANARY-UNI-2b upper: caf%C3%A9-CANARY-UNI-2b" &&
 	echo "json: {\"v\":\"caf\u00e9-CANARY-UNI-2b\"} raw: $AGENT_UNI $AGENT_PCT"'
 t_is "the run completes (exit 0)" "$AG_RC" 0
-t_like "three changes recorded" "$(art "a['mutations']['changed_files_total']")" '^[34]$'
+t_is "two changes recorded (files only; the new directory is not a change)" "$(art "a['mutations']['changed_files_total']")" 2
 t_like "the file's path is recorded, its secret part redacted" "$(art "a['mutations']['added_files']")" 'src/\[REDACTED\]\.txt'
 t_run grep -rlaF CANARY-PCT "$W/.agentguard"
 t_is "the '%' value is nowhere in the runs root, raw or encoded" "$AG_RC" 1

@@ -1156,6 +1156,24 @@ R("env-name-canary", env({"name": q(CAN + "NAME"), "value": "x"}), "config.env.n
 R("unknown-key-value-canary", BASE + "agent_environment_typo: %s\n" % q(CAN + "typo"), "config.unknown_key",
   "agent_environment_typo", "the value under an unknown key is not echoed")
 
+# ---------------------------------------------------------------- workspace (issue 14)
+A("workspace-include-ignored", BASE + "workspace: {include_ignored: true}\n",
+  "workspace.include_ignored true copies git-ignored files too")
+A("workspace-exclude", BASE + "workspace:\n  include_ignored: false\n  exclude: [node_modules, '*.log', 'dist/**']\n",
+  "workspace.exclude takes path patterns")
+A("workspace-null-values", BASE + "workspace:\n  include_ignored:\n  exclude: ~\n",
+  "workspace keys may be null (defaults)")
+A("workspace-null", BASE + "workspace: ~\n", "workspace may be null")
+R("workspace-unknown-key", BASE + "workspace: {include_ignore: true}\n", "config.unknown_key",
+  "workspace.include_ignore", "an unknown key in workspace")
+R("workspace-include-ignored-string", BASE + "workspace: {include_ignored: yes}\n", "config.type",
+  "workspace.include_ignored", "include_ignored is a boolean (yes is a string in YAML 1.2)")
+R("workspace-exclude-not-list", BASE + "workspace: {exclude: node_modules}\n", "config.type",
+  "workspace.exclude", "exclude is a list")
+R("workspace-exclude-empty-item", BASE + "workspace: {exclude: ['']}\n", "config.empty_string",
+  "workspace.exclude[0]", "an exclude pattern is not empty")
+R("workspace-not-map", BASE + "workspace: [a]\n", "config.type", "workspace", "workspace is a map")
+
 rejects = [r for r in rejects if r is not None]
 
 # ---------------------------------------------------------------- issue 9: names and values

@@ -196,6 +196,54 @@ static void test_capture_classifies(void **state)
 		    &e, "workspace.baseline_mismatch");
 }
 
+/* Finding 15: changes are files and symlinks; directories are not changes. */
+static void test_capture_counts_files_not_dirs(void **state)
+{
+	struct fx *f = *state;
+	mkd(f->srcfd, "empty");
+	mkd(f->srcfd, "chmoddir");
+	wstr(f->srcfd, "becomes-dir", "file first\n");
+	mkd(f->srcfd, "was-dir");
+	wstr(f->srcfd, "was-dir/inner.txt", "i\n");
+	struct ag_ws_prepared p;
+	struct ag_error *e = NULL;
+	expect_ok(prep(f, "dirs", NULL, &p, &e), &e);
+	int ws = wsfd(f, "dirs");
+	mkd(ws, "new");
+	mkd(ws, "new/deeper");
+	wstr(ws, "new/deeper/file.txt", "one new file\n");   /* one change, not three */
+	assert_int_equal(unlinkat(ws, "empty", AT_REMOVEDIR), 0); /* none */
+	assert_int_equal(fchmodat(ws, "chmoddir", 0700, 0), 0);  /* none */
+	mkd(ws, "also-empty");				       /* none */
+	assert_int_equal(unlinkat(ws, "becomes-dir", 0), 0);
+	mkd(ws, "becomes-dir");
+	wstr(ws, "becomes-dir/x.txt", "x\n"); /* file deleted + file added */
+	assert_int_equal(unlinkat(ws, "was-dir/inner.txt", 0), 0);
+	assert_int_equal(unlinkat(ws, "was-dir", AT_REMOVEDIR), 0);
+	wstr(ws, "was-dir", "now a file\n"); /* file deleted + file added */
+	close(ws);
+	struct ag_ws_mutations m;
+	expect_ok(ag_ws_capture(f->rootfd, "dirs", NULL, &m, &e), &e);
+	static const struct {
+		const char *path;
+		enum ag_ws_change_kind kind;
+	} want[] = {
+	    {"becomes-dir", AG_WS_DELETED},	 {"becomes-dir/x.txt", AG_WS_ADDED},
+	    {"new/deeper/file.txt", AG_WS_ADDED}, {"was-dir", AG_WS_ADDED},
+	    {"was-dir/inner.txt", AG_WS_DELETED},
+	};
+	for (size_t i = 0; i < m.n; i++)
+		print_message("change: %s %s\n", ag_ws_change_name(m.v[i].kind), m.v[i].path);
+	assert_int_equal(m.n, AG_ARRAY_SIZE(want));
+	for (size_t i = 0; i < m.n; i++) {
+		assert_string_equal(m.v[i].path, want[i].path);
+		assert_int_equal(m.v[i].kind, want[i].kind);
+	}
+	assert_int_equal(m.added, 3);
+	assert_int_equal(m.deleted, 2);
+	ag_ws_mutations_release(&m);
+}
+
 static void test_text_budget_incomplete(void **state)
 {
 	struct fx *f = *state;
@@ -1105,6 +1153,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_prepare_layout_and_metadata, fx_setup,
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_capture_classifies, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_capture_counts_files_not_dirs, fx_setup,
+					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_text_budget_incomplete, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_reserved_at_prepare, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_exclude_agentguard_root, fx_setup, fx_teardown),

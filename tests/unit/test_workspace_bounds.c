@@ -6,6 +6,8 @@
  */
 #include "fixtures/workspace/ws_test.h"
 
+#include <sys/resource.h>
+
 static void small_limits(struct ag_ws_limits *l)
 {
 	ag_ws_limits_default(l);
@@ -272,6 +274,86 @@ static void test_real_path_bound(void **state)
 	assert_int_equal(count_dir(f->rootfd, "."), 1);
 }
 
+/* A chain of `depth` directories named "d" below dirfd/top, built one
+ * relative mkdir at a time (paths longer than PATH_MAX), with a file at
+ * every 100th level; the deepest directory gets `deep_mode`. */
+static void deep_chain(int dirfd, const char *top, int depth, mode_t deep_mode)
+{
+	mkd(dirfd, top);
+	int fd = openat(dirfd, top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	for (int i = 0; i < depth; i++) {
+		mkd(fd, "d");
+		if (i % 100 == 0)
+			wstr(fd, "f.txt", "x\n");
+		int nfd = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		assert_true(nfd >= 0);
+		close(fd);
+		fd = nfd;
+	}
+	wstr(fd, "bottom.txt", "b\n");
+	assert_int_equal(fchmod(fd, deep_mode), 0);
+	close(fd);
+}
+
+/* Removal has no depth limit, holds a constant number of fds, never follows
+ * a link, and undoes the agent's chmods. */
+static void test_remove_any_depth(void **state)
+{
+	struct fx *f = *state;
+	wstr(f->srcfd, "victim.txt", "must survive\n");
+	deep_chain(f->srcfd, "deep", 3000, 0);
+	int fd = openat(f->srcfd, "deep/d/d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char target[160];
+	snprintf(target, sizeof(target), "%s/victim.txt", f->src);
+	sym(target, fd, "abs-link");
+	sym("../../../victim.txt", fd, "rel-link");
+	mkd(fd, "ro");
+	wstr(fd, "ro/x", "x\n");
+	assert_int_equal(fchmodat(fd, "ro", 0500, 0), 0);
+	close(fd);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* 3000 levels with 16 fds: only a constant number is ever open */
+		struct rlimit rl = {16, 16};
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			_exit(2);
+		uint64_t rm = 0, left = 0;
+		int r = ag_ws_remove_tree(f->srcfd, "deep", &rm, &left);
+		_exit(r == 0 && left == 0 && rm > 3000 ? 0 : 1);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	struct stat sb;
+	assert_true(fstatat(f->srcfd, "deep", &sb, AT_SYMLINK_NOFOLLOW) < 0);
+	_cleanup_free_ char *v = read_rel(f->srcfd, "victim.txt");
+	assert_string_equal(v, "must survive\n");
+}
+
+/* Finding 3: 600 nested directories from the agent fail capture closed on
+ * the depth bound, and the owned cleanup still removes everything. */
+static void test_deep_workspace_cleanup(void **state)
+{
+	struct fx *f = *state;
+	wstr(f->srcfd, "a.txt", "a\n");
+	struct ag_ws_prepared p;
+	struct ag_error *e = NULL;
+	expect_ok(prep(f, "deep", NULL, &p, &e), &e);
+	int ws = wsfd(f, "deep");
+	deep_chain(ws, "nest", 600, 0500);
+	close(ws);
+	struct ag_ws_mutations m;
+	expect_fail(f, ag_ws_capture(f->rootfd, "deep", NULL, &m, &e), &e, "limit.workspace.depth");
+	struct ag_ws_cleanup_report rep;
+	expect_ok(ag_ws_cleanup(f->rootfd, "deep", &rep, &e), &e);
+	assert_true(rep.complete);
+	assert_int_equal(rep.remaining, 0);
+	assert_true(rep.removed > 600);
+	expect_root_empty(f);
+}
+
 int main(void)
 {
 	/* 100,000-entry trees: tmpfs when there is one (ext4 here creates files
@@ -288,6 +370,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_real_entry_bound, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_real_byte_bounds, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_real_path_bound, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_remove_any_depth, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_deep_workspace_cleanup, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

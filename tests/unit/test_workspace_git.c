@@ -6,6 +6,7 @@
  */
 #include "fixtures/workspace/ws_test.h"
 
+#include <sys/syscall.h>
 #include <time.h>
 
 static char *head_of(struct fx *f)
@@ -44,7 +45,9 @@ static void test_git_dirty_baseline(void **state)
 	setenv("GIT_WORK_TREE", "/nonexistent", 1);
 	struct ag_ws_prepared p;
 	struct ag_error *e = NULL;
-	expect_ok(prep(f, "g", NULL, &p, &e), &e);
+	/* with ignored files copied, the baseline is git's status, file by file */
+	struct ag_ws_prepare_opts all = {.include_ignored = true};
+	expect_ok(prep(f, "g", &all, &p, &e), &e);
 	unsetenv("GIT_DIR");
 	unsetenv("GIT_WORK_TREE");
 	assert_int_equal(p.source_kind, AG_WS_SOURCE_GIT);
@@ -89,7 +92,29 @@ static void test_git_dirty_baseline(void **state)
 	assert_non_null(strstr(base, "s\tR \tnew name.txt\told name.txt\n"));
 	_cleanup_free_ char *meta = read_rel(f->rootfd, "g/evidence/" AG_WS_METADATA_FILE);
 	assert_non_null(strstr(meta, "\"source_kind\": \"git\""));
+	assert_non_null(strstr(meta, "\"rule\": \"all-files\""));
 	assert_null(strstr(meta, f->dir));
+
+	/* by default ignored files stay out, and an ignored directory is one
+	 * status entry that nothing enters */
+	expect_ok(prep(f, "d", NULL, &p, &e), &e);
+	assert_true(p.git_copy_rule);
+	assert_int_equal(p.excluded_ignored, 2); /* build/ and ignored.log */
+	run = ag_ws_open_run(f->rootfd, "d", &e);
+	expect_ok(ag_ws_baseline_load(run, p.digest, &bl, &e), &e);
+	close(run);
+	assert_null(ag_ws_snapshot_find(&bl.snap, "ignored.log"));
+	assert_null(ag_ws_snapshot_find(&bl.snap, "build"));
+	assert_null(ag_ws_snapshot_find(&bl.snap, "build/out.o"));
+	assert_non_null(ag_ws_snapshot_find(&bl.snap, "untracked\nnl.txt"));
+	assert_non_null(ag_ws_snapshot_find(&bl.snap, ".gitignore"));
+	assert_int_equal(bl.git.nstatus, 6);
+	assert_string_equal(bl.git.status[2].path, "build/");
+	assert_string_equal(bl.git.status[2].xy, "!!");
+	ag_ws_baseline_release(&bl);
+	_cleanup_free_ char *meta2 = read_rel(f->rootfd, "d/evidence/" AG_WS_METADATA_FILE);
+	assert_non_null(strstr(meta2, "\"rule\": \"git-tracked-and-unignored\""));
+	assert_non_null(strstr(meta2, "\"excluded_ignored_entries\": 2"));
 }
 
 static void test_git_empty_repository(void **state)
@@ -153,24 +178,526 @@ static void test_git_commit_after_prepare(void **state)
 	ag_ws_mutations_release(&m);
 }
 
+/* git's stdout as a string (NUL bytes kept), its length and exit status. */
+static char *git_out(const char *dir, const char *const *args, size_t *len, int *status)
+{
+	struct ag_buf b = AG_BUF_INIT(64 * 1024 * 1024, NULL);
+	*status = git_capture(dir, args, &b);
+	*len = b.len;
+	if (!b.len)
+		return ag_xstrdup("");
+	return b.buf;
+}
+
+/* The baseline's git facts equal what real git prints for the same repository. */
+static void expect_same_as_git(const char *dir, int dirfd)
+{
+	struct ag_ws_gitinfo g;
+	struct ag_error *e = NULL;
+	expect_ok(ag_ws_gitinfo_collect(dirfd, NULL, &g, &e), &e);
+	size_t len;
+	int st;
+	static const char *const a_head[] = {"rev-parse", "--verify", "--quiet", "HEAD^{commit}",
+					     NULL};
+	_cleanup_free_ char *head = git_out(dir, a_head, &len, &st);
+	if (st == 0) {
+		head[strcspn(head, "\n")] = '\0';
+		assert_int_equal(g.kind, AG_WS_SOURCE_GIT);
+		assert_string_equal(g.head, head);
+	} else {
+		assert_int_equal(g.kind, AG_WS_SOURCE_GIT_EMPTY);
+		assert_string_equal(g.head, "");
+	}
+	static const char *const a_st[] = {"status",	"--porcelain=v1",	 "-z",
+					   "--ignored", "--untracked-files=all", NULL};
+	_cleanup_free_ char *out = git_out(dir, a_st, &len, &st);
+	assert_int_equal(st, 0);
+	/* git's entries, sorted as the baseline sorts them */
+	struct ag_ws_git_status want[256];
+	size_t nw = 0;
+	for (const char *p = out, *end = out + len; p < end;) {
+		assert_true(nw < AG_ARRAY_SIZE(want));
+		struct ag_ws_git_status *w = &want[nw++];
+		memcpy(w->xy, p, 2);
+		w->xy[2] = '\0';
+		w->path = (char *)p + 3;
+		w->source_path = NULL;
+		p += strlen(p) + 1;
+		if (w->xy[0] == 'R' || w->xy[0] == 'C') {
+			w->source_path = (char *)p;
+			p += strlen(p) + 1;
+		}
+	}
+	for (size_t i = 1; i < nw; i++)
+		for (size_t j = i; j > 0 && strcmp(want[j - 1].path, want[j].path) > 0; j--) {
+			struct ag_ws_git_status t = want[j];
+			want[j] = want[j - 1];
+			want[j - 1] = t;
+		}
+	for (size_t i = 0; i < nw || i < g.nstatus; i++) {
+		const char *wp = i < nw ? want[i].path : "(none)";
+		const char *gp = i < g.nstatus ? g.status[i].path : "(none)";
+		const char *wx = i < nw ? want[i].xy : "--";
+		const char *gx = i < g.nstatus ? g.status[i].xy : "--";
+		if (strcmp(wp, gp) || strcmp(wx, gx))
+			fail_msg("status entry %zu: git '%s' %s, baseline '%s' %s", i, wx, wp, gx,
+				 gp);
+		const char *ws = want[i].source_path, *gs = g.status[i].source_path;
+		if ((ws == NULL) != (gs == NULL) || (ws && strcmp(ws, gs)))
+			fail_msg("status entry %zu (%s): rename source differs", i, wp);
+	}
+	print_message("%zu status entries equal git's\n", nw);
+	ag_ws_gitinfo_release(&g);
+}
+
+/* An ordinary repository in every state git status distinguishes. */
+static void test_git_same_facts_as_git(void **state)
+{
+	struct fx *f = *state;
+	GIT(f->src, "init", "-q");
+	mkd(f->srcfd, "dir");
+	mkd(f->srcfd, "dir/sub");
+	wstr(f->srcfd, "a.txt", "a1\na2\n");
+	wstr(f->srcfd, "b.txt", "b\n");
+	wstr(f->srcfd, "staged-del.txt", "sd\n");
+	wstr(f->srcfd, "old name.txt", "renamed content that is long enough\nto be similar\n");
+	wstr(f->srcfd, "mv-mod.txt", "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\n");
+	wstr(f->srcfd, "mm.txt", "mm\n");
+	wstr(f->srcfd, "dir/sub/c.txt", "c\n");
+	wstr(f->srcfd, "dir/.gitignore", "local-*\n");
+	wfile(f->srcfd, "exec.sh", "#!/bin/sh\n", 10, 0755);
+	wstr(f->srcfd, "crlf.txt", "x\r\ny\r\n");
+	wstr(f->srcfd, ".gitattributes", "crlf.txt text eol=lf\n");
+	sym("a.txt", f->srcfd, "link");
+	wstr(f->srcfd, "tolink.txt", "becomes a link\n");
+	wstr(f->srcfd, "same.txt", "same content\n");
+	wstr(f->srcfd, ".gitignore", "*.log\nbuild/\n!keep.log\n/only-top\n");
+	GIT(f->src, "add", "-A");
+	GIT(f->src, "commit", "-q", "-m", "seed");
+	wstr(f->srcfd, ".git/info/exclude", "excluded.txt\n");
+
+	wstr(f->srcfd, "a.txt", "a1\nchanged\n");		   /* " M" */
+	assert_int_equal(unlinkat(f->srcfd, "b.txt", 0), 0); /* " D" */
+	GIT(f->src, "rm", "-q", "staged-del.txt");	   /* "D " */
+	GIT(f->src, "mv", "old name.txt", "new name.txt");   /* "R " */
+	GIT(f->src, "mv", "mv-mod.txt", "moved.txt");	   /* "RM" */
+	wstr(f->srcfd, "moved.txt", "one\ntwo\nthree\nfour\nfive\nsix\nseven\nEIGHT\n");
+	wstr(f->srcfd, "mm.txt", "mm2\n");
+	GIT(f->src, "add", "mm.txt");
+	wstr(f->srcfd, "mm.txt", "mm3\n"); /* "MM" */
+	wstr(f->srcfd, "added.txt", "new\n");
+	GIT(f->src, "add", "added.txt"); /* "A " */
+	wstr(f->srcfd, "added-mod.txt", "new\n");
+	GIT(f->src, "add", "added-mod.txt");
+	wstr(f->srcfd, "added-mod.txt", "newer\n");		     /* "AM" */
+	assert_int_equal(fchmodat(f->srcfd, "exec.sh", 0644, 0), 0); /* " M" (mode) */
+	assert_int_equal(unlinkat(f->srcfd, "tolink.txt", 0), 0);
+	sym("a.txt", f->srcfd, "tolink.txt");	       /* " T" */
+	wstr(f->srcfd, "same.txt", "same content\n"); /* new mtime, clean */
+	wstr(f->srcfd, "crlf.txt", "x\r\ny\r\n");     /* rewritten, same */
+	mkd(f->srcfd, "newdir");
+	mkd(f->srcfd, "newdir/deep");
+	wstr(f->srcfd, "newdir/deep/u.txt", "u\n"); /* "??" recursed */
+	wstr(f->srcfd, "newdir/n.txt", "n\n");
+	wstr(f->srcfd, "untracked\nnl.txt", "u\n");
+	wstr(f->srcfd, "\xc3\xa9t\xc3\xa9 \xe2\x80\xae.txt", "unicode\n");
+	wstr(f->srcfd, "x.log", "ignored\n");  /* "!!" */
+	wstr(f->srcfd, "keep.log", "negated\n"); /* "??" */
+	mkd(f->srcfd, "build");
+	mkd(f->srcfd, "build/deep");
+	wstr(f->srcfd, "build/out.o", "o\n"); /* "!!" file by file */
+	wstr(f->srcfd, "build/deep/y.o", "y\n");
+	wstr(f->srcfd, "dir/local-z", "z\n"); /* nested .gitignore */
+	wstr(f->srcfd, "dir/sub/local-w", "w\n");
+	wstr(f->srcfd, "excluded.txt", "e\n"); /* info/exclude */
+	wstr(f->srcfd, "only-top", "t\n");
+	wstr(f->srcfd, "dir/only-top", "t\n"); /* anchored pattern: not ignored */
+	mkd(f->srcfd, "emptydir");	       /* not listed */
+	mkd(f->srcfd, "onlyignored");
+	wstr(f->srcfd, "onlyignored/z.log", "z\n");
+	expect_same_as_git(f->src, f->srcfd);
+
+	/* the .git directory is not written by reading it (no index refresh, no lock) */
+	struct stat s0, s1;
+	assert_int_equal(fstatat(f->srcfd, ".git/index", &s0, 0), 0);
+	struct ag_ws_prepared p;
+	struct ag_error *e = NULL;
+	expect_ok(prep(f, "same", NULL, &p, &e), &e);
+	assert_int_equal(p.source_kind, AG_WS_SOURCE_GIT);
+	assert_int_equal(fstatat(f->srcfd, ".git/index", &s1, 0), 0);
+	assert_int_equal(s0.st_ino, s1.st_ino);
+	assert_int_equal(s0.st_mtim.tv_nsec, s1.st_mtim.tv_nsec);
+	assert_true(faccessat(f->srcfd, ".git/index.lock", F_OK, AT_SYMLINK_NOFOLLOW) < 0);
+}
+
+/* Unmerged paths get git's two-letter codes; an unborn HEAD is git-empty. */
+static void test_git_same_facts_conflicts(void **state)
+{
+	struct fx *f = *state;
+	GIT(f->src, "init", "-q");
+	wstr(f->srcfd, "first.txt", "1\n");
+	expect_same_as_git(f->src, f->srcfd); /* unborn HEAD */
+	wstr(f->srcfd, "both.txt", "base\n");
+	wstr(f->srcfd, "delus.txt", "base\n");
+	wstr(f->srcfd, "delthem.txt", "base\n");
+	GIT(f->src, "add", "-A");
+	GIT(f->src, "commit", "-q", "-m", "base");
+	GIT(f->src, "checkout", "-q", "-b", "other");
+	wstr(f->srcfd, "both.txt", "other\n");
+	wstr(f->srcfd, "delus.txt", "other\n");
+	assert_int_equal(unlinkat(f->srcfd, "delthem.txt", 0), 0);
+	wstr(f->srcfd, "added.txt", "other\n");
+	GIT(f->src, "add", "-A");
+	GIT(f->src, "commit", "-q", "-m", "other");
+	GIT(f->src, "checkout", "-q", "main");
+	wstr(f->srcfd, "both.txt", "main\n");
+	assert_int_equal(unlinkat(f->srcfd, "delus.txt", 0), 0);
+	wstr(f->srcfd, "delthem.txt", "main\n");
+	wstr(f->srcfd, "added.txt", "main\n");
+	GIT(f->src, "add", "-A");
+	GIT(f->src, "commit", "-q", "-m", "main");
+	const char *const merge[] = {"merge", "-q", "other", NULL};
+	assert_int_equal(git(f->src, merge), 1); /* conflicts */
+	expect_same_as_git(f->src, f->srcfd);
+}
+
+/* A script that leaves a marker named after its first argument; as a
+ * filter it passes its input through. */
+static void write_marker_script(struct fx *f, char *path, size_t n)
+{
+	snprintf(path, n, "%s/evil.sh", f->dir);
+	char body[512];
+	snprintf(body, sizeof(body), "#!/bin/sh\ntouch '%s/marker-'\"$1\"\ncat\n", f->dir);
+	int dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	wfile(dfd, "evil.sh", body, strlen(body), 0755);
+	close(dfd);
+}
+
+static bool any_marker(struct fx *f)
+{
+	int dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fdopendir(dfd);
+	bool found = false;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "marker-", 7)) {
+			print_message("marker found: %s\n", de->d_name);
+			found = true;
+		}
+	closedir(d);
+	return found;
+}
+
+/* Each program a repository's own configuration can name: none runs. */
 static void test_git_hostile_config(void **state)
 {
 	struct fx *f = *state;
-	seed_repo(f);
-	char marker[160];
-	snprintf(marker, sizeof(marker), "%s/pwned", f->dir);
-	char cmd[200];
-	snprintf(cmd, sizeof(cmd), "core.fsmonitor=touch %s; false", marker);
-	/* repository config that would run a program on `git status` */
-	GIT(f->src, "config", "core.fsmonitor", cmd + strlen("core.fsmonitor="));
-	GIT(f->src, "config", "core.hooksPath", "hooks");
-	wstr(f->srcfd, "a.txt", "dirty\n");
+	char sh[160];
+	write_marker_script(f, sh, sizeof(sh));
+	static const struct {
+		const char *name, *key, *prefix, *attr;
+	} cases[] = {
+	    {"clean", "filter.evil.clean", "", "* filter=evil\n"},
+	    {"smudge", "filter.evil.smudge", "", "* filter=evil\n"},
+	    {"process", "filter.evil.process", "", "* filter=evil\n"},
+	    {"required", "filter.evil.clean", "", "* filter=evil\n"},
+	    {"diffext", "diff.external", "", NULL},
+	    {"textconv", "diff.evil.textconv", "", "* diff=evil\n"},
+	    {"fsmonitor", "core.fsmonitor", "", NULL},
+	    {"hookspath", "core.hooksPath", NULL, NULL},
+	    {"ssh", "core.sshCommand", "", NULL},
+	    {"credential", "credential.helper", "!", NULL},
+	    {"askpass", "core.askPass", "", NULL},
+	    {"pager", "core.pager", "", NULL},
+	    {"include", "include.path", NULL, "* filter=evil diff=evil\n"},
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
+		char dir[200], val[400], id[32];
+		snprintf(dir, sizeof(dir), "%s/h%zu", f->dir, i);
+		assert_int_equal(mkdir(dir, 0755), 0);
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		GIT(dir, "init", "-q");
+		wstr(dfd, "a.txt", "a\n");
+		wstr(dfd, "b.bin", "b\n");
+		if (cases[i].attr)
+			wstr(dfd, ".gitattributes", cases[i].attr);
+		GIT(dir, "add", "-A");
+		GIT(dir, "commit", "-q", "-m", "seed");
+		if (!strcmp(cases[i].name, "hookspath")) {
+			/* hooks git knows about, in a directory the config names */
+			mkd(dfd, "hooks");
+			static const char *const hooks[] = {"pre-commit", "post-checkout",
+							    "post-index-change", "fsmonitor-watchman",
+							    "reference-transaction"};
+			for (size_t k = 0; k < AG_ARRAY_SIZE(hooks); k++) {
+				char hp[64], body[400];
+				snprintf(hp, sizeof(hp), "hooks/%s", hooks[k]);
+				snprintf(body, sizeof(body), "#!/bin/sh\nexec %s hook-%s\n", sh,
+					 hooks[k]);
+				wfile(dfd, hp, body, strlen(body), 0755);
+			}
+			snprintf(val, sizeof(val), "%s/hooks", dir);
+			GIT(dir, "config", cases[i].key, val);
+			GIT(dir, "config", "core.fsmonitor", "true"); /* the hook variant */
+		} else if (!strcmp(cases[i].name, "include")) {
+			char body[1200], rel[64];
+			snprintf(body, sizeof(body),
+				 "[filter \"evil\"]\n\tclean = %s inc-clean\n\tprocess = %s "
+				 "inc-process\n[diff \"evil\"]\n\ttextconv = %s inc-textconv\n"
+				 "[core]\n\tfsmonitor = %s inc-fsmonitor\n",
+				 sh, sh, sh, sh);
+			int pfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			snprintf(rel, sizeof(rel), "h%zu-included.cfg", i);
+			wfile(pfd, rel, body, strlen(body), 0644);
+			close(pfd);
+			snprintf(val, sizeof(val), "%s/%s", f->dir, rel);
+			GIT(dir, "config", cases[i].key, val);
+		} else {
+			snprintf(val, sizeof(val), "%s%s %s", cases[i].prefix, sh, cases[i].name);
+			GIT(dir, "config", cases[i].key, val);
+			if (!strcmp(cases[i].name, "required"))
+				GIT(dir, "config", "filter.evil.required", "true");
+		}
+		/* dirty, with stale stat data: git would have to hash (and filter) */
+		wstr(dfd, "a.txt", "a changed\n");
+		wstr(dfd, "b.bin", "b\n");
+		wstr(dfd, "untracked.txt", "u\n");
+		struct ag_ws_prepared p;
+		struct ag_error *e = NULL;
+		snprintf(id, sizeof(id), "h%zu", i);
+		expect_ok(ag_ws_prepare(dfd, f->rootfd, id, NULL, &p, &e), &e);
+		assert_int_equal(p.source_kind, AG_WS_SOURCE_GIT);
+		if (any_marker(f))
+			fail_msg("case %s: a configured program ran", cases[i].name);
+		close(dfd);
+	}
+}
+
+/* The path API: tracked paths, and untracked ones no ignore rule matches,
+ * read without entering ignored directories. */
+static void test_git_paths_api(void **state)
+{
+	struct fx *f = *state;
+	GIT(f->src, "init", "-q");
+	wstr(f->srcfd, ".gitignore", ".env\nnode_modules/\nbuild/\n*.log\n");
+	mkd(f->srcfd, "src");
+	wstr(f->srcfd, "src/main.c", "int main;\n");
+	mkd(f->srcfd, "build");
+	wstr(f->srcfd, "build/keep.txt", "tracked despite the rule\n");
+	GIT(f->src, "add", "-A");
+	GIT(f->src, "add", "-f", "build/keep.txt");
+	GIT(f->src, "commit", "-q", "-m", "seed");
+	wstr(f->srcfd, ".env", "SECRET=1\n");
+	wstr(f->srcfd, "build/out.o", "o\n");
+	mkd(f->srcfd, "node_modules");
+	mkd(f->srcfd, "node_modules/pkg");
+	for (int i = 0; i < 50; i++) {
+		char p[64];
+		snprintf(p, sizeof(p), "node_modules/pkg/f%d.js", i);
+		wstr(f->srcfd, p, "x\n");
+	}
+	wstr(f->srcfd, "src/debug.log", "l\n");
+	wstr(f->srcfd, "src/new.c", "n\n");
+	struct ag_ws_gitinfo g;
+	struct ag_error *e = NULL;
+	expect_same_as_git(f->src, f->srcfd);
+	struct ag_ws_git_opts o = {.what = AG_WS_GIT_PATHS};
+	expect_ok(ag_ws_gitinfo_collect(f->srcfd, &o, &g, &e), &e);
+	assert_int_equal(g.nstatus, 0);
+	assert_int_equal(g.ntracked, 3);
+	assert_string_equal(g.tracked[0], ".gitignore");
+	assert_string_equal(g.tracked[1], "build/keep.txt");
+	assert_string_equal(g.tracked[2], "src/main.c");
+	/* untracked and not ignored: only src/new.c (node_modules/ is not entered,
+	 * build/out.o is ignored although build/ holds a tracked file) */
+	assert_int_equal(g.nuntracked, 1);
+	assert_string_equal(g.untracked[0], "src/new.c");
+	assert_true(ag_ws_git_is_tracked(&g, "src/main.c"));
+	assert_false(ag_ws_git_is_tracked(&g, "src/new.c"));
+	static const struct {
+		const char *path;
+		bool dir;
+		enum ag_ws_git_incl want;
+	} q[] = {
+	    {".env", false, AG_WS_GIT_EXCLUDED},
+	    {".gitignore", false, AG_WS_GIT_INCLUDED},
+	    {"node_modules", true, AG_WS_GIT_EXCLUDED},
+	    {"node_modulesx", true, AG_WS_GIT_EXCLUDED},
+	    {"build", true, AG_WS_GIT_INCLUDED},
+	    {"bui", true, AG_WS_GIT_EXCLUDED},
+	    {"build/keep.txt", false, AG_WS_GIT_INCLUDED},
+	    {"build/out.o", false, AG_WS_GIT_EXCLUDED},
+	    {"src", true, AG_WS_GIT_INCLUDED},
+	    {"src/new.c", false, AG_WS_GIT_INCLUDED},
+	    {"src/debug.log", false, AG_WS_GIT_EXCLUDED},
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(q); i++)
+		if (ag_ws_git_included(&g, q[i].path, q[i].dir) != q[i].want)
+			fail_msg("%s: expected %d", q[i].path, (int)q[i].want);
+	ag_ws_gitinfo_release(&g);
+	/* a plain directory has no git facts at all */
+	int sub = openat(f->srcfd, "src", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	expect_ok(ag_ws_gitinfo_collect(sub, &o, &g, &e), &e);
+	assert_int_equal(g.kind, AG_WS_SOURCE_DIRECTORY);
+	assert_int_equal(g.ntracked + g.nuntracked, 0);
+	close(sub);
+}
+
+static int test_match(const char *pattern, const char *path)
+{
+	if (!strcmp(pattern, "undecided"))
+		return -1;
+	size_t l = strlen(pattern);
+	if (l && pattern[l - 1] == '*')
+		return !strncmp(pattern, path, l - 1);
+	return !strcmp(pattern, path);
+}
+
+/* What is copied: tracked and untracked-not-ignored files; exclude
+ * patterns; include_ignored; counts per rule; the source check uses the
+ * same rules. */
+static void test_git_copy_rules(void **state)
+{
+	struct fx *f = *state;
+	GIT(f->src, "init", "-q");
+	wstr(f->srcfd, ".gitignore", ".env\nnode_modules/\n*.log\n");
+	mkd(f->srcfd, "src");
+	wstr(f->srcfd, "src/main.c", "int main;\n");
+	wstr(f->srcfd, "README", "r\n");
+	GIT(f->src, "add", "-A");
+	GIT(f->src, "commit", "-q", "-m", "seed");
+	wstr(f->srcfd, ".env", "SECRET=hunter2\n");
+	mkd(f->srcfd, "node_modules");
+	for (int i = 0; i < 20; i++) {
+		char p[64];
+		snprintf(p, sizeof(p), "node_modules/m%d", i);
+		wstr(f->srcfd, p, "x\n");
+	}
+	/* what a walk would refuse is fine where nothing enters */
+	assert_int_equal(mkfifoat(f->srcfd, "node_modules/fifo", 0644), 0);
+	sym("/etc/passwd", f->srcfd, "node_modules/escape");
+	wstr(f->srcfd, "src/debug.log", "l\n");
+	wstr(f->srcfd, "src/new.c", "n\n");
+	mkd(f->srcfd, "dist");
+	wstr(f->srcfd, "dist/bundle.js", "b\n");
+	wstr(f->srcfd, "src/gen.tmp", "t\n");
+
+	/* default: ignored files stay out */
 	struct ag_ws_prepared p;
 	struct ag_error *e = NULL;
-	expect_ok(prep(f, "h", NULL, &p, &e), &e);
+	expect_ok(prep(f, "def", NULL, &p, &e), &e);
+	assert_true(p.git_copy_rule);
+	assert_int_equal(p.excluded_ignored, 3); /* .env, node_modules/, src/debug.log */
+	int ws = wsfd(f, "def");
 	struct stat st;
-	assert_true(stat(marker, &st) < 0);
-	assert_int_equal(p.source_kind, AG_WS_SOURCE_GIT);
+	assert_true(fstatat(ws, ".env", &st, AT_SYMLINK_NOFOLLOW) < 0);
+	assert_true(fstatat(ws, "node_modules", &st, AT_SYMLINK_NOFOLLOW) < 0);
+	assert_true(fstatat(ws, "src/debug.log", &st, AT_SYMLINK_NOFOLLOW) < 0);
+	assert_int_equal(fstatat(ws, "src/new.c", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(fstatat(ws, "dist/bundle.js", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(fstatat(ws, ".gitignore", &st, AT_SYMLINK_NOFOLLOW), 0);
+	close(ws);
+	assert_string_equal(ag_ws_copy_rule_name(&p), "git-tracked-and-unignored");
+
+	/* the source, seen under the same rules, equals the baseline */
+	struct ag_ws_snapshot now = AG_WS_SNAPSHOT_INIT;
+	expect_ok(ag_ws_source_snapshot(f->srcfd, NULL, &now, &e), &e);
+	struct ag_ws_baseline bl;
+	int run = ag_ws_open_run(f->rootfd, "def", &e);
+	expect_ok(ag_ws_baseline_load(run, p.digest, &bl, &e), &e);
+	close(run);
+	assert_int_equal(now.n, bl.snap.n);
+	for (size_t i = 0; i < now.n; i++) {
+		assert_string_equal(now.v[i].path, bl.snap.v[i].path);
+		assert_int_equal(now.v[i].kind, bl.snap.v[i].kind);
+		assert_memory_equal(now.v[i].sha, bl.snap.v[i].sha, 32);
+	}
+	ag_ws_snapshot_release(&now);
+	ag_ws_baseline_release(&bl);
+
+	/* exclude patterns: the first matching pattern counts; a directory once */
+	const char *pats[] = {"dist", "src/*", "never"};
+	uint64_t counts[3] = {9, 9, 9};
+	struct ag_ws_prepare_opts o = {
+	    .exclude = pats, .nexclude = 3, .exclude_match = test_match, .exclude_counts = counts};
+	expect_ok(prep(f, "ex", &o, &p, &e), &e);
+	assert_int_equal(counts[0], 1);	     /* dist */
+	assert_int_equal(counts[1], 4);	     /* src/main.c, src/new.c, src/gen.tmp, src/debug.log */
+	assert_int_equal(counts[2], 0);
+	assert_int_equal(p.excluded_ignored, 2); /* .env, node_modules/ */
+	ws = wsfd(f, "ex");
+	assert_true(fstatat(ws, "dist", &st, AT_SYMLINK_NOFOLLOW) < 0);
+	assert_true(fstatat(ws, "src/main.c", &st, AT_SYMLINK_NOFOLLOW) < 0);
+	assert_int_equal(fstatat(ws, "src", &st, AT_SYMLINK_NOFOLLOW), 0);
+	close(ws);
+	_cleanup_free_ char *meta = read_rel(f->rootfd, "ex/evidence/" AG_WS_METADATA_FILE);
+	assert_non_null(strstr(meta, "\"pattern\": \"src/*\""));
+	assert_non_null(strstr(meta, "\"excluded_entries\": 4"));
+
+	/* a pattern that cannot decide fails closed */
+	const char *und[] = {"undecided"};
+	struct ag_ws_prepare_opts ou = {.exclude = und, .nexclude = 1, .exclude_match = test_match};
+	expect_fail(f, prep(f, "und", &ou, &p, &e), &e, "workspace.exclude.undecided");
+
+	/* opting in copies ignored files too (and then the FIFO fails closed) */
+	struct ag_ws_prepare_opts oi = {.include_ignored = true};
+	expect_fail(f, prep(f, "all", &oi, &p, &e), &e, "workspace.symlink.absolute");
+	assert_int_equal(unlinkat(f->srcfd, "node_modules/fifo", 0), 0);
+	assert_int_equal(unlinkat(f->srcfd, "node_modules/escape", 0), 0);
+	expect_ok(prep(f, "all", &oi, &p, &e), &e);
+	assert_false(p.git_copy_rule);
+	assert_int_equal(p.excluded_ignored, 0);
+	ws = wsfd(f, "all");
+	_cleanup_free_ char *env = read_rel(ws, ".env");
+	assert_string_equal(env, "SECRET=hunter2\n");
+	assert_int_equal(fstatat(ws, "node_modules/m19", &st, AT_SYMLINK_NOFOLLOW), 0);
+	close(ws);
+}
+
+/* A FIFO where git reads a file (.gitignore) cannot stall the baseline. */
+static void test_git_reader_bounded(void **state)
+{
+	struct fx *f = *state;
+	seed_repo(f);
+	mkd(f->srcfd, "d");
+	wstr(f->srcfd, "d/x", "x\n");
+	assert_int_equal(mkfifoat(f->srcfd, "d/.gitignore", 0644), 0);
+	struct ag_ws_prepare_opts o = {.git_timeout_ms = 500};
+	struct ag_ws_prepared p;
+	struct ag_error *e = NULL;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	expect_fail(f, prep(f, "fifo", &o, &p, &e), &e, "workspace.git_timeout");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 5);
+	expect_root_empty(f);
+}
+
+/* The reader's sandbox: execve and execveat fail with EPERM. */
+static void test_git_forbid_exec(void **state)
+{
+	(void)state;
+	/* valgrind cannot go on after an execve that failed */
+	const char *pre = getenv("LD_PRELOAD");
+	if (pre && strstr(pre, "vgpreload"))
+		skip();
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (ag_ws_git_forbid_exec() < 0)
+			_exit(2);
+		static char t[] = "true";
+		char *const argv[] = {t, NULL};
+		char *const envp[] = {NULL};
+		execve("/bin/true", argv, envp);
+		if (errno != EPERM)
+			_exit(3);
+		syscall(SYS_execveat, AT_FDCWD, "/bin/true", argv, envp, 0);
+		_exit(errno == EPERM ? 0 : 4);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 static void test_git_not_toplevel_and_broken(void **state)
@@ -190,45 +717,15 @@ static void test_git_not_toplevel_and_broken(void **state)
 	expect_fail(f, ag_ws_prepare(sub, f->rootfd, "sub2", NULL, &p, &e), &e,
 		    "workspace.git_failed");
 	assert_int_equal(count_dir(f->rootfd, "."), 1);
-	/* git that does not exist */
+	/* a work tree elsewhere (core.worktree), or a bare repository, is not this source */
 	assert_int_equal(unlinkat(sub, ".git", 0), 0);
 	close(sub);
-	struct ag_ws_prepare_opts o = {.git_path = "/nonexistent/git"};
-	expect_fail(f, prep(f, "nogit", &o, &p, &e), &e, "workspace.git_failed");
-	o.git_path = "git";
-	expect_fail(f, prep(f, "relgit", &o, &p, &e), &e, "workspace.git_failed");
+	GIT(f->src, "config", "core.worktree", "/nonexistent");
+	expect_fail(f, prep(f, "elsewhere", NULL, &p, &e), &e, "workspace.git_failed");
+	GIT(f->src, "config", "--unset", "core.worktree");
+	GIT(f->src, "config", "core.bare", "true");
+	expect_fail(f, prep(f, "bare", NULL, &p, &e), &e, "workspace.git_failed");
 	assert_int_equal(count_dir(f->rootfd, "."), 1); /* only "sub" */
-}
-
-/* A git that hangs with its pipes closed, or floods its output, is bounded. */
-static void test_git_runner_bounds(void **state)
-{
-	struct fx *f = *state;
-	mkd(f->srcfd, ".git");
-	wstr(f->srcfd, "a", "a\n");
-	char fake[160];
-	snprintf(fake, sizeof(fake), "%s/fake-git", f->dir);
-	int dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	const char hang[] = "#!/bin/sh\nexec >&- 2>&-\nexec sleep 30\n";
-	wfile(dfd, "fake-git", hang, sizeof(hang) - 1, 0755);
-	struct ag_ws_prepare_opts o = {.git_path = fake, .git_timeout_ms = 300};
-	struct ag_ws_prepared p;
-	struct ag_error *e = NULL;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	expect_fail(f, prep(f, "hang", &o, &p, &e), &e, "workspace.git_timeout");
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	assert_true(t1.tv_sec - t0.tv_sec < 5);
-	/* the whole process group is gone: nothing holds the fake script open */
-	const char flood[] = "#!/bin/sh\nexec head -c 40000000 /dev/zero\n";
-	wfile(dfd, "fake-git", flood, sizeof(flood) - 1, 0755);
-	o.git_timeout_ms = 0;
-	expect_fail(f, prep(f, "flood", &o, &p, &e), &e, "limit.workspace.git_output");
-	const char bad[] = "#!/bin/sh\nprintf 'not a prefix'\n";
-	wfile(dfd, "fake-git", bad, sizeof(bad) - 1, 0755);
-	expect_fail(f, prep(f, "bad", &o, &p, &e), &e, "workspace.git_failed");
-	close(dfd);
-	expect_root_empty(f);
 }
 
 int main(void)
@@ -237,7 +734,13 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_git_dirty_baseline, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_empty_repository, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_commit_after_prepare, fx_setup, fx_teardown),
-	    cmocka_unit_test_setup_teardown(test_git_runner_bounds, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_git_same_facts_as_git, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_git_same_facts_conflicts, fx_setup,
+					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_git_reader_bounded, fx_setup, fx_teardown),
+	    cmocka_unit_test(test_git_forbid_exec),
+	    cmocka_unit_test_setup_teardown(test_git_paths_api, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_git_copy_rules, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_hostile_config, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_not_toplevel_and_broken, fx_setup,
 					    fx_teardown),

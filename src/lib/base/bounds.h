@@ -110,9 +110,10 @@
 #define AG_WS_ID_MAX 64
 /* Most writable paths in the ownership metadata. */
 #define AG_WS_MAX_WRITABLE_PATHS 64
-/* git output (HEAD, porcelain status) captured per call; protects memory. */
+/* Records (HEAD, status, paths) read back from the git reader child; protects memory. */
 #define AG_WS_GIT_OUTPUT_MAX_BYTES (32 * 1024 * 1024)
-/* Wall-clock limit for one git call; a hostile repo cannot stall prepare. */
+/* Wall-clock limit of the git reader child; a hostile repo (a FIFO named
+ * .gitignore, a huge history) cannot stall prepare. */
 #define AG_WS_GIT_TIMEOUT_MS 30000
 /* Most git status entries recorded in the baseline. */
 #define AG_WS_GIT_STATUS_MAX_ENTRIES 200000

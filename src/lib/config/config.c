@@ -46,9 +46,11 @@ static const char *const top_keys[] = {
 	"test_command",
 	"test_paths",
 	"unsafe_commands",
+	"workspace",
 	NULL,
 };
-_Static_assert(AG_ARRAY_SIZE(top_keys) == 32, "31 top-level keys (upstream section 2.1)");
+_Static_assert(AG_ARRAY_SIZE(top_keys) == 33,
+	       "31 top-level keys (upstream section 2.1) and `workspace` (issue 14)");
 
 static const char *const check_keys[] = {
 	"diff_size",	   "forbidden_paths", "scope_adherence", "secret_scan",
@@ -418,6 +420,22 @@ static int load_diff_limits(struct ctx *x, const struct ag_ynode *root)
 		WITH_KEY(x, keys[i], ag_walk_int(&x->w, v, 0, AG_SMALL_INT_MAX, &dest[i]->v));
 		dest[i]->set = true;
 	}
+	ag_walk_pop(&x->w, saved);
+	return 0;
+}
+
+/* workspace: what the contained workspace copies (docs/workspace.md). */
+static int load_workspace(struct ctx *x, const struct ag_ynode *root)
+{
+	const struct ag_ynode *n = ag_ynode_get(root, "workspace");
+	if (ag_ynode_is_null(n))
+		return 0;
+	static const char *const keys[] = {"exclude", "include_ignored", NULL};
+	size_t saved = ag_walk_push_key(&x->w, "workspace", 9);
+	if (ag_walk_map(&x->w, n) < 0 || ag_walk_known_keys(&x->w, n, keys) < 0 ||
+	    opt_bool(x, n, "include_ignored", &x->c->workspace_include_ignored, NULL) < 0 ||
+	    opt_strlist(x, n, "exclude", &x->c->workspace_exclude) < 0)
+		return -1;
 	ag_walk_pop(&x->w, saved);
 	return 0;
 }
@@ -1038,7 +1056,7 @@ static int load_root(struct ctx *x, const struct ag_ynode *root)
 	    opt_int(x, root, "max_output_bytes", 1, AG_OUTPUT_MAX_BYTES, &c->max_output_bytes) < 0 ||
 	    load_diff_limits(x, root) < 0 || load_watcher(x, root) < 0 || load_policy(x, root) < 0 ||
 	    load_sandbox(x, root) < 0 || load_secret_patterns(x, root) < 0 ||
-	    load_task(x, root) < 0 || load_contained(x, root) < 0)
+	    load_task(x, root) < 0 || load_contained(x, root) < 0 || load_workspace(x, root) < 0)
 		return -1;
 	return check_contained_static(x, root);
 }
@@ -1129,6 +1147,7 @@ void ag_config_free(struct ag_config *c)
 	strv_rel(&c->secret_patterns);
 	strv_rel(&c->unsafe_commands);
 	strv_rel(&c->guard_ignore_paths);
+	strv_rel(&c->workspace_exclude);
 	free(c->benchmark.id);
 	free(c->benchmark.category);
 	free(c->benchmark.expected_behavior);

@@ -164,6 +164,10 @@ struct ag_config {
 	size_t n_secret_content_patterns;
 	char *task_prompt;	/* exactly one of prompt / prompt_file */
 	char *task_prompt_file; /* relative to the config directory */
+	/* workspace: in a git source ignored files stay out of the copy unless
+	 * include_ignored; exclude patterns leave more out (issue 14) */
+	bool workspace_include_ignored;
+	struct ag_strv workspace_exclude;
 };
 
 /*

@@ -24,6 +24,7 @@
 #include "lib/evidence/canon.h"
 #include "lib/evidence/seal.h"
 #include "lib/policy/checks.h"
+#include "lib/policy/pathmatch.h"
 #include "lib/run/evidence.h"
 #include "lib/workspace/mutation.h"
 #include "lib/workspace/patch.h"
@@ -101,6 +102,8 @@ struct run {
 	const char *ws_status; /* not_prepared, removed, retained, incomplete */
 	struct ag_ws_mutations mut;
 	bool mut_ok;
+	struct ag_ws_prepare_opts ws_opts; /* the copy rules, for prepare and the source check */
+	uint64_t *ws_exclude_counts;
 	const char *capture_reason;
 	bool source_checked, source_unchanged;
 	struct ag_strv source_diff;
@@ -456,6 +459,13 @@ static void residue(struct run *r, bool after)
 	ag_strv_release(&ids);
 }
 
+/* workspace.exclude patterns: the policy path syntax (docs/checks.md). */
+static int ws_exclude_match(const char *pattern, const char *path)
+{
+	enum ag_pm_result m = ag_pm_match(pattern, path);
+	return m == AG_PM_LIMIT ? -1 : m == AG_PM_MATCH;
+}
+
 static int stage_workspace(struct run *r)
 {
 	struct ag_error *e = NULL;
@@ -471,9 +481,16 @@ static int stage_workspace(struct run *r)
 		     "cannot open the lifecycle directory");
 		return -1;
 	}
-	struct ag_ws_prepare_opts po = {0};
-	po.exclude_agentguard_root = r->o->runs_root_in_repo;
-	if (ag_ws_prepare(r->o->repo_fd, r->lifecycle_fd, AG_RUN_WORKSPACE_ID, &po, &r->prep, &e) < 0) {
+	struct ag_ws_prepare_opts *po = &r->ws_opts;
+	const struct ag_config *c = r->o->cfg;
+	po->exclude_agentguard_root = r->o->runs_root_in_repo;
+	po->include_ignored = c->workspace_include_ignored;
+	po->exclude = (const char *const *)c->workspace_exclude.v;
+	po->nexclude = c->workspace_exclude.n;
+	po->exclude_match = ws_exclude_match;
+	r->ws_exclude_counts = ag_xcalloc(po->nexclude + 1, sizeof(uint64_t));
+	po->exclude_counts = r->ws_exclude_counts;
+	if (ag_ws_prepare(r->o->repo_fd, r->lifecycle_fd, AG_RUN_WORKSPACE_ID, po, &r->prep, &e) < 0) {
 		fail_err(r, "workspace_prep", AG_EXIT_WORKSPACE, e);
 		ag_error_free(e);
 		return -1;
@@ -873,9 +890,8 @@ static void stage_source_integrity(struct run *r)
 		r->source_reason = e ? e->reason : "run.source.baseline";
 		goto out;
 	}
-	struct ag_ws_snapshot_opts so = {.mode = AG_WS_PREPARE, .dest_rootfd = -1, .text_fd = -1,
-					 .exclude_agentguard_root = r->o->runs_root_in_repo};
-	if (ag_ws_snapshot_take(r->o->repo_fd, &so, &now, &e) < 0) {
+	/* the same copy rules as the baseline's, so what stayed out stays out */
+	if (ag_ws_source_snapshot(r->o->repo_fd, &r->ws_opts, &now, &e) < 0) {
 		r->source_reason = e->reason;
 		goto out;
 	}
@@ -1204,6 +1220,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		.policy_blocked = r->policy_blocked,
 		.ws_prepared = r->ws_prepared,
 		.prep = &r->prep,
+		.ws_exclude_counts = r->ws_exclude_counts,
 		.ws_status = r->ws_status,
 		.mut = r->mut_ok ? &r->mut : NULL,
 		.source_checked = r->source_checked,
@@ -1287,7 +1304,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		 * the artifact is still written, without the captured output,
 		 * which is recorded as truncated, and the run fails closed.
 		 */
-		fail_err(r, "evidence", 4, e);
+		fail_err(r, "evidence", AG_EXIT_WORKSPACE, e);
 		ag_error_free(e);
 		e = NULL;
 		out->pass = false;
@@ -1367,6 +1384,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 	out->exit_code = r->stage ? r->exit_code : out->exit_code;
 
 	/* release */
+	free(r->ws_exclude_counts);
 	free(r->suffix);
 	free(r->container_name);
 	free(r->message);

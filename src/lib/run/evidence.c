@@ -61,6 +61,11 @@ static json_t *rstr(const struct ag_redactor *r, const char *s, size_t max)
 	return rstr_flags(r, s, max, 0);
 }
 
+static json_t *redacted_pattern(const char *pattern, void *ctx)
+{
+	return rstr(ctx, pattern, 256);
+}
+
 /*
  * A workspace-relative path: redacted raw (a secret is found as it is, even
  * when it holds '%' or a byte the encoding rewrites), then the lossless
@@ -259,6 +264,12 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 		json_object_set_new(ws, "source_kind",
 				    json_string(ag_ws_source_kind_name(f->prep->source_kind)));
 		json_object_set_new(ws, "baseline_digest", json_string(f->prep->digest));
+		/* what the copy held: the rule and what each rule left out */
+		const struct ag_strv *ex = &f->config->workspace_exclude;
+		json_t *copy = ag_ws_copy_json(f->prep, (const char *const *)ex->v, ex->n,
+					       f->ws_exclude_counts, redacted_pattern,
+					       (void *)f->redact);
+		json_object_set_new(ws, "copy", copy);
 	}
 	json_object_set_new(ws, "agent_mount", json_string(AG_WS_AGENT_MOUNT));
 	json_object_set_new(ws, "evidence_mount", json_null());

@@ -46,6 +46,7 @@ struct ag_run_facts {
 	bool policy_blocked;
 	bool ws_prepared;
 	const struct ag_ws_prepared *prep;
+	const uint64_t *ws_exclude_counts; /* per config workspace.exclude pattern */
 	const char *ws_status;
 	const struct ag_ws_mutations *mut; /* NULL: not captured */
 	bool source_checked, source_unchanged;

@@ -4,10 +4,17 @@
 #include "lib/base/error.h"
 #include "lib/workspace/gitinfo.h"
 
+#define GIT_DEPRECATE_HARD
+#include <git2.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -26,6 +33,13 @@ const char *ag_ws_source_kind_name(enum ag_ws_source_kind k)
 	return "directory";
 }
 
+static void free_strs(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 void ag_ws_gitinfo_release(struct ag_ws_gitinfo *g)
 {
 	for (size_t i = 0; i < g->nstatus; i++) {
@@ -35,19 +49,303 @@ void ag_ws_gitinfo_release(struct ag_ws_gitinfo *g)
 	free(g->status);
 	g->status = NULL;
 	g->nstatus = 0;
+	free_strs(g->tracked, g->ntracked);
+	free_strs(g->untracked, g->nuntracked);
+	free_strs(g->subtrees, g->nsubtrees);
+	g->tracked = g->untracked = g->subtrees = NULL;
+	g->ntracked = g->nuntracked = g->nsubtrees = 0;
 }
 
+/* ------------------------------------------------------------ the sandbox */
+
+#if defined(__x86_64__)
+#define AG_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define AG_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#elif defined(__i386__)
+#define AG_AUDIT_ARCH AUDIT_ARCH_I386
+#else
+#error "ag_ws_git_forbid_exec: add this architecture's AUDIT_ARCH"
+#endif
+
+int ag_ws_git_forbid_exec(void)
+{
+	struct sock_filter f[] = {
+	    /* another ABI than ours (e.g. i386 on x86_64): refuse everything */
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AG_AUDIT_ARCH, 1, 0),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+#if defined(__x86_64__)
+	    /* x32 system calls (the same numbers with bit 30 set) */
+	    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 2, 0),
+#else
+	    BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0),
+#endif
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 1, 0),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = (unsigned short)AG_ARRAY_SIZE(f), .filter = f};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+
+/* ------------------------------------------------------- the child's side */
+
 /*
- * The small, self-contained git runner of the workspace module (a general
- * process runner lives elsewhere). argv array, no shell, environment from
- * scratch, cwd = srcfd, stdin /dev/null, only fds 0-2 inherited, own
- * process group, stdout/stderr read together with poll under a byte cap
- * and a wall-clock timeout, SIGKILL of the group and reap on any failure.
+ * Records written by the child, each NUL-terminated:
+ *   H<hex oid> | U (unborn HEAD)
+ *   S<XY> <path>   (porcelain v1 entry), then R<original path> for renames
+ *   T<path>        tracked path (index)
+ *   N<path>        untracked file that no ignore rule matches (a nested
+ *                  repository is one "dir/" entry)
+ *   G<path>        a gitlink (submodule) in the index
+ * Exit status: 0 done; CHILD_NOT_TOP the repository's work tree is not the
+ * source root; anything else a libgit2 failure.
  */
-struct git_run {
-	int exit_status; /* -1 when killed by a signal */
-	struct ag_buf out;
+#define CHILD_NOT_TOP 3
+#define CHILD_FAILED 4
+
+struct out {
+	int fd;
+	char buf[65536];
+	size_t len;
 };
+
+static void out_flush(struct out *o)
+{
+	size_t off = 0;
+	while (off < o->len) {
+		ssize_t w = write(o->fd, o->buf + off, o->len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			_exit(CHILD_FAILED);
+		off += (size_t)w;
+	}
+	o->len = 0;
+}
+
+static void out_rec(struct out *o, char tag, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = b ? strlen(b) : 0;
+	if (la + lb + 2 > sizeof(o->buf))
+		_exit(CHILD_FAILED); /* longer than any path libgit2 accepts */
+	if (o->len + la + lb + 2 > sizeof(o->buf))
+		out_flush(o);
+	o->buf[o->len++] = tag;
+	memcpy(o->buf + o->len, a, la);
+	o->len += la;
+	if (lb)
+		memcpy(o->buf + o->len, b, lb);
+	o->len += lb;
+	o->buf[o->len++] = '\0';
+}
+
+static char x_of(unsigned s)
+{
+	if (s & GIT_STATUS_INDEX_NEW)
+		return 'A';
+	if (s & GIT_STATUS_INDEX_MODIFIED)
+		return 'M';
+	if (s & GIT_STATUS_INDEX_DELETED)
+		return 'D';
+	if (s & GIT_STATUS_INDEX_RENAMED)
+		return 'R';
+	if (s & GIT_STATUS_INDEX_TYPECHANGE)
+		return 'T';
+	return ' ';
+}
+
+static char y_of(unsigned s)
+{
+	if (s & GIT_STATUS_WT_MODIFIED)
+		return 'M';
+	if (s & GIT_STATUS_WT_DELETED)
+		return 'D';
+	if (s & GIT_STATUS_WT_TYPECHANGE)
+		return 'T';
+	if (s & GIT_STATUS_WT_RENAMED)
+		return 'R';
+	return ' ';
+}
+
+/* git's short-format code of an unmerged path, from its conflict stages. */
+static void conflict_xy(git_index *idx, const char *path, char xy[3])
+{
+	const git_index_entry *a = NULL, *o = NULL, *t = NULL;
+	if (git_index_conflict_get(&a, &o, &t, idx, path) < 0) {
+		memcpy(xy, "UU", 3);
+		return;
+	}
+	static const char *const codes[8] = {
+	    /* ancestor, ours, theirs present */
+	    "UU", /* none: cannot happen */
+	    "UA", /* theirs only: added by them */
+	    "AU", /* ours only: added by us */
+	    "AA", /* ours + theirs: both added */
+	    "DD", /* ancestor only: both deleted */
+	    "DU", /* ancestor + theirs: deleted by us */
+	    "UD", /* ancestor + ours: deleted by them */
+	    "UU", /* all three: both modified */
+	};
+	memcpy(xy, codes[(a ? 4 : 0) | (o ? 2 : 0) | (t ? 1 : 0)], 3);
+}
+
+/* as_status: porcelain records (ignored files listed one by one); else
+ * only the untracked-not-ignored files as N records (ignored dirs not entered). */
+static int child_status(git_repository *repo, git_index *idx, struct out *o, bool as_status,
+			bool recurse_ignored)
+{
+	git_status_options so;
+	if (git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION) < 0)
+		return -1;
+	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+	/* git status --porcelain=v1 --untracked-files=all --ignored; never
+	 * GIT_STATUS_OPT_UPDATE_INDEX: nothing is written to the repository */
+	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
+		   GIT_STATUS_OPT_SORT_CASE_SENSITIVELY | GIT_STATUS_OPT_DISABLE_PATHSPEC_MATCH;
+	if (as_status)
+		so.flags |= GIT_STATUS_OPT_INCLUDE_IGNORED | GIT_STATUS_OPT_RENAMES_HEAD_TO_INDEX |
+			    (recurse_ignored ? GIT_STATUS_OPT_RECURSE_IGNORED_DIRS : 0);
+	else
+		so.show = GIT_STATUS_SHOW_WORKDIR_ONLY;
+	git_status_list *sl = NULL;
+	if (git_status_list_new(&sl, repo, &so) < 0)
+		return -1;
+	size_t n = git_status_list_entrycount(sl);
+	for (size_t i = 0; i < n; i++) {
+		const git_status_entry *e = git_status_byindex(sl, i);
+		unsigned s = e->status;
+		const git_diff_delta *hi = e->head_to_index, *iw = e->index_to_workdir;
+		const char *path = hi ? hi->new_file.path : iw ? iw->old_file.path : NULL;
+		if (!path)
+			continue;
+		if (!as_status) {
+			if ((s & GIT_STATUS_WT_NEW) && !(s & GIT_STATUS_IGNORED))
+				out_rec(o, 'N', path, NULL);
+			continue;
+		}
+		char xy[3] = "  ";
+		if (s & GIT_STATUS_IGNORED) {
+			memcpy(xy, "!!", 3);
+		} else if (s & GIT_STATUS_WT_NEW) {
+			memcpy(xy, "??", 3);
+		} else if (s & GIT_STATUS_CONFLICTED) {
+			conflict_xy(idx, path, xy);
+		} else {
+			xy[0] = x_of(s);
+			xy[1] = y_of(s);
+			if (xy[0] == ' ' && xy[1] == ' ')
+				continue;
+		}
+		char head[4] = {xy[0], xy[1], ' ', '\0'};
+		out_rec(o, 'S', head, path);
+		if (xy[0] == 'R' && hi && strcmp(hi->old_file.path, path))
+			out_rec(o, 'R', hi->old_file.path, NULL);
+		else if (xy[0] == 'R')
+			_exit(CHILD_FAILED);
+	}
+	git_status_list_free(sl);
+	return 0;
+}
+
+static void child_paths(git_index *idx, struct out *o)
+{
+	size_t n = git_index_entrycount(idx);
+	const char *last = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const git_index_entry *e = git_index_get_byindex(idx, i);
+		if (!e || (last && !strcmp(last, e->path)))
+			continue; /* conflict stages repeat a path */
+		out_rec(o, e->mode == GIT_FILEMODE_COMMIT ? 'G' : 'T', e->path, NULL);
+		last = e->path;
+	}
+}
+
+static void child_options(void)
+{
+	/* No configuration, attributes or excludes from outside the repository:
+	 * the system, XDG, global and programdata levels search nowhere. */
+	static const int levels[] = {GIT_CONFIG_LEVEL_SYSTEM, GIT_CONFIG_LEVEL_XDG,
+				     GIT_CONFIG_LEVEL_GLOBAL, GIT_CONFIG_LEVEL_PROGRAMDATA};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(levels); i++)
+		if (git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, levels[i], "") < 0)
+			_exit(CHILD_FAILED);
+	/* Ownership validation protects git users from a foreign repository's
+	 * configured programs; nothing here can run one, and a CI checkout is
+	 * often owned by another uid. */
+	if (git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0) < 0)
+		_exit(CHILD_FAILED);
+}
+
+static _Noreturn void child_main(int srcfd, int wfd, unsigned what)
+{
+	if (ag_ws_git_forbid_exec() < 0)
+		_exit(CHILD_FAILED);
+	struct out o = {.fd = wfd};
+	char src[64];
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", srcfd);
+	char *top = realpath(src, NULL);
+	if (!top)
+		_exit(CHILD_FAILED);
+	char *dotgit = NULL;
+	if (asprintf(&dotgit, "%s/.git", top) < 0 || git_libgit2_init() < 0)
+		_exit(CHILD_FAILED);
+	child_options();
+	git_repository *repo = NULL;
+	/* exactly <source>/.git (a directory, or a gitdir: file): no search
+	 * upwards, no fallback to the source itself as a bare repository, and
+	 * the environment (GIT_DIR, GIT_WORK_TREE...) is never consulted */
+	if (git_repository_open_ext(&repo, dotgit,
+				    GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_NO_DOTGIT,
+				    NULL) < 0)
+		_exit(CHILD_FAILED);
+	const char *wd = git_repository_workdir(repo);
+	size_t lt = strlen(top), lw = wd ? strlen(wd) : 0;
+	if (git_repository_is_bare(repo) || !wd || lw != lt + 1 || strncmp(wd, top, lt) ||
+	    wd[lt] != '/')
+		_exit(CHILD_NOT_TOP);
+
+	git_reference *ref = NULL;
+	int rc = git_repository_head(&ref, repo);
+	if (rc == GIT_EUNBORNBRANCH || rc == GIT_ENOTFOUND) {
+		out_rec(&o, 'U', "", NULL);
+	} else if (rc < 0) {
+		_exit(CHILD_FAILED);
+	} else {
+		git_object *c = NULL;
+		if (git_reference_peel(&c, ref, GIT_OBJECT_COMMIT) < 0)
+			_exit(CHILD_FAILED);
+		char hex[GIT_OID_HEXSZ + 1];
+		git_oid_tostr(hex, sizeof(hex), git_object_id(c));
+		out_rec(&o, 'H', hex, NULL);
+		git_object_free(c);
+		git_reference_free(ref);
+	}
+	git_index *idx = NULL;
+	if (git_repository_index(&idx, repo) < 0)
+		_exit(CHILD_FAILED);
+	if ((what & AG_WS_GIT_STATUS) && child_status(repo, idx, &o, true, true) < 0)
+		_exit(CHILD_FAILED);
+	if ((what & AG_WS_GIT_STATUS_COLLAPSED) && !(what & AG_WS_GIT_STATUS) &&
+	    child_status(repo, idx, &o, true, false) < 0)
+		_exit(CHILD_FAILED);
+	if (what & AG_WS_GIT_PATHS) {
+		child_paths(idx, &o);
+		if (child_status(repo, idx, &o, false, false) < 0)
+			_exit(CHILD_FAILED);
+	}
+	out_flush(&o);
+	/* no cleanup: the process ends here, and _exit skips leak checks of a
+	 * copy of the parent's heap */
+	_exit(0);
+}
+
+/* ------------------------------------------------------ the parent's side */
 
 static int64_t now_ms(void)
 {
@@ -56,119 +354,69 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int run_git(int srcfd, const char *git, const char *const *args, unsigned timeout_ms,
-		   struct git_run *res, struct ag_error **err)
+/*
+ * Forks the reader, collects its records under the byte cap and the
+ * deadline, SIGKILLs and reaps it on any failure. *status is its exit
+ * status (-1 when killed by a signal).
+ */
+static int run_child(int srcfd, unsigned what, unsigned timeout_ms, struct ag_buf *out,
+		     int *status, struct ag_error **err)
 {
-	static const char *const envp[] = {
-	    "PATH=/usr/bin:/bin",
-	    "HOME=/nonexistent",
-	    "GIT_CONFIG_NOSYSTEM=1",
-	    "GIT_CONFIG_GLOBAL=/dev/null",
-	    "GIT_TERMINAL_PROMPT=0",
-	    "GIT_OPTIONAL_LOCKS=0",
-	    "LC_ALL=C",
-	    "GIT_ATTR_NOSYSTEM=1",
-	    NULL,
-	};
-	const char *argv[24];
-	size_t n = 0;
-	argv[n++] = "git";
-	argv[n++] = "--no-optional-locks";
-	argv[n++] = "--no-pager";
-	argv[n++] = "-c";
-	argv[n++] = "core.fsmonitor=false";
-	argv[n++] = "-c";
-	argv[n++] = "core.untrackedCache=false";
-	argv[n++] = "-c";
-	argv[n++] = "core.hooksPath=/dev/null";
-	argv[n++] = "-c";
-	argv[n++] = "core.quotePath=false";
-	for (size_t i = 0; args[i] && n < AG_ARRAY_SIZE(argv) - 1; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-
-	int po[2] = {-1, -1}, pe[2] = {-1, -1};
-	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return ag_err(err, AG_E_IO, errno, R_GIT, "cannot create a pipe for the git reader");
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
 		int e = errno;
-		if (po[0] >= 0) {
-			close(po[0]);
-			close(po[1]);
-		}
-		return ag_err(err, AG_E_IO, e, R_GIT, "cannot create pipes for git");
+		close(p[0]);
+		close(p[1]);
+		return ag_err(err, AG_E_IO, e, R_GIT, "cannot start the git reader");
 	}
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&at);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-	posix_spawn_file_actions_addfchdir_np(&fa, srcfd);
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	sigset_t none, all;
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &all);
-	posix_spawnattr_setpgroup(&at, 0);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-					  POSIX_SPAWN_SETPGROUP);
-	pid_t pid;
-	int rc = posix_spawn(&pid, git, &fa, &at, (char *const *)argv, (char *const *)envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	close(po[1]);
-	close(pe[1]);
-	if (rc != 0) {
-		close(po[0]);
-		close(pe[0]);
-		return ag_err(err, AG_E_IO, rc, R_GIT, "cannot run git: %s", strerror(rc));
+	if (pid == 0) {
+		close(p[0]);
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(CHILD_FAILED);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		child_main(srcfd, p[1], what);
 	}
-	struct ag_buf eb = AG_BUF_INIT(65536, NULL);
+	close(p[1]);
 	int64_t deadline = now_ms() + (timeout_ms ? timeout_ms : AG_WS_GIT_TIMEOUT_MS);
 	const char *fail = NULL;
-	struct pollfd pf[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
 	char chunk[65536];
-	while (pf[0].fd >= 0 || pf[1].fd >= 0) {
+	struct pollfd pf = {p[0], POLLIN, 0};
+	for (;;) {
 		int64_t left = deadline - now_ms();
 		if (left <= 0) {
 			fail = "workspace.git_timeout";
 			break;
 		}
-		int pr = poll(pf, 2, (int)left);
+		int pr = poll(&pf, 1, (int)left);
+		if (pr < 0 && errno == EINTR)
+			continue;
 		if (pr < 0) {
-			if (errno == EINTR)
-				continue;
 			fail = R_GIT;
 			break;
 		}
-		for (int i = 0; i < 2; i++) {
-			if (pf[i].fd < 0 || !pf[i].revents)
-				continue;
-			ssize_t r = read(pf[i].fd, chunk, sizeof(chunk));
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0) {
-				close(pf[i].fd);
-				pf[i].fd = -1;
-				continue;
-			}
-			struct ag_error *e2 = NULL;
-			if (i == 0 && ag_buf_add(&res->out, chunk, (size_t)r, &e2) < 0) {
-				ag_error_free(e2);
-				fail = "limit.workspace.git_output";
-			} else if (i == 1 && eb.len < 4096) {
-				if (ag_buf_add(&eb, chunk, (size_t)r, &e2) < 0)
-					ag_error_free(e2);
-			}
-		}
-		if (fail)
+		if (pr == 0)
+			continue;
+		ssize_t r = read(p[0], chunk, sizeof(chunk));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
 			break;
+		struct ag_error *e2 = NULL;
+		if (ag_buf_add(out, chunk, (size_t)r, &e2) < 0) {
+			ag_error_free(e2);
+			fail = "limit.workspace.git_output";
+			break;
+		}
 	}
-	for (int i = 0; i < 2; i++)
-		if (pf[i].fd >= 0)
-			close(pf[i].fd);
-	/* both pipes closed: the child still gets only the rest of the deadline */
+	close(p[0]);
 	int st = 0;
 	while (!fail) {
 		pid_t w = waitpid(pid, &st, WNOHANG);
@@ -182,32 +430,17 @@ static int run_git(int srcfd, const char *git, const char *const *args, unsigned
 			fail = "workspace.git_timeout";
 			break;
 		}
-		struct timespec nap = {0, 5 * 1000 * 1000};
+		struct timespec nap = {0, 2 * 1000 * 1000};
 		nanosleep(&nap, NULL);
 	}
 	if (fail) {
-		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
-	}
-	ag_buf_release(&eb); /* stderr may name host paths: never echoed */
-	if (fail)
 		return ag_err(err, strcmp(fail, R_GIT) ? AG_E_LIMIT : AG_E_IO, 0, fail,
-			      "git did not finish within its bounds");
-	res->exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return 0;
-}
-
-static int git_call(int srcfd, const char *git, const char *const *args, unsigned timeout_ms,
-		    int *status, struct ag_buf *out, struct ag_error **err)
-{
-	struct git_run r = {.exit_status = -1};
-	r.out = *out;
-	int rc = run_git(srcfd, git, args, timeout_ms, &r, err);
-	*out = r.out;
-	if (rc < 0)
-		return -1;
-	*status = r.exit_status;
+			      "the git reader did not finish within its bounds");
+	}
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	return 0;
 }
 
@@ -220,6 +453,11 @@ static int status_cmp(const void *a, const void *b)
 	return strcmp(x->xy, y->xy);
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static bool is_hex_oid(const char *s, size_t n)
 {
 	if (n != 40 && n != 64)
@@ -230,8 +468,123 @@ static bool is_hex_oid(const char *s, size_t n)
 	return true;
 }
 
-int ag_ws_gitinfo_collect(int srcfd, const char *git_path, unsigned timeout_ms,
-			  struct ag_ws_gitinfo *g, struct ag_error **err)
+static void push_str(char ***v, size_t *n, size_t *alloc, const char *s)
+{
+	if (*n == *alloc) {
+		*alloc = *alloc ? *alloc * 2 : 64;
+		*v = ag_xrealloc(*v, *alloc * sizeof(**v));
+	}
+	(*v)[(*n)++] = ag_xstrdup(s);
+}
+
+static int malformed(struct ag_ws_gitinfo *g, struct ag_error **err)
+{
+	ag_ws_gitinfo_release(g);
+	return ag_err(err, AG_E_IO, 0, R_GIT, "the git reader's output is malformed");
+}
+
+static int parse_records(const char *buf, size_t len, struct ag_ws_gitinfo *g,
+			 struct ag_error **err)
+{
+	size_t salloc = 0, talloc = 0, nalloc = 0, galloc = 0;
+	bool have_head = false;
+	const char *p = buf, *end = buf + len;
+	while (p < end) {
+		const char *z = memchr(p, '\0', (size_t)(end - p));
+		if (!z || z == p)
+			return malformed(g, err);
+		size_t l = (size_t)(z - p - 1);
+		const char *v = p + 1;
+		switch (*p) {
+		case 'H':
+			if (have_head || !is_hex_oid(v, l))
+				return malformed(g, err);
+			memcpy(g->head, v, l);
+			g->head[l] = '\0';
+			g->kind = AG_WS_SOURCE_GIT;
+			have_head = true;
+			break;
+		case 'U':
+			if (have_head || l)
+				return malformed(g, err);
+			g->kind = AG_WS_SOURCE_GIT_EMPTY;
+			have_head = true;
+			break;
+		case 'S':
+			if (l < 4 || v[2] != ' ')
+				return malformed(g, err);
+			if (g->nstatus >= AG_WS_GIT_STATUS_MAX_ENTRIES) {
+				ag_ws_gitinfo_release(g);
+				return ag_err(err, AG_E_LIMIT, 0, "limit.workspace.git_status",
+					      "git status has more than %d entries",
+					      AG_WS_GIT_STATUS_MAX_ENTRIES);
+			}
+			if (g->nstatus == salloc) {
+				salloc = salloc ? salloc * 2 : 16;
+				g->status = ag_xrealloc(g->status, salloc * sizeof(*g->status));
+			}
+			struct ag_ws_git_status *s = &g->status[g->nstatus++];
+			s->xy[0] = v[0];
+			s->xy[1] = v[1];
+			s->xy[2] = '\0';
+			s->path = ag_xstrdup(v + 3);
+			s->source_path = NULL;
+			break;
+		case 'R':
+			if (!g->nstatus || g->status[g->nstatus - 1].source_path || !l ||
+			    g->status[g->nstatus - 1].xy[0] != 'R')
+				return malformed(g, err);
+			g->status[g->nstatus - 1].source_path = ag_xstrdup(v);
+			break;
+		case 'T':
+		case 'N':
+		case 'G':
+			if (!l)
+				return malformed(g, err);
+			if (g->ntracked + g->nuntracked >= AG_WS_GIT_STATUS_MAX_ENTRIES) {
+				ag_ws_gitinfo_release(g);
+				return ag_err(err, AG_E_LIMIT, 0, "limit.workspace.git_status",
+					      "the repository lists more than %d tracked and "
+					      "untracked paths",
+					      AG_WS_GIT_STATUS_MAX_ENTRIES);
+			}
+			if (*p == 'T') {
+				push_str(&g->tracked, &g->ntracked, &talloc, v);
+			} else if (*p == 'G' || v[l - 1] == '/') {
+				/* a submodule, or an untracked nested repository */
+				_cleanup_free_ char *d = ag_xstrndup(v, v[l - 1] == '/' ? l - 1 : l);
+				if (!*d)
+					return malformed(g, err);
+				push_str(&g->subtrees, &g->nsubtrees, &galloc, d);
+				if (*p == 'G')
+					push_str(&g->tracked, &g->ntracked, &talloc, d);
+			} else {
+				push_str(&g->untracked, &g->nuntracked, &nalloc, v);
+			}
+			break;
+		default:
+			return malformed(g, err);
+		}
+		p = z + 1;
+	}
+	if (!have_head)
+		return malformed(g, err);
+	for (size_t i = 0; i < g->nstatus; i++)
+		if (g->status[i].xy[0] == 'R' && !g->status[i].source_path)
+			return malformed(g, err);
+	if (g->nstatus)
+		qsort(g->status, g->nstatus, sizeof(*g->status), status_cmp);
+	if (g->ntracked)
+		qsort(g->tracked, g->ntracked, sizeof(char *), str_cmp);
+	if (g->nuntracked)
+		qsort(g->untracked, g->nuntracked, sizeof(char *), str_cmp);
+	if (g->nsubtrees)
+		qsort(g->subtrees, g->nsubtrees, sizeof(char *), str_cmp);
+	return 0;
+}
+
+int ag_ws_gitinfo_collect(int srcfd, const struct ag_ws_git_opts *opts, struct ag_ws_gitinfo *g,
+			  struct ag_error **err)
 {
 	memset(g, 0, sizeof(*g));
 	struct stat st;
@@ -240,89 +593,80 @@ int ag_ws_gitinfo_collect(int srcfd, const char *git_path, unsigned timeout_ms,
 			return 0; /* a plain directory */
 		return ag_err(err, AG_E_IO, errno, R_GIT, "cannot inspect the source's .git");
 	}
-	const char *git = git_path ? git_path : "/usr/bin/git";
-	if (git[0] != '/')
-		return ag_err(err, AG_E_INTERNAL, 0, R_GIT, "git must be an absolute path");
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
 		return ag_err(err, AG_E_UNSAFE_PATH, 0, R_GIT,
 			      "source .git is not a directory or file");
-
+	unsigned what = opts && opts->what ? opts->what : AG_WS_GIT_STATUS;
 	_cleanup_buf_ struct ag_buf out =
 	    AG_BUF_INIT(AG_WS_GIT_OUTPUT_MAX_BYTES, "limit.workspace.git_output");
 	int status = -1;
-	static const char *const a_top[] = {"rev-parse", "--show-prefix", NULL};
-	if (git_call(srcfd, git, a_top, timeout_ms, &status, &out, err) < 0)
+	if (run_child(srcfd, what, opts ? opts->timeout_ms : 0, &out, &status, err) < 0)
 		return -1;
-	if (status != 0 || strcmp(out.buf, "\n") != 0)
+	if (status == CHILD_NOT_TOP)
 		return ag_err(err, AG_E_IO, 0, R_GIT,
-			      "source is not the top of a usable Git work tree (git exit %d)",
-			      status);
-
-	ag_buf_reset(&out);
-	static const char *const a_head[] = {"rev-parse", "--verify", "--quiet", "HEAD^{commit}",
-					     NULL};
-	if (git_call(srcfd, git, a_head, timeout_ms, &status, &out, err) < 0)
-		return -1;
-	if (status == 0) {
-		size_t l = out.len;
-		if (l && out.buf[l - 1] == '\n')
-			l--;
-		if (!is_hex_oid(out.buf, l))
-			return ag_err(err, AG_E_IO, 0, R_GIT, "git printed an invalid HEAD");
-		memcpy(g->head, out.buf, l);
-		g->head[l] = '\0';
-		g->kind = AG_WS_SOURCE_GIT;
-	} else if (status == 1 && out.len == 0) {
-		g->kind = AG_WS_SOURCE_GIT_EMPTY;
-	} else {
-		return ag_err(err, AG_E_IO, 0, R_GIT, "git rev-parse HEAD failed (exit %d)",
-			      status);
-	}
-
-	ag_buf_reset(&out);
-	static const char *const a_st[] = {"status",	"--porcelain=v1",	 "-z",
-					   "--ignored", "--untracked-files=all", NULL};
-	if (git_call(srcfd, git, a_st, timeout_ms, &status, &out, err) < 0)
-		return -1;
+			      "source is not the top of a usable Git work tree");
 	if (status != 0)
-		return ag_err(err, AG_E_IO, 0, R_GIT, "git status failed (exit %d)", status);
-	size_t alloc = 0;
-	const char *p = out.buf, *end = out.buf + out.len;
-	while (p < end) {
-		const char *z = memchr(p, '\0', (size_t)(end - p));
-		if (!z || z - p < 4 || p[2] != ' ') {
-			ag_ws_gitinfo_release(g);
-			return ag_err(err, AG_E_IO, 0, R_GIT, "git status output is malformed");
-		}
-		if (g->nstatus >= AG_WS_GIT_STATUS_MAX_ENTRIES) {
-			ag_ws_gitinfo_release(g);
-			return ag_err(err, AG_E_LIMIT, 0, "limit.workspace.git_status",
-				      "git status has more than %d entries",
-				      AG_WS_GIT_STATUS_MAX_ENTRIES);
-		}
-		if (g->nstatus == alloc) {
-			alloc = alloc ? alloc * 2 : 16;
-			g->status = ag_xrealloc(g->status, alloc * sizeof(*g->status));
-		}
-		struct ag_ws_git_status *s = &g->status[g->nstatus++];
-		s->xy[0] = p[0];
-		s->xy[1] = p[1];
-		s->xy[2] = '\0';
-		s->path = ag_xstrdup(p + 3);
-		s->source_path = NULL;
-		p = z + 1;
-		if (s->xy[0] == 'R' || s->xy[0] == 'C' || s->xy[1] == 'R' || s->xy[1] == 'C') {
-			const char *z2 = p < end ? memchr(p, '\0', (size_t)(end - p)) : NULL;
-			if (!z2) {
-				ag_ws_gitinfo_release(g);
-				return ag_err(err, AG_E_IO, 0, R_GIT,
-					      "git status rename entry is malformed");
-			}
-			s->source_path = ag_xstrdup(p);
-			p = z2 + 1;
+		return ag_err(err, AG_E_IO, 0, R_GIT,
+			      "the repository cannot be read (git reader status %d)", status);
+	return parse_records(out.buf, out.len, g, err);
+}
+
+/* ------------------------------------------------------------ path queries */
+
+/* First index in sorted v whose string is >= key. */
+static size_t lower_bound(char *const *v, size_t n, const char *key)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(v[mid], key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool has_exact(char *const *v, size_t n, const char *key)
+{
+	size_t i = lower_bound(v, n, key);
+	return i < n && !strcmp(v[i], key);
+}
+
+/* Does some entry of v start with "path/"? */
+static bool has_below(char *const *v, size_t n, const char *path)
+{
+	size_t l = strlen(path);
+	_cleanup_free_ char *pre = ag_xasprintf("%s/", path);
+	size_t i = lower_bound(v, n, pre);
+	return i < n && !strncmp(v[i], pre, l + 1);
+}
+
+bool ag_ws_git_is_tracked(const struct ag_ws_gitinfo *g, const char *path)
+{
+	return has_exact(g->tracked, g->ntracked, path);
+}
+
+enum ag_ws_git_incl ag_ws_git_included(const struct ag_ws_gitinfo *g, const char *path,
+				       bool is_dir)
+{
+	/* at or below a submodule or nested repository: all of it belongs */
+	if (g->nsubtrees) {
+		if (has_exact(g->subtrees, g->nsubtrees, path))
+			return AG_WS_GIT_SUBTREE;
+		for (const char *s = strchr(path, '/'); s; s = strchr(s + 1, '/')) {
+			_cleanup_free_ char *anc = ag_xstrndup(path, (size_t)(s - path));
+			if (has_exact(g->subtrees, g->nsubtrees, anc))
+				return AG_WS_GIT_SUBTREE;
 		}
 	}
-	if (g->nstatus)
-		qsort(g->status, g->nstatus, sizeof(*g->status), status_cmp);
-	return 0;
+	if (!is_dir)
+		return has_exact(g->tracked, g->ntracked, path) ||
+			       has_exact(g->untracked, g->nuntracked, path)
+			   ? AG_WS_GIT_INCLUDED
+			   : AG_WS_GIT_EXCLUDED;
+	return has_below(g->tracked, g->ntracked, path) ||
+		       has_below(g->untracked, g->nuntracked, path)
+		   ? AG_WS_GIT_INCLUDED
+		   : AG_WS_GIT_EXCLUDED;
 }

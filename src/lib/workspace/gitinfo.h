@@ -1,7 +1,15 @@
 /*
- * gitinfo.h: Git baseline evidence for a source directory (HEAD and
- * porcelain v1 status), gathered by running /usr/bin/git with a
- * neutralised environment and configuration. Never through a shell.
+ * gitinfo.h: Git facts about an untrusted source directory (HEAD, a
+ * porcelain-v1-equivalent status, tracked and ignored paths), read with
+ * libgit2. git is never executed: a repository's own configuration
+ * (filter drivers, diff.external, textconv, core.fsmonitor, hooks,
+ * core.sshCommand, credential helpers, include.path) cannot run anything.
+ *
+ * The reading happens in a forked child of AgentGuard itself (no exec)
+ * that first forbids execve/execveat with a seccomp filter, is bounded by
+ * a wall-clock timeout and an output cap, and hands its findings back as
+ * NUL-separated records over a pipe. So a hostile repository can neither
+ * run a program, stall the run (a FIFO named .gitignore), nor crash it.
  */
 #ifndef AG_WS_GITINFO_H
 #define AG_WS_GITINFO_H
@@ -19,8 +27,8 @@ const char *ag_ws_source_kind_name(enum ag_ws_source_kind k);
 
 struct ag_ws_git_status {
 	char xy[3];	   /* two status characters, e.g. "RM", "D ", "??", "!!" */
-	char *path;	   /* raw bytes as git printed them (-z: unquoted) */
-	char *source_path; /* renames/copies: the original path; else NULL */
+	char *path;	   /* raw bytes, as `git status --porcelain=v1 -z` prints them */
+	char *source_path; /* renames: the original path; else NULL */
 };
 
 struct ag_ws_gitinfo {
@@ -28,22 +36,62 @@ struct ag_ws_gitinfo {
 	char head[65]; /* hex object id, "" when none */
 	struct ag_ws_git_status *status;
 	size_t nstatus;
+	/* filled only when ag_ws_gitinfo_collect is asked for AG_WS_GIT_PATHS: */
+	char **tracked; /* index paths (any stage; gitlinks too), sorted, unique */
+	size_t ntracked;
+	char **untracked; /* untracked files that no ignore rule matches, sorted */
+	size_t nuntracked;
+	char **subtrees; /* submodules (index gitlinks) and untracked nested repositories */
+	size_t nsubtrees;
 };
 void ag_ws_gitinfo_release(struct ag_ws_gitinfo *g);
 
+/* What ag_ws_gitinfo_collect reads. */
+enum {
+	AG_WS_GIT_STATUS = 1u << 0, /* porcelain-v1 status, ignored files listed one by one */
+	AG_WS_GIT_PATHS = 1u << 1,  /* tracked[] and untracked[] (ignored dirs not entered) */
+	AG_WS_GIT_STATUS_COLLAPSED = 1u << 2, /* status; an ignored dir is one "dir/" entry */
+};
+
+struct ag_ws_git_opts {
+	unsigned what;	     /* AG_WS_GIT_* bits; 0: AG_WS_GIT_STATUS */
+	unsigned timeout_ms; /* whole read; 0: AG_WS_GIT_TIMEOUT_MS */
+};
+
 /*
  * Fills *g for the directory open at srcfd. A source without a `.git`
- * entry at its root is AG_WS_SOURCE_DIRECTORY (git is not run). git is
- * resolved to git_path (NULL: "/usr/bin/git"), run with cwd = srcfd, stdin
- * /dev/null, environment built from scratch (PATH=/usr/bin:/bin,
- * HOME=/nonexistent, GIT_CONFIG_NOSYSTEM=1, GIT_CONFIG_GLOBAL=/dev/null,
- * GIT_TERMINAL_PROMPT=0, LC_ALL=C), -c core.fsmonitor=false and
- * --no-optional-locks, bounded output and a timeout per call (timeout_ms;
- * 0: AG_WS_GIT_TIMEOUT_MS). Status entries are sorted by path.
- * Reasons: workspace.git_failed, workspace.git_timeout,
- * limit.workspace.git_output, limit.workspace.git_status.
+ * entry at its root is AG_WS_SOURCE_DIRECTORY (nothing is read). The
+ * repository must have its work tree exactly at the source root. No
+ * system, global or XDG configuration, attributes or excludes are read
+ * (as git with GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null and
+ * HOME=/nonexistent); the repository's own config is read as data only.
+ * Nothing is written to the repository (no index refresh, no locks).
+ * Status entries are sorted by path. Reasons: workspace.git_failed,
+ * workspace.git_timeout, limit.workspace.git_output,
+ * limit.workspace.git_status.
  */
-int ag_ws_gitinfo_collect(int srcfd, const char *git_path, unsigned timeout_ms,
-			  struct ag_ws_gitinfo *g, struct ag_error **err);
+int ag_ws_gitinfo_collect(int srcfd, const struct ag_ws_git_opts *opts, struct ag_ws_gitinfo *g,
+			  struct ag_error **err);
+
+/*
+ * Path queries over a collected gitinfo (AG_WS_GIT_PATHS), for the copy
+ * rule "tracked files and untracked files that are not ignored". `path` is
+ * relative, without a trailing '/'.
+ */
+enum ag_ws_git_incl {
+	AG_WS_GIT_EXCLUDED = 0, /* neither tracked nor untracked-not-ignored: ignored */
+	AG_WS_GIT_INCLUDED,	/* a tracked or untracked file, or a directory holding one */
+	AG_WS_GIT_SUBTREE,	/* in or at a submodule or nested repository: it all belongs */
+};
+enum ag_ws_git_incl ag_ws_git_included(const struct ag_ws_gitinfo *g, const char *path,
+				       bool is_dir);
+bool ag_ws_git_is_tracked(const struct ag_ws_gitinfo *g, const char *path);
+
+/*
+ * The child's sandbox, exposed for its test: forbids execve and execveat
+ * for the calling thread and its descendants (PR_SET_NO_NEW_PRIVS and a
+ * seccomp filter returning EPERM). Returns 0 or -1 with errno.
+ */
+int ag_ws_git_forbid_exec(void);
 
 #endif

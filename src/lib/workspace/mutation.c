@@ -397,7 +397,18 @@ static int compare(struct cap *c, const struct ag_ws_baseline *bl, const struct 
 {
 	const struct ag_ws_snapshot *base = &bl->snap;
 	size_t alloc = 0, i = 0, j = 0;
-	while (i < base->n || j < cur->n) {
+	for (;;) {
+		/* Changes are counted in files and symlinks, as the earlier
+		 * implementation did: a directory is only where files are, so a
+		 * new file in a new directory is one change, a removed empty
+		 * directory none, and a file that became a directory is a deleted
+		 * file (plus the files the directory now holds). */
+		while (i < base->n && base->v[i].kind == AG_WS_DIR)
+			i++;
+		while (j < cur->n && cur->v[j].kind == AG_WS_DIR)
+			j++;
+		if (i >= base->n && j >= cur->n)
+			break;
 		int cmp = i >= base->n	? 1
 			  : j >= cur->n ? -1
 					: strcmp(base->v[i].path, cur->v[j].path);

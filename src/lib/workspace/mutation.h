@@ -5,7 +5,9 @@
  * The workspace is walked with the same rules and bounds as preparation
  * (a `.git` anywhere is reserved-path spoofing and fails closed); nothing
  * the agent could have written is consulted except the tree itself.
- * Changes are classified by path: added, deleted, modified (kind, size,
+ * Changes are counted in files and symlinks only (a directory is where
+ * files are, never a change of its own; upstream-reference 6.3/6.5) and
+ * classified by path: added, deleted, modified (kind, size,
  * SHA-256 or mode differ; a chmod alone is a modification), and renames:
  * a deleted and an added non-directory entry with identical kind, size,
  * SHA-256 and mode are paired only when that identity occurs exactly once

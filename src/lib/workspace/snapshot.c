@@ -423,8 +423,54 @@ static void names_free(struct names *ns)
 	free(ns->v);
 }
 
+/* The filter's verdict on dirfd/name (at w->path[0..plen)): true to leave it out. */
+static int filtered_out(struct walk *w, int dirfd, size_t plen, const struct dirent *de,
+			struct ag_error **err)
+{
+	const struct ag_ws_snapshot_opts *o = w->o;
+	size_t nl = strlen(de->d_name);
+	if (!o->filter || o->mode != AG_WS_PREPARE ||
+	    ag_ws_reserved_component(de->d_name, nl) == 1 ||
+	    (plen == 0 && o->exclude_agentguard_root && !strcmp(de->d_name, ".agentguard")))
+		return 0;
+	bool is_dir = de->d_type == DT_DIR;
+	if (de->d_type == DT_UNKNOWN) {
+		struct stat st;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return errno_err(err, errno, "cannot stat", w->path[0] ? w->path : ".");
+		is_dir = S_ISDIR(st.st_mode);
+	}
+	/* w->path has room for one more name (cap = max path + NAME_MAX + 2) */
+	char *at = w->path + (plen ? plen + 1 : 0);
+	if (plen)
+		w->path[plen] = '/';
+	memcpy(at, de->d_name, nl + 1);
+	int v = o->filter(o->filter_ctx, w->path, is_dir);
+	if (v == -2 || (v >= 0 && (size_t)v >= o->nfilter_counts)) {
+		int r = path_err(err, AG_E_LIMIT, 0, "workspace.exclude.undecided",
+				 "the copy rules cannot decide on this path", w->path);
+		w->path[plen] = '\0';
+		return r;
+	}
+	w->path[plen] = '\0';
+	if (v < 0)
+		return 0;
+	o->filter_counts[v]++;
+	return 1;
+}
+
+/* What a user can do about a tree that is too large to copy. */
+static const char *size_hint(const struct walk *w)
+{
+	return w->o->mode == AG_WS_PREPARE
+		   ? "; leave what the agent does not need out of the copy with the config key "
+		     "workspace.exclude (and keep workspace.include_ignored off)"
+		   : "";
+}
+
 /* Reads a directory's names (bounded by the remaining entry budget), sorted. */
-static int read_names(struct walk *w, int dirfd, struct names *ns, struct ag_error **err)
+static int read_names(struct walk *w, int dirfd, size_t plen, struct names *ns,
+		      struct ag_error **err)
 {
 	int dup = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
 	if (dup < 0)
@@ -452,10 +498,18 @@ static int read_names(struct walk *w, int dirfd, struct names *ns, struct ag_err
 		}
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		int fo = filtered_out(w, dirfd, plen, de, err);
+		if (fo < 0) {
+			closedir(d);
+			return -1;
+		}
+		if (fo)
+			continue;
 		if (ns->n >= budget) {
 			closedir(d);
 			return ag_err(err, AG_E_LIMIT, 0, R_ENTRIES,
-				      "tree has more than %" PRIu64 " entries", w->l->max_entries);
+				      "tree has more than %" PRIu64 " entries (%s)%s",
+				      w->l->max_entries, R_ENTRIES, size_hint(w));
 		}
 		if (ns->n == ns->alloc) {
 			ns->alloc = ns->alloc ? ns->alloc * 2 : 32;
@@ -484,7 +538,7 @@ static uint32_t masked_mode(enum ag_ws_mode m, mode_t st_mode)
 static int walk_dir(struct walk *w, int dirfd, size_t plen, uint64_t depth, struct ag_error **err)
 {
 	struct names ns = {0};
-	int r = read_names(w, dirfd, &ns, err);
+	int r = read_names(w, dirfd, plen, &ns, err);
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < ns.n; i++) {
@@ -536,7 +590,8 @@ static int walk_dir(struct walk *w, int dirfd, size_t plen, uint64_t depth, stru
 		}
 		if (w->s->n >= w->l->max_entries) {
 			r = ag_err(err, AG_E_LIMIT, 0, R_ENTRIES,
-				   "tree has more than %" PRIu64 " entries", w->l->max_entries);
+				   "tree has more than %" PRIu64 " entries (%s)%s", w->l->max_entries,
+				   R_ENTRIES, size_hint(w));
 			goto out;
 		}
 		if (S_ISDIR(st.st_mode)) {
@@ -582,14 +637,14 @@ static int walk_dir(struct walk *w, int dirfd, size_t plen, uint64_t depth, stru
 			if (sz > w->l->max_file_bytes) {
 				_cleanup_free_ char *d = ag_ws_path_display(w->path);
 				r = ag_err(err, AG_E_LIMIT, 0, R_FILE_BYTES,
-					   "'%s' is larger than %" PRIu64 " bytes", d,
-					   w->l->max_file_bytes);
+					   "'%s' is larger than %" PRIu64 " bytes (%s)%s", d,
+					   w->l->max_file_bytes, R_FILE_BYTES, size_hint(w));
 				goto out;
 			}
 			if (sz > w->l->max_total_bytes - w->s->total_bytes) {
 				r = ag_err(err, AG_E_LIMIT, 0, R_TOTAL,
-					   "tree holds more than %" PRIu64 " bytes",
-					   w->l->max_total_bytes);
+					   "tree holds more than %" PRIu64 " bytes (%s)%s",
+					   w->l->max_total_bytes, R_TOTAL, size_hint(w));
 				goto out;
 			}
 			w->s->total_bytes += sz;

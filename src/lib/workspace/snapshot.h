@@ -130,6 +130,19 @@ struct ag_ws_snapshot_opts {
 	 * is not implemented.
 	 */
 	bool exclude_agentguard_root;
+	/*
+	 * Prepare only: leaves entries out of the walk, and so out of every
+	 * bound, the copy and the baseline. Asked once per name below the root
+	 * (not for `.git` or the excluded runs root) with its relative path and
+	 * whether it is a directory; returns -1 to keep it, a rule index
+	 * (< nfilter_counts) to leave it out (a directory with all below it,
+	 * never entered), counted in filter_counts[index], or -2 when it
+	 * cannot decide (fails closed: workspace.exclude.undecided).
+	 */
+	int (*filter)(void *ctx, const char *path, bool is_dir);
+	void *filter_ctx;
+	uint64_t *filter_counts;
+	size_t nfilter_counts;
 };
 
 /*

@@ -149,11 +149,96 @@ int ag_ws_mounts_validate(const char *a, const char *e, struct ag_error **err)
 
 /* -------------------------------------------------------------- removal */
 
-#define REMOVE_MAX_DEPTH 512
+/*
+ * Iterative, fd-relative removal with constant stack and at most two open
+ * directory fds, whatever the depth: the walk descends by openat(O_NOFOLLOW)
+ * and climbs back by "..", whose identity must be the recorded parent's
+ * (else the tree moved under us: fail closed). Per level the heap keeps the
+ * directory's identity, its name and the names that could not be removed
+ * (skipped on rescans, so every scan makes progress or ends the level).
+ */
+struct rm_level {
+	dev_t dev;
+	ino_t ino;
+	char *name; /* in the parent; NULL for the top */
+	struct ag_strv failed;
+};
 
-static int remove_rec(int dirfd, const char *name, unsigned depth, uint64_t *removed,
-		      uint64_t *remaining)
+/* Opens dirfd/name (a directory lstat'ed as *st) for removal: owner rwx. */
+static int rm_open_dir(int dirfd, const char *name, const struct stat *st)
 {
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES && fchmodat(dirfd, name, 0700, 0) == 0)
+		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat fs;
+	if (fstat(fd, &fs) < 0 || fs.st_dev != st->st_dev || fs.st_ino != st->st_ino) {
+		close(fd);
+		return -1;
+	}
+	if ((fs.st_mode & 0700) != 0700 && fchmod(fd, (fs.st_mode & 07777) | 0700) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+enum rm_scan { RM_SCAN_DONE, RM_SCAN_AGAIN, RM_SCAN_DESCEND };
+
+/* One pass over the directory at fd: unlinks what is not a directory and
+ * stops at the first directory to descend into (*sub, *sst). */
+static enum rm_scan rm_scan(int fd, struct rm_level *L, char **sub, struct stat *sst,
+			    uint64_t *removed, uint64_t *remaining)
+{
+	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
+	if (!d) {
+		if (dup >= 0)
+			close(dup);
+		ag_strv_push(&L->failed, "."); /* this level cannot be listed */
+		(*remaining)++;
+		return RM_SCAN_DONE;
+	}
+	enum rm_scan r = RM_SCAN_DONE;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		const char *n = de->d_name;
+		if (!strcmp(n, ".") || !strcmp(n, "..") || ag_strv_find(&L->failed, n) >= 0)
+			continue;
+		struct stat st;
+		if (fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;
+			ag_strv_push(&L->failed, n);
+			(*remaining)++;
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			*sub = ag_xstrdup(n);
+			*sst = st;
+			r = RM_SCAN_DESCEND;
+			break;
+		}
+		if (unlinkat(fd, n, 0) < 0 && errno != ENOENT) {
+			ag_strv_push(&L->failed, n);
+			(*remaining)++;
+			continue;
+		}
+		(*removed)++;
+		r = RM_SCAN_AGAIN; /* entries may shift under readdir: look again */
+	}
+	closedir(d);
+	return r;
+}
+
+int ag_ws_remove_tree(int dirfd, const char *name, uint64_t *removed, uint64_t *remaining)
+{
+	uint64_t a = 0, b = 0;
+	if (!removed)
+		removed = &a;
+	if (!remaining)
+		remaining = &b;
 	struct stat st;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno == ENOENT)
@@ -169,46 +254,75 @@ static int remove_rec(int dirfd, const char *name, unsigned depth, uint64_t *rem
 		(*removed)++;
 		return 0;
 	}
-	if (depth >= REMOVE_MAX_DEPTH) {
-		(*remaining)++;
-		return -1;
-	}
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == EACCES && fchmodat(dirfd, name, 0700, 0) == 0)
-		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = rm_open_dir(dirfd, name, &st);
 	if (fd < 0) {
 		(*remaining)++;
 		return -1;
 	}
-	if ((st.st_mode & 0700) != 0700)
-		(void)fchmod(fd, (st.st_mode & 07777) | 0700);
-	int rc = 0;
-	for (int pass = 0; pass < 3; pass++) {
-		int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-		DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
-		if (!d) {
-			if (dup >= 0)
-				close(dup);
-			rc = -1;
-			break;
-		}
-		rewinddir(d);
-		bool any = false;
-		rc = 0;
-		struct dirent *de;
-		while ((de = readdir(d))) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+	size_t n = 1, alloc = 16;
+	struct rm_level *lv = ag_xcalloc(alloc, sizeof(*lv));
+	lv[0] = (struct rm_level){st.st_dev, st.st_ino, NULL, AG_STRV_INIT};
+	bool moved = false;
+	for (;;) {
+		struct rm_level *L = &lv[n - 1];
+		char *sub = NULL;
+		struct stat sst;
+		enum rm_scan s = rm_scan(fd, L, &sub, &sst, removed, remaining);
+		if (s == RM_SCAN_AGAIN)
+			continue;
+		if (s == RM_SCAN_DESCEND) {
+			int cfd = rm_open_dir(fd, sub, &sst);
+			if (cfd < 0) {
+				ag_strv_push_owned(&L->failed, sub);
+				(*remaining)++;
 				continue;
-			any = true;
-			if (remove_rec(fd, de->d_name, depth + 1, removed, remaining) < 0)
-				rc = -1;
+			}
+			if (n == alloc) {
+				alloc *= 2;
+				lv = ag_xrealloc(lv, alloc * sizeof(*lv));
+			}
+			lv[n++] = (struct rm_level){sst.st_dev, sst.st_ino, sub, AG_STRV_INIT};
+			close(fd);
+			fd = cfd;
+			continue;
 		}
-		closedir(d);
-		if (!any || rc < 0)
+		if (n == 1)
 			break;
+		/* this level is as empty as it gets: climb to the recorded parent */
+		int pfd = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct stat ps;
+		if (pfd < 0 || fstat(pfd, &ps) < 0 || ps.st_dev != lv[n - 2].dev ||
+		    ps.st_ino != lv[n - 2].ino) {
+			if (pfd >= 0)
+				close(pfd);
+			moved = true;
+			(*remaining)++;
+			break;
+		}
+		close(fd);
+		fd = pfd;
+		bool level_failed = L->failed.n > 0;
+		char *nm = L->name;
+		ag_strv_release(&L->failed);
+		n--;
+		if (level_failed) {
+			ag_strv_push_owned(&lv[n - 1].failed, nm);
+		} else if (unlinkat(fd, nm, AT_REMOVEDIR) < 0 && errno != ENOENT) {
+			ag_strv_push_owned(&lv[n - 1].failed, nm);
+			(*remaining)++;
+		} else {
+			(*removed)++;
+			free(nm);
+		}
 	}
 	close(fd);
-	if (rc < 0)
+	bool ok = !moved && lv[0].failed.n == 0;
+	for (size_t i = 0; i < n; i++) {
+		free(lv[i].name);
+		ag_strv_release(&lv[i].failed);
+	}
+	free(lv);
+	if (!ok)
 		return -1;
 	if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT) {
 		(*remaining)++;
@@ -216,13 +330,6 @@ static int remove_rec(int dirfd, const char *name, unsigned depth, uint64_t *rem
 	}
 	(*removed)++;
 	return 0;
-}
-
-int ag_ws_remove_tree(int dirfd, const char *name, uint64_t *removed, uint64_t *remaining)
-{
-	uint64_t a = 0, b = 0;
-	int r = remove_rec(dirfd, name, 0, removed ? removed : &a, remaining ? remaining : &b);
-	return r;
 }
 
 /* ------------------------------------------------------------- baseline */
@@ -558,10 +665,11 @@ static json_t *strv_json(const char *const *v, size_t n)
 }
 
 static char *metadata_json(const char *id, const struct ag_ws_prepared *p,
-			   const struct ag_ws_limits *l, const struct ag_strv *writable,
-			   const char *agent_mount, const char *evidence_mount, size_t nstatus,
-			   bool excluded_root)
+			   const struct ag_ws_prepare_opts *o, const struct ag_ws_limits *l,
+			   const struct ag_strv *writable, const char *agent_mount,
+			   const char *evidence_mount, size_t nstatus)
 {
+	bool excluded_root = o->exclude_agentguard_root;
 	static const char *const cleanup[] = {"workspace", "evidence", "."};
 	json_t *root = json_object();
 	json_object_set_new(root, "schema_version", json_integer(1));
@@ -590,6 +698,9 @@ static char *metadata_json(const char *id, const struct ag_ws_prepared *p,
 	json_object_set_new(root, "cleanup_targets", strv_json(cleanup, AG_ARRAY_SIZE(cleanup)));
 	static const char *const excluded[] = {".agentguard"};
 	json_object_set_new(root, "excluded_paths", strv_json(excluded, excluded_root ? 1 : 0));
+	json_t *copy = ag_ws_copy_json(p, o->exclude, o->nexclude, o->exclude_counts, NULL, NULL);
+	json_object_set_new(copy, "include_ignored", json_boolean(o->include_ignored));
+	json_object_set_new(root, "copy", copy);
 	json_object_set_new(root, "reserved_paths",
 			    strv_json(ag_ws_reserved_names, AG_ARRAY_SIZE(ag_ws_reserved_names)));
 	static const char *const seps[] = {".", "-", "_"};
@@ -610,6 +721,113 @@ static char *metadata_json(const char *id, const struct ag_ws_prepared *p,
 		abort();
 	char *r = ag_xasprintf("%s\n", s);
 	free(s);
+	return r;
+}
+
+/* ---------------------------------------------------------- copy rules */
+
+/* Rule indexes of the snapshot filter: 0 is git's ignore rules, 1 + i the
+ * i-th exclude pattern. */
+struct copy_filter {
+	const struct ag_ws_prepare_opts *o;
+	const struct ag_ws_gitinfo *git; /* NULL: no git rule */
+};
+
+static int copy_filter(void *ctx, const char *path, bool is_dir)
+{
+	const struct copy_filter *cf = ctx;
+	const struct ag_ws_prepare_opts *o = cf->o;
+	for (size_t i = 0; o->exclude_match && i < o->nexclude; i++) {
+		int m = o->exclude_match(o->exclude[i], path);
+		if (m < 0)
+			return -2;
+		if (m > 0)
+			return (int)(1 + i);
+	}
+	if (cf->git && ag_ws_git_included(cf->git, path, is_dir) == AG_WS_GIT_EXCLUDED)
+		return 0;
+	return -1;
+}
+
+static bool git_rule_applies(const struct ag_ws_prepare_opts *o, const struct ag_ws_gitinfo *g)
+{
+	return !o->include_ignored && g->kind != AG_WS_SOURCE_DIRECTORY;
+}
+
+/* Points the snapshot options at the copy rules; counts has 1 + nexclude slots. */
+static void copy_rules_apply(struct ag_ws_snapshot_opts *so, struct copy_filter *cf,
+			     const struct ag_ws_prepare_opts *o, const struct ag_ws_gitinfo *g,
+			     uint64_t *counts)
+{
+	cf->o = o;
+	cf->git = git_rule_applies(o, g) ? g : NULL;
+	if (!cf->git && !o->nexclude)
+		return;
+	so->filter = copy_filter;
+	so->filter_ctx = cf;
+	so->filter_counts = counts;
+	so->nfilter_counts = 1 + o->nexclude;
+}
+
+const char *ag_ws_copy_rule_name(const struct ag_ws_prepared *p)
+{
+	return p->git_copy_rule ? "git-tracked-and-unignored" : "all-files";
+}
+
+json_t *ag_ws_copy_json(const struct ag_ws_prepared *p, const char *const *patterns, size_t n,
+			const uint64_t *counts, json_t *(*pattern_json)(const char *pattern, void *ctx),
+			void *ctx)
+{
+	json_t *copy = json_object();
+	json_object_set_new(copy, "rule", json_string(ag_ws_copy_rule_name(p)));
+	json_object_set_new(copy, "excluded_ignored_entries",
+			    json_integer((json_int_t)p->excluded_ignored));
+	json_t *pats = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_t *pe = json_object();
+		json_object_set_new(pe, "pattern",
+				    pattern_json ? pattern_json(patterns[i], ctx)
+						 : json_string(patterns[i]));
+		json_object_set_new(pe, "excluded_entries",
+				    json_integer(counts ? (json_int_t)counts[i] : 0));
+		json_array_append_new(pats, pe);
+	}
+	json_object_set_new(copy, "exclude", pats);
+	return copy;
+}
+
+static unsigned git_what(const struct ag_ws_prepare_opts *o)
+{
+	/* with ignored files copied, the baseline lists them one by one (as
+	 * before); otherwise an ignored directory is one entry, never entered */
+	return o->include_ignored ? AG_WS_GIT_STATUS : AG_WS_GIT_STATUS_COLLAPSED | AG_WS_GIT_PATHS;
+}
+
+int ag_ws_source_snapshot(int srcfd, const struct ag_ws_prepare_opts *opts,
+			  struct ag_ws_snapshot *out, struct ag_error **err)
+{
+	static const struct ag_ws_prepare_opts defaults = {0};
+	const struct ag_ws_prepare_opts *o = opts ? opts : &defaults;
+	struct ag_ws_gitinfo git = {0};
+	if (!o->include_ignored) {
+		struct ag_ws_git_opts go = {.what = AG_WS_GIT_PATHS, .timeout_ms = o->git_timeout_ms};
+		if (ag_ws_gitinfo_collect(srcfd, &go, &git, err) < 0)
+			return -1;
+	}
+	struct ag_ws_snapshot_opts so = {
+	    .mode = AG_WS_PREPARE,
+	    .limits = o->limits,
+	    .dest_rootfd = -1,
+	    .text_fd = -1,
+	    .threads = o->threads,
+	    .exclude_agentguard_root = o->exclude_agentguard_root,
+	};
+	struct copy_filter cf;
+	uint64_t *counts = ag_xcalloc(1 + o->nexclude, sizeof(*counts));
+	copy_rules_apply(&so, &cf, o, &git, counts);
+	int r = ag_ws_snapshot_take(srcfd, &so, out, err);
+	free(counts);
+	ag_ws_gitinfo_release(&git);
 	return r;
 }
 
@@ -655,8 +873,15 @@ static int prepare_staged(int srcfd, int stagefd, const char *id,
 	    .hook_ctx = o->hook_ctx,
 	    .exclude_agentguard_root = o->exclude_agentguard_root,
 	};
+	struct copy_filter cf;
+	_cleanup_free_ uint64_t *counts = ag_xcalloc(1 + o->nexclude, sizeof(*counts));
+	copy_rules_apply(&so, &cf, o, git, counts);
 	if (ag_ws_snapshot_take(srcfd, &so, &snap, err) < 0)
 		return -1;
+	out->git_copy_rule = cf.git != NULL;
+	out->excluded_ignored = counts[0];
+	for (size_t i = 0; i < o->nexclude && o->exclude_counts; i++)
+		o->exclude_counts[i] = counts[1 + i];
 
 	uint64_t text_bytes = 0;
 	for (size_t i = 0; i < snap.n; i++) {
@@ -684,7 +909,7 @@ static int prepare_staged(int srcfd, int stagefd, const char *id,
 	out->text_bytes = text_bytes;
 
 	_cleanup_free_ char *meta =
-	    metadata_json(id, out, l, writable, am, em, git->nstatus, o->exclude_agentguard_root);
+	    metadata_json(id, out, o, l, writable, am, em, git->nstatus);
 	if (ag_write_file_atomic_at(evfd, AG_WS_METADATA_FILE, "evidence/" AG_WS_METADATA_FILE,
 				    meta, strlen(meta), 0600, true, err) < 0)
 		return -1;
@@ -729,7 +954,8 @@ int ag_ws_prepare(int srcfd, int rootfd, const char *id, const struct ag_ws_prep
 
 	/* CONTRACT: workspace.baseline.git_before_copy */
 	struct ag_ws_gitinfo git = {0};
-	if (ag_ws_gitinfo_collect(srcfd, o->git_path, o->git_timeout_ms, &git, err) < 0)
+	struct ag_ws_git_opts go = {.what = git_what(o), .timeout_ms = o->git_timeout_ms};
+	if (ag_ws_gitinfo_collect(srcfd, &go, &git, err) < 0)
 		return ag_err_wrap(err, "workspace preparation");
 
 	if (mkdirat(rootfd, staging, 0700) < 0) {

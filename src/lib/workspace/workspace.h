@@ -38,14 +38,27 @@ struct ag_ws_prepare_opts {
 	size_t nwritable;
 	const char *agent_mount;    /* NULL: AG_WS_AGENT_MOUNT */
 	const char *evidence_mount; /* NULL: AG_WS_EVIDENCE_MOUNT */
-	const char *git_path;	    /* NULL: /usr/bin/git */
 	unsigned threads;	    /* 0: 2 */
 	ag_ws_hook_fn after_walk;   /* tests: between walk and copy */
 	void *hook_ctx;
 	/* skip a real `.agentguard/` directory at the source root (the caller's
 	 * runs root); recorded in the metadata as excluded_paths */
 	bool exclude_agentguard_root;
-	unsigned git_timeout_ms; /* per git call; 0: AG_WS_GIT_TIMEOUT_MS */
+	unsigned git_timeout_ms; /* the git reader; 0: AG_WS_GIT_TIMEOUT_MS */
+	/*
+	 * What is copied (docs/workspace.md, "What is copied"). In a git
+	 * source: tracked files and untracked files no ignore rule matches,
+	 * unless include_ignored. Then every entry matching one of the exclude
+	 * patterns is left out (a directory with all below it); exclude_match
+	 * decides a match (1), no match (0) or cannot decide (-1: fails
+	 * closed). exclude_counts (nexclude, may be NULL) receives the entries
+	 * each pattern left out.
+	 */
+	bool include_ignored;
+	const char *const *exclude;
+	size_t nexclude;
+	int (*exclude_match)(const char *pattern, const char *path);
+	uint64_t *exclude_counts;
 };
 
 struct ag_ws_prepared {
@@ -53,7 +66,30 @@ struct ag_ws_prepared {
 	char digest[AG_SHA256_HEX_LEN + 1]; /* SHA-256 of evidence/baseline.txt */
 	char git_head[65];
 	uint64_t entries, files, total_bytes, text_bytes;
+	bool git_copy_rule;	   /* tracked + untracked-not-ignored applied */
+	uint64_t excluded_ignored; /* entries git's ignore rules left out (a dir counts once) */
 };
+/* The copy rule's name for evidence: "git-tracked-and-unignored" or "all-files". */
+const char *ag_ws_copy_rule_name(const struct ag_ws_prepared *p);
+/*
+ * The `copy` evidence object (metadata and artifact): rule,
+ * excluded_ignored_entries, exclude [{pattern, excluded_entries}].
+ * counts may be NULL (all 0); pattern_json (NULL: a plain JSON string)
+ * makes each pattern's value, e.g. redacted.
+ */
+struct json_t;
+struct json_t *ag_ws_copy_json(const struct ag_ws_prepared *p, const char *const *patterns,
+			       size_t n, const uint64_t *counts,
+			       struct json_t *(*pattern_json)(const char *pattern, void *ctx),
+			       void *ctx);
+
+/*
+ * A snapshot of the source under the same copy rules as ag_ws_prepare
+ * (no copy, no baseline): what the source holds now, to compare with the
+ * baseline. The git facts are read again (AG_WS_GIT_PATHS only).
+ */
+int ag_ws_source_snapshot(int srcfd, const struct ag_ws_prepare_opts *opts,
+			  struct ag_ws_snapshot *out, struct ag_error **err);
 
 /*
  * Validates a run id: 1..AG_WS_ID_MAX bytes of [A-Za-z0-9._-], not
@@ -127,9 +163,11 @@ int ag_ws_cleanup(int rootfd, const char *id, struct ag_ws_cleanup_report *rep,
 		  struct ag_error **err);
 
 /*
- * fd-relative recursive removal of dirfd/name, never following links;
- * directories without owner write/search are made 0700 first. Returns 0
- * or -1 with *remaining counting what stayed. Exposed for rollback tests.
+ * fd-relative removal of dirfd/name, never following links, at any depth:
+ * iterative with constant stack and at most two directory fds (it climbs
+ * back through ".." and checks that it reached the recorded parent).
+ * Directories without owner rwx are made so first. Returns 0, or -1 with
+ * *remaining counting what stayed. Exposed for rollback tests.
  */
 int ag_ws_remove_tree(int dirfd, const char *name, uint64_t *removed, uint64_t *remaining);
 
