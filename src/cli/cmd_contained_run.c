@@ -1,5 +1,6 @@
 #include "lib/base/ag.h"
 #include "cli/cli.h"
+#include "cli/keys.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
 #include "lib/base/redact.h"
@@ -16,7 +17,7 @@
 static const char help[] =
 	"Usage: agentguard contained-run CONFIG [--repo DIR] [--runs-root DIR]\n"
 	"         [--timeout SECONDS] [--allow-fail-result] [--json] [--docker PATH]\n"
-	"         -- ARGV...\n"
+	"         [--signing-key FILE] -- ARGV...\n"
 	"\n"
 	"Run one explicit argv (the agent, or a command it would run) inside a\n"
 	"Docker container whose security properties are verified before launch,\n"
@@ -39,6 +40,10 @@ static const char help[] =
 	"                       hides exit codes 2-8.\n"
 	"  --json               Print a JSON summary instead of text.\n"
 	"  --docker PATH        Docker client (absolute, root-owned).\n"
+	"  --signing-key FILE   Ed25519 key (PKCS#8 PEM, 0600) that signs the evidence\n"
+	"                       seal (default: the local key, created on first use:\n"
+	"                       ${XDG_STATE_HOME:-$HOME/.local/state}/agentguard/\n"
+	"                       signing-key.pem). `agentguard evidence keygen` makes one.\n"
 	"  -h, --help           Show this help.\n"
 	"\n"
 	"Order: config and uid/gid check, environment allowlist, Docker preflight,\n"
@@ -165,6 +170,7 @@ int ag_cmd_contained_run(int argc, char **argv)
 		}
 	int stop = boundary < 0 ? argc : boundary;
 	const char *config = NULL, *repo = NULL, *runs_root = NULL, *docker = NULL;
+	const char *signing_key = NULL;
 	int64_t timeout = 0;
 	bool allow_fail = false, as_json = false;
 	for (int i = 1; i < stop; i++) {
@@ -182,7 +188,8 @@ int ag_cmd_contained_run(int argc, char **argv)
 			as_json = true;
 			continue;
 		}
-		static const char *const valued[] = {"--repo", "--runs-root", "--timeout", "--docker"};
+		static const char *const valued[] = {"--repo", "--runs-root", "--timeout", "--docker",
+						     "--signing-key"};
 		const char *opt = NULL;
 		for (size_t k = 0; k < AG_ARRAY_SIZE(valued); k++) {
 			size_t l = strlen(valued[k]);
@@ -204,6 +211,8 @@ int ag_cmd_contained_run(int argc, char **argv)
 				runs_root = val;
 			else if (strcmp(opt, "--docker") == 0)
 				docker = val;
+			else if (strcmp(opt, "--signing-key") == 0)
+				signing_key = val;
 			else if (ag_parse_i64(val, &timeout) < 0 || timeout < 1 ||
 				 timeout > AG_TIMEOUT_MAX_SECONDS)
 				return ag_cli_usage("contained-run",
@@ -242,6 +251,12 @@ int ag_cmd_contained_run(int argc, char **argv)
 		return AG_EXIT_CONFIG;
 	}
 
+	/* the evidence signing key: before anything runs, so a key problem costs nothing */
+	struct ag_sign_key *key = NULL;
+	int krc = ag_cli_signing_key(signing_key, &key);
+	if (krc != AG_EXIT_PASS)
+		return krc;
+
 	/* 2. the environment allowlist; values join the redaction set */
 	struct ag_redactor red = AG_REDACTOR_INIT;
 	struct ag_env_resolved env;
@@ -255,6 +270,7 @@ int ag_cmd_contained_run(int argc, char **argv)
 	if (ag_env_resolve(&c->contained, host_lookup, NULL, &red, &env, &err) < 0) {
 		ag_cli_print_error(err);
 		ag_redactor_release(&red);
+		ag_sign_key_free(key);
 		return AG_EXIT_CONFIG;
 	}
 
@@ -296,6 +312,16 @@ int ag_cmd_contained_run(int argc, char **argv)
 			why_bad);
 		goto out;
 	}
+	struct stat rst;
+	if (fstat(runs_fd, &rst) < 0 || rst.st_uid != geteuid() ||
+	    ((rst.st_mode & (S_IWGRP | S_IWOTH)) && !(rst.st_mode & S_ISVTX))) {
+		/* Others could plant runs, hold the chain lock or swap the head. */
+		fputs("agentguard: error: the runs root is owned by another user or writable by "
+		      "group or others (without the sticky bit); run `chmod go-w` on it or pick "
+		      "another --runs-root [run.runs_root_unsafe]\n",
+		      stderr);
+		goto out;
+	}
 	size_t rl = strlen(repo_abs);
 	bool in_repo = strncmp(runs_abs, repo_abs, rl) == 0 &&
 		       (runs_abs[rl] == '/' || runs_abs[rl] == '\0');
@@ -334,6 +360,8 @@ int ag_cmd_contained_run(int argc, char **argv)
 		.runs_root_fd = runs_fd,
 		.runs_root_abs = runs_abs,
 		.runs_root_in_repo = in_repo,
+		.runs_root_rel = in_repo ? runs_abs + rl + 1 : NULL,
+		.signing_key = key,
 		.argv = (const char *const *)argv + boundary + 1,
 		.argc = (size_t)(argc - boundary - 1),
 		.timeout_seconds = timeout ? timeout : c->command_timeout_seconds,
@@ -443,11 +471,24 @@ int ag_cmd_contained_run(int argc, char **argv)
 		fputs("agentguard: warning: the artifact was written but could not be sealed "
 		      "into the runs root's chain [evidence.seal]\n",
 		      stderr);
+	else if (out.chain_start && (strcmp(out.chain_start, "lock_timeout") == 0 ||
+				     strcmp(out.chain_start, "cancelled") == 0))
+		fprintf(stderr,
+			"agentguard: warning: the chain lock was not taken (%s): the artifact is "
+			"sealed and signed outside the runs root's chain [evidence.chain.%s]\n",
+			out.chain_start, out.chain_start);
+	else if (out.chain_start && strcmp(out.chain_start, "empty") != 0)
+		fprintf(stderr,
+			"agentguard: warning: the runs root's chain head could not be verified "
+			"under this signing key (%s); this run starts a new chain segment instead "
+			"of extending it [evidence.chain.new_segment]\n",
+			out.chain_start);
 	free(report);
 	ag_run_outcome_release(&out);
 out:
 	ag_env_resolved_release(&env);
 	ag_redactor_release(&red);
+	ag_sign_key_free(key);
 	if (repo_fd >= 0)
 		close(repo_fd);
 	if (runs_fd >= 0)

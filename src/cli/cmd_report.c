@@ -1,5 +1,6 @@
 #include "lib/base/ag.h"
 #include "cli/cli.h"
+#include "cli/keys.h"
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
@@ -13,12 +14,13 @@
 #include <time.h>
 
 static const char help[] =
-    "Usage: agentguard report RUN_DIR|FILE [--format FORMAT]\n"
-    "       agentguard report --list [--runs-root DIR]\n"
+    "Usage: agentguard report RUN_DIR|FILE [--format FORMAT] [--public-key FILE]...\n"
+    "       agentguard report --list [--runs-root DIR] [--public-key FILE]...\n"
     "\n"
     "Render a contained-run artifact after verifying it exactly as\n"
-    "`agentguard evidence verify` does; an artifact that does not verify is\n"
-    "refused (exit 2). FORMAT is one of:\n"
+    "`agentguard evidence verify` does (signature by a trusted key: one given\n"
+    "with --public-key or the local signing key); an artifact that does not\n"
+    "verify is refused (exit 2). FORMAT is one of:\n"
     "  text    terminal summary (default)\n"
     "  md      Markdown for $GITHUB_STEP_SUMMARY, with ## Containment Evidence\n"
     "  html    one self-contained page (inline CSS, no script, no external URL)\n"
@@ -29,6 +31,8 @@ static const char help[] =
     "\n"
     "--list prints the runs of DIR (default .agentguard/contained-runs), newest\n"
     "first, one line each: run id, result, exit code, time (UTC), evidence state.\n"
+    "A run that does not verify shows no result or exit code (its claims are not\n"
+    "evidence), only INVALID and the reason.\n"
     "\n"
     "Exit codes: 0 written, 2 invalid artifact or usage error.\n";
 
@@ -61,7 +65,7 @@ static void put_field(struct ag_buf *b, const char *s)
 	ag_error_free(e);
 }
 
-static int list_runs(const char *root)
+static int list_runs(const char *root, const struct ag_trust *trust)
 {
 	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
@@ -99,7 +103,8 @@ static int list_runs(const char *root)
 		char *path = ag_xasprintf("%s/%s", root, de->d_name);
 		struct ag_verify_report rep;
 		struct ag_error *err = NULL;
-		int rc = ag_evidence_verify(path, &rep, &err);
+		struct ag_verify_opts vo = {.trust = trust};
+		int rc = ag_evidence_verify(path, &vo, &rep, &err);
 		free(path);
 		time_t mt = st.st_mtime;
 		int afd =
@@ -112,7 +117,7 @@ static int list_runs(const char *root)
 		}
 		struct ag_buf b = AG_BUF_INIT(4096, "limit.report.list");
 		put_field(&b, de->d_name);
-		const json_t *a = rep.artifact;
+		const json_t *a = rc == 0 ? rep.artifact : NULL; /* unverified: no claims */
 		const char *result = json_string_value(json_object_get(a, "result"));
 		const json_t *ec = json_object_get(a, "exit_code");
 		char exitbuf[32] = "-";
@@ -125,7 +130,7 @@ static int list_runs(const char *root)
 			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		struct ag_error *e = NULL;
 		if (ag_buf_addf(&b, &e, "  %-4s  exit %-3s  %s  ",
-				result && strlen(result) <= 4 ? result : "?", exitbuf, when) < 0 ||
+				result && strlen(result) <= 4 ? result : "-", exitbuf, when) < 0 ||
 		    ag_buf_adds(&b, rc == 0 ? "verified" : "INVALID [", &e) < 0 ||
 		    (rc < 0 &&
 		     (ag_buf_adds(&b, err->reason, &e) < 0 || ag_buf_adds(&b, "]", &e) < 0)))
@@ -157,13 +162,22 @@ int ag_cmd_report(int argc, char **argv)
 {
 	const char *path = NULL, *format = "text", *runs = ".agentguard/contained-runs";
 	bool list = false, runs_given = false;
+	const char *pubs[AG_VERIFY_PUBLIC_KEYS_MAX];
+	size_t npubs = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(help, stdout);
 			return AG_EXIT_PASS;
 		}
-		if (strcmp(a, "--list") == 0) {
+		if (strcmp(a, "--public-key") == 0 || strncmp(a, "--public-key=", 13) == 0) {
+			if (a[12] == '\0' && i + 1 >= argc)
+				return ag_cli_usage("report", "--public-key needs a FILE");
+			if (npubs >= AG_VERIFY_PUBLIC_KEYS_MAX)
+				return ag_cli_usage("report", "at most %d --public-key",
+						    AG_VERIFY_PUBLIC_KEYS_MAX);
+			pubs[npubs++] = a[12] == '=' ? a + 13 : argv[++i];
+		} else if (strcmp(a, "--list") == 0) {
 			list = true;
 		} else if (strcmp(a, "--format") == 0 || strcmp(a, "--runs-root") == 0) {
 			if (i + 1 >= argc)
@@ -184,10 +198,16 @@ int ag_cmd_report(int argc, char **argv)
 			return ag_cli_usage("report", "unexpected argument '%s'", a);
 		}
 	}
+	if (list && path)
+		return ag_cli_usage("report", "--list takes no RUN_DIR");
+	struct ag_cli_trust t;
 	if (list) {
-		if (path)
-			return ag_cli_usage("report", "--list takes no RUN_DIR");
-		return list_runs(runs);
+		int trc = ag_cli_trust_load(&t, pubs, npubs);
+		if (trc != AG_EXIT_PASS)
+			return trc;
+		int lrc = list_runs(runs, &t.trust);
+		ag_cli_trust_release(&t);
+		return lrc;
 	}
 	if (runs_given)
 		return ag_cli_usage("report", "--runs-root goes with --list");
@@ -197,9 +217,15 @@ int ag_cmd_report(int argc, char **argv)
 	if (ag_report_format_parse(format, &fmt) < 0)
 		return ag_cli_usage(
 		    "report", "unknown format '%s' (text, md, html, json, sarif, junit)", format);
+	int trc = ag_cli_trust_load(&t, pubs, npubs);
+	if (trc != AG_EXIT_PASS)
+		return trc;
 	_cleanup_err_ struct ag_error *err = NULL;
 	struct ag_verify_report rep;
-	if (ag_evidence_verify(path, &rep, &err) < 0) {
+	struct ag_verify_opts vo = {.trust = &t.trust};
+	int vrc = ag_evidence_verify(path, &vo, &rep, &err);
+	ag_cli_trust_release(&t);
+	if (vrc < 0) {
 		ag_err_wrap(&err, "refusing to report an artifact that does not verify");
 		ag_cli_print_error(err);
 		ag_verify_report_release(&rep);
