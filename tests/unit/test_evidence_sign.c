@@ -111,13 +111,14 @@ static void test_keys(void **state)
 	assert_null(ag_trust_find(&t, "ed25519:00"));
 
 	/* unsafe key files are refused */
+	struct ag_sign_key *k3 = NULL;
 	assert_int_equal(chmod(kp, 0640), 0);
-	assert_string_equal(reason_of(ag_sign_key_load(kp, 0, &k2 /* unchanged on error */, NULL, &e), &e),
+	assert_string_equal(reason_of(ag_sign_key_load(kp, 0, &k3, NULL, &e), &e),
 			    "evidence.key.mode");
+	assert_null(k3);
 	assert_int_equal(chmod(kp, 0600), 0);
 	_cleanup_free_ char *lp = at("state/agentguard/link.pem");
 	assert_int_equal(symlink("signing-key.pem", lp), 0);
-	struct ag_sign_key *k3 = NULL;
 	assert_string_equal(reason_of(ag_sign_key_load(lp, 0, &k3, NULL, &e), &e), "evidence.key.link");
 	assert_int_equal(chmod(kd, 0777), 0);
 	assert_string_equal(reason_of(ag_sign_key_load(kp, 0, &k3, NULL, &e), &e), "evidence.key.dir");
