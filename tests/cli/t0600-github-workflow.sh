@@ -113,7 +113,7 @@ if git -C "$AG_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
 	t_ok "AGENTGUARD_REF is in this checkout's history" git -C "$AG_ROOT" merge-base --is-ancestor "$REF" HEAD
 	mkdir -p "$T/pinned"
 	git -C "$AG_ROOT" archive "$REF" | tar -x -C "$T/pinned"
-	t_run make -C "$T/pinned" -j2 build/agentguard
+	t_run env -u SANITIZE -u CFLAGS -u LDFLAGS make -C "$T/pinned" -j2 BUILD=build build/agentguard
 	t_is "the pinned commit builds" "$AG_RC" 0
 	PIN="$T/pinned/build/agentguard"
 	# Every "agentguard WORD [SUBWORD]" the run blocks call, with --help.
