@@ -27,7 +27,7 @@ as_user() {
 # run) and its public half for commands run as root (`--public-key "$AG_PUB"`).
 AG_USER_KEY="$W/.local/state/agentguard/signing-key.pem"
 AG_PUB="$T/agtest-public.pem"
-user_pub() { [ -s "$AG_PUB" ] || as_user "$AG_BIN" evidence public-key >"$AG_PUB" 2>/dev/null; }
+user_pub() { [ -s "$AG_PUB" ] || as_user "$AG_BIN" evidence public-key >"$AG_PUB" 2>/dev/null || true; }
 
 # config NAME [extra contained_execution lines...]: $W/NAME.yaml
 config() {
