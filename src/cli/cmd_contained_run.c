@@ -3,6 +3,7 @@
 #include "cli/keys.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
+#include "lib/base/fsx.h"
 #include "lib/base/redact.h"
 #include "lib/config/config.h"
 #include "lib/config/env_allowlist.h"
@@ -80,36 +81,6 @@ static int fd_abs_path(int fd, char **out)
 	buf[n] = '\0';
 	*out = ag_xstrdup(buf);
 	return 0;
-}
-
-/* mkdir -p of a relative or absolute path, one component at a time, no links. */
-static int open_or_make_dir(const char *path)
-{
-	_cleanup_free_ char *copy = ag_xstrdup(path);
-	int cur = open(path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	char *p = copy;
-	while (cur >= 0 && *p) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		char *slash = strchr(p, '/');
-		if (slash)
-			*slash = '\0';
-		if (mkdirat(cur, p, 0755) < 0 && errno != EEXIST) {
-			close(cur);
-			return -1;
-		}
-		int next = openat(cur, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		int e = errno;
-		close(cur);
-		cur = next;
-		errno = e;
-		if (!slash)
-			break;
-		p = slash + 1;
-	}
-	return cur;
 }
 
 /*
@@ -296,7 +267,7 @@ int ag_cmd_contained_run(int argc, char **argv)
 		close(cwd_fd);
 	}
 	const char *runs = runs_root ? runs_root : ".agentguard/contained-runs";
-	runs_fd = open_or_make_dir(runs);
+	runs_fd = ag_open_or_make_dirs(runs, 0755);
 	if (runs_fd < 0 || fd_abs_path(runs_fd, &runs_abs) < 0) {
 		fprintf(stderr, "agentguard: error: cannot create or open the runs root: %s "
 				"[run.runs_root]\n",

@@ -44,7 +44,7 @@ static int write_canon(int dirfd, const char *name, json_t *v, char hex[AG_SHA25
 	return rc;
 }
 
-static bool hex64(const char *s)
+bool ag_seal_is_hex64(const char *s)
 {
 	if (!s || strlen(s) != AG_SHA256_HEX_LEN)
 		return false;
@@ -60,8 +60,7 @@ static bool component(const char *s)
 	       strcmp(s, "..") != 0;
 }
 
-/* A small file that must be canonical JSON + "\n"; NULL when it is not. */
-static json_t *load_canon(const char *buf, size_t len)
+json_t *ag_seal_load_canon(const char *buf, size_t len)
 {
 	json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
 	char *c = NULL;
@@ -89,7 +88,7 @@ int ag_seal_check_signature(int run_fd, const char *seal, size_t seal_len,
 	if (ag_read_file_at(run_fd, AG_SIG_FILE, AG_SIG_FILE, AG_SIGN_FILE_MAX_BYTES, &sig_why,
 			    &buf, &len, err) < 0)
 		return -1;
-	json_t *s = load_canon(buf, len);
+	json_t *s = ag_seal_load_canon(buf, len);
 	free(buf);
 	const char *alg = json_string_value(json_object_get(s, "algorithm"));
 	const char *kf = json_string_value(json_object_get(s, "key_fingerprint"));
@@ -98,9 +97,9 @@ int ag_seal_check_signature(int run_fd, const char *seal, size_t seal_len,
 	const char *sig = json_string_value(json_object_get(s, "signature"));
 	const json_t *ver = json_object_get(s, "schema_version");
 	if (!s || json_object_size(s) != 6 || !alg || strcmp(alg, "ed25519") != 0 || !kf ||
-	    strlen(kf) != AG_SIGN_FPR_LEN || strncmp(kf, "ed25519:", 8) != 0 || !hex64(kf + 8) ||
+	    strlen(kf) != AG_SIGN_FPR_LEN || strncmp(kf, "ed25519:", 8) != 0 || !ag_seal_is_hex64(kf + 8) ||
 	    !sch || strcmp(sch, "agentguard.evidence-signature") != 0 || !json_is_integer(ver) ||
-	    json_integer_value(ver) != 1 || !hex64(ssh) || !sig) {
+	    json_integer_value(ver) != 1 || !ag_seal_is_hex64(ssh) || !sig) {
 		json_decref(s);
 		return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.signature.malformed",
 			      "the signature file is not an agentguard.evidence-signature v1 "
@@ -148,14 +147,14 @@ static const char *check_head(int root_fd, const struct ag_sign_key *key, json_t
 		ag_error_free(e);
 		return why_not;
 	}
-	json_t *h = load_canon(head, hl);
+	json_t *h = ag_seal_load_canon(head, hl);
 	free(head);
 	const char *hid = json_string_value(json_object_get(h, "run_id"));
 	const char *hsh = json_string_value(json_object_get(h, "seal_sha256"));
 	const char *hs = json_string_value(json_object_get(h, "schema"));
 	int rfd = -1;
 	if (!h || !hs || strcmp(hs, "agentguard.evidence-chain-head") != 0 || !component(hid) ||
-	    !hex64(hsh)) {
+	    !ag_seal_is_hex64(hsh)) {
 		why_not = "head_malformed";
 		goto out;
 	}

@@ -39,6 +39,7 @@
 
 #include "lib/base/ag.h"
 
+#include <jansson.h>
 #include <signal.h>
 
 struct ag_error;
@@ -91,5 +92,12 @@ int ag_seal_run_unchained(int runs_root_fd, const char *run_id, const char *arti
  */
 int ag_seal_check_signature(int run_fd, const char *seal, size_t seal_len,
 			    const struct ag_trust *trust, char **fpr, struct ag_error **err);
+
+/* Small helpers shared with verify.c. */
+/* The JSON object in buf when buf is exactly its canonical form + "\n"
+ * (containment bounds, no duplicate keys); else NULL. */
+json_t *ag_seal_load_canon(const char *buf, size_t len);
+/* 64 lowercase hex digits. */
+bool ag_seal_is_hex64(const char *s);
 
 #endif

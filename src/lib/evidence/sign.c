@@ -97,33 +97,13 @@ static int open_dir(const char *dir, struct ag_error **err)
 /* mkdir -p with 0700 for every directory it creates; no links followed. */
 static int make_dirs(const char *dir, struct ag_error **err)
 {
-	_cleanup_free_ char *copy = ag_xstrdup(dir);
-	int cur = open(dir[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	for (char *p = copy; cur >= 0 && *p;) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		char *slash = strchr(p, '/');
-		if (slash)
-			*slash = '\0';
-		if (mkdirat(cur, p, 0700) < 0 && errno != EEXIST) {
-			int e = errno;
-			close(cur);
-			return ag_err(err, AG_E_IO, e, "evidence.key.dir",
-				      "cannot create the signing key's directory: %s", strerror(e));
-		}
-		int next = openat(cur, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(cur);
-		cur = next;
-		if (!slash)
-			break;
-		p = slash + 1;
-	}
-	if (cur < 0)
+	int fd = ag_open_or_make_dirs(dir, 0700);
+	if (fd < 0)
 		return ag_err(err, AG_E_IO, errno, "evidence.key.dir",
-			      "cannot open the signing key's directory (a link or not a directory)");
-	close(cur);
+			      "cannot create or open the signing key's directory (a link or not a "
+			      "directory?): %s",
+			      strerror(errno));
+	close(fd);
 	return 0;
 }
 

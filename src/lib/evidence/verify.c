@@ -282,15 +282,6 @@ static bool safe_component(const char *s)
 	return true;
 }
 
-static bool is_hex64(const char *s)
-{
-	if (!s || strlen(s) != AG_SHA256_HEX_LEN)
-		return false;
-	for (const char *p = s; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-			return false;
-	return true;
-}
 
 /* Reads a small canonical JSON file; *hex = SHA-256 of its bytes. */
 static json_t *read_small(int dirfd, const char *name, const struct ag_read_reasons *why,
@@ -302,15 +293,8 @@ static json_t *read_small(int dirfd, const char *name, const struct ag_read_reas
 	if (ag_read_file_at(dirfd, name, name, AG_VERIFY_SEAL_MAX_BYTES, why, &buf, &len, err) < 0)
 		return NULL;
 	ag_sha256_hex(buf, len, hex);
-	json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
-	char *canon = NULL;
-	size_t cl = 0;
-	struct ag_error *e = NULL;
-	bool ok = json_is_object(j) &&
-		  ag_canon_dump(j, &ag_canon_containment_bounds, &canon, &cl, &e) == 0 &&
-		  cl + 1 == len && memcmp(canon, buf, cl) == 0 && buf[cl] == '\n';
-	ag_error_free(e);
-	free(canon);
+	json_t *j = ag_seal_load_canon(buf, len);
+	bool ok = j != NULL;
 	if (ok && bytes) {
 		*bytes = buf;
 		*blen = len;
@@ -318,7 +302,6 @@ static json_t *read_small(int dirfd, const char *name, const struct ag_read_reas
 		free(buf);
 	}
 	if (!ok) {
-		json_decref(j);
 		ag_err(err, AG_E_UNVERIFIED, 0,
 		       why == &head_why ? "evidence.chain.head" : "evidence.seal.malformed",
 		       "%s is not canonical JSON", name);
@@ -330,7 +313,7 @@ static json_t *read_small(int dirfd, const char *name, const struct ag_read_reas
 static bool fingerprint_ok(const char *s)
 {
 	return s && strlen(s) == AG_SIGN_FPR_LEN && strncmp(s, "ed25519:", 8) == 0 &&
-	       is_hex64(s + 8);
+	       ag_seal_is_hex64(s + 8);
 }
 
 static bool token_ok(const char *s)
@@ -359,13 +342,13 @@ static int check_seal(int run_fd, struct ag_verify_report *rep, json_t **seal_ou
 	bool prev_ok = json_is_null(prev) ||
 		       (json_is_object(prev) && json_object_size(prev) == 2 &&
 			safe_component(json_string_value(json_object_get(prev, "run_id"))) &&
-			is_hex64(json_string_value(json_object_get(prev, "seal_sha256"))));
+			ag_seal_is_hex64(json_string_value(json_object_get(prev, "seal_sha256"))));
 	const json_t *cs = json_object_get(s, "chain_start");
 	/* previous is null exactly when chain_start says why */
 	bool start_ok = json_is_null(prev) ? token_ok(json_string_value(cs)) : json_is_null(cs);
 	if (!sch || strcmp(sch, "agentguard.evidence-seal") != 0 || !json_is_integer(ver) ||
 	    json_integer_value(ver) != AG_SEAL_SCHEMA_VERSION || !art ||
-	    strcmp(art, ARTIFACT_FILE) != 0 || !is_hex64(ash) || !safe_component(rid) ||
+	    strcmp(art, ARTIFACT_FILE) != 0 || !ag_seal_is_hex64(ash) || !safe_component(rid) ||
 	    !prev_ok || !start_ok ||
 	    !fingerprint_ok(json_string_value(json_object_get(s, "key_fingerprint"))) ||
 	    json_object_size(s) != 8) {
@@ -455,7 +438,7 @@ static int check_chain(int root_fd, int run_fd, const json_t *seal, const char *
 	const char *hs = json_string_value(json_object_get(h, "schema"));
 	int rc = 0;
 	if (!hs || strcmp(hs, "agentguard.evidence-chain-head") != 0 || !safe_component(hid) ||
-	    !is_hex64(hsh)) {
+	    !ag_seal_is_hex64(hsh)) {
 		rc = ag_err(err, AG_E_UNVERIFIED, 0, "evidence.chain.head",
 			    "the chain head is malformed");
 	} else if (strcmp(hid, run_id) == 0) {
