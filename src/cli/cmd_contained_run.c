@@ -120,6 +120,19 @@ static int check_runs_root_ancestry(const char *abs, const char **bad)
 	return 0;
 }
 
+/* Does the key file's real directory lie at or below the repository? */
+static bool key_inside(const char *key_path, const char *repo_abs)
+{
+	_cleanup_free_ char *copy = ag_xstrdup(key_path);
+	char *slash = strrchr(copy, '/');
+	const char *dir = slash ? (slash == copy ? "/" : (*slash = '\0', copy)) : ".";
+	_cleanup_free_ char *real = realpath(dir, NULL);
+	if (!real)
+		return true; /* cannot tell: fail closed */
+	size_t n = strlen(repo_abs);
+	return strncmp(real, repo_abs, n) == 0 && (real[n] == '/' || real[n] == '\0' || n == 1);
+}
+
 static void print_failure(const struct ag_run_outcome *o)
 {
 	if (!o->failure_stage)
@@ -224,7 +237,8 @@ int ag_cmd_contained_run(int argc, char **argv)
 
 	/* the evidence signing key: before anything runs, so a key problem costs nothing */
 	struct ag_sign_key *key = NULL;
-	int krc = ag_cli_signing_key(signing_key, &key);
+	_cleanup_free_ char *key_path = NULL;
+	int krc = ag_cli_signing_key(signing_key, &key, &key_path);
 	if (krc != AG_EXIT_PASS)
 		return krc;
 
@@ -259,6 +273,14 @@ int ag_cmd_contained_run(int argc, char **argv)
 		fprintf(stderr, "agentguard: error: cannot open the repository directory: %s "
 				"[run.repo]\n",
 			strerror(errno));
+		goto out;
+	}
+	if (key_inside(key_path, repo_abs)) {
+		/* The workspace is a copy of the repository: the key would go with it. */
+		fputs("agentguard: error: the evidence signing key lies inside the repository, so "
+		      "the agent's copy would hold it; keep it outside (--signing-key FILE) "
+		      "[evidence.key.in_repo]\n",
+		      stderr);
 		goto out;
 	}
 	int cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -87,7 +87,7 @@ static int cmd_public_key(int argc, char **argv)
 			return ag_cli_usage("evidence", "unexpected argument '%s'", argv[i]);
 	}
 	struct ag_sign_key *k = NULL;
-	int rc = ag_cli_signing_key(given, &k);
+	int rc = ag_cli_signing_key(given, &k, NULL);
 	if (rc != AG_EXIT_PASS)
 		return rc;
 	char *pem = ag_sign_key_public_pem(k);

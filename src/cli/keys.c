@@ -16,9 +16,11 @@ char *ag_cli_default_key_path(void)
 	return NULL;
 }
 
-int ag_cli_signing_key(const char *given, struct ag_sign_key **out)
+int ag_cli_signing_key(const char *given, struct ag_sign_key **out, char **path_out)
 {
 	_cleanup_free_ char *def = given ? NULL : ag_cli_default_key_path();
+	if (path_out)
+		*path_out = NULL;
 	if (!given && !def) {
 		fputs("agentguard: error: no signing key: set HOME or XDG_STATE_HOME, or give "
 		      "--signing-key FILE [evidence.key.path]\n",
@@ -33,6 +35,8 @@ int ag_cli_signing_key(const char *given, struct ag_sign_key **out)
 		ag_cli_print_error(err);
 		return AG_EXIT_CONFIG;
 	}
+	if (path_out)
+		*path_out = ag_xstrdup(given ? given : def);
 	if (created)
 		fprintf(stderr,
 			"agentguard: created the local evidence signing key (%s); `agentguard "

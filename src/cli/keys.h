@@ -12,8 +12,9 @@
 /* The default local key path (heap), or NULL without HOME/XDG_STATE_HOME. */
 char *ag_cli_default_key_path(void);
 /* Loads `given` (must exist) or the local key (created on first use);
- * prints any error and returns an exit code. */
-int ag_cli_signing_key(const char *given, struct ag_sign_key **out);
+ * prints any error and returns an exit code. *path_out (optional, heap)
+ * gets the path used. */
+int ag_cli_signing_key(const char *given, struct ag_sign_key **out, char **path_out);
 
 /* The trusted keys: every --public-key, plus the local key's public half
  * when it exists. */

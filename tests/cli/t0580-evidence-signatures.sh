@@ -178,6 +178,14 @@ cp "$W/ci-key.pem" "$W/root-key.pem"
 chmod 0644 "$W/root-key.pem" # readable, so ownership is what refuses it
 run --signing-key "$W/root-key.pem" -- /bin/true
 t_like "a key owned by another user is refused" "$AG_OUT" '\[evidence.key.owner\]'
+# the key must never be inside the repository the agent gets a copy of
+run --repo . --runs-root "$T/elsewhere-runs" -- /bin/true
+t_is "the local key inside the repository (repo = HOME): exit 2" "$AG_RC" 2
+t_like "named reason" "$AG_OUT" '\[evidence.key.in_repo\]'
+as_user "$AG_BIN" evidence keygen "$W/repo/k.pem" >/dev/null
+run --signing-key repo/k.pem -- /bin/true
+t_like "a --signing-key inside the repository is refused" "$AG_OUT" '\[evidence.key.in_repo\]'
+rm -f "$W/repo/k.pem"
 run --signing-key "$W/ci-key.pem" -- /bin/true
 t_is "--signing-key: exit 0" "$AG_RC" 0
 CI=$(dirname "$REPORT")
