@@ -74,10 +74,11 @@ int ag_cli_trust_load(struct ag_cli_trust *t, const char *const *pubs, size_t np
 		if (ag_sign_key_load(def, 0, &k, NULL, &err) == 0) {
 			t->owned[t->n++] = k;
 		} else if (strcmp(err->reason, "evidence.key.missing") != 0) {
-			ag_err_wrap(&err, "the local signing key");
-			ag_cli_print_error(err);
-			ag_cli_trust_release(t);
-			return AG_EXIT_CONFIG;
+			/* Trusting fewer keys is the safe direction: say so and go on. */
+			fprintf(stderr,
+				"agentguard: warning: the local signing key is not trusted here: "
+				"%s [%s]\n",
+				err->msg ? err->msg : "unusable", err->reason);
 		}
 	}
 	t->trust.keys = (const struct ag_sign_key *const *)t->owned;
