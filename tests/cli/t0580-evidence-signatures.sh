@@ -112,8 +112,11 @@ t_is "its seal says why it did not link" "$("$PY" -c 'import json,sys; print(jso
 
 # once the forged run is gone, the repository's own signed runs are accepted
 rm -rf "${PR:?}/$FORGED"
+mkdir "$PR/t0400-contained-20200101000000000000-00000000" # empty: a run being created
+chown "$U:$U" "$PR/t0400-contained-20200101000000000000-00000000"
 run --repo prepo --runs-root prepo/.agentguard/contained-runs -- /bin/true
-t_is "only AgentGuard's own signed runs in .agentguard/: the run passes" "$AG_RC" 0
+t_is "only AgentGuard's own signed runs (and an empty run dir) in .agentguard/: the run passes" "$AG_RC" 0
+rmdir "$PR/t0400-contained-20200101000000000000-00000000"
 t_unlike "and links to the head (no new segment)" "$AG_OUT" 'new_segment'
 printf 'notes\n' >"$W/prepo/.agentguard/notes.txt"
 chown "$U:$U" "$W/prepo/.agentguard/notes.txt"

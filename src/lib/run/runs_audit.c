@@ -89,6 +89,24 @@ static int check_run_entry(int dirfd, const char *name, void *vctx, struct ag_er
 	return 0;
 }
 
+static int count_entry(int dirfd, const char *name, void *ctx, struct ag_error **err)
+{
+	(void)dirfd;
+	(void)name;
+	(void)err;
+	++*(size_t *)ctx;
+	return 0;
+}
+
+static bool dir_is_empty(int fd)
+{
+	size_t n = 0;
+	struct ag_error *e = NULL;
+	int rc = each_entry(fd, 1, count_entry, &n, &e);
+	ag_error_free(e);
+	return rc == 0 && n == 0;
+}
+
 struct root_ctx {
 	const char *skip;
 	const struct ag_trust *trust;
@@ -120,6 +138,8 @@ static int check_root_entry(int dirfd, const char *name, void *vctx, struct ag_e
 	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return foreign(err, c->where, name, "cannot open it");
+	if (dir_is_empty(fd))
+		return 0; /* holds nothing to trust or distrust (a run being created) */
 	struct ag_verify_report rep;
 	struct ag_error *e = NULL;
 	struct ag_verify_opts vo = {.trust = c->trust, .standalone = true};

@@ -15,7 +15,8 @@
  *         chain) with a signature by a trusted key, and they hold only
  *         AgentGuard's run files (marker, artifact, seal, signature,
  *         workspace-lifecycle/, changes.patch); or
- *       . in progress: a valid marker whose owner process is running.
+ *       . in progress: a valid marker whose owner process is running, or
+ *         still empty (just created; an empty directory carries no claim).
  * Anything else (a planted or forged run, an unsigned run, a file, a link)
  * is named in the error. At most AG_RUNS_AUDIT_MAX_ENTRIES entries are
  * examined (workspace.agentguard_too_many beyond).
