@@ -151,18 +151,18 @@ static int cmd_verify(int argc, char **argv)
 		json_t *passed = json_array();
 		for (size_t i = 0; i < rep.npassed; i++)
 			json_array_append_new(passed, json_string(rep.passed[i]));
-		json_t *o = json_pack(
-		    "{s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o}", "valid", rc == 0,
-		    "checks_passed", passed, "failed_check",
-		    rep.failed ? json_string(rep.failed) : json_null(), "reason",
-		    err ? json_string(err->reason) : json_null(), "message",
-		    err && err->msg ? json_string(err->msg) : json_null(), "run_id",
-		    rep.run_id && json_is_string(json_object_get(rep.artifact, "run_id"))
-			? json_deep_copy(json_object_get(rep.artifact, "run_id"))
-			: json_null(),
-		    "signer", rep.signer ? json_string(rep.signer) : json_null(), "chain_checked",
-		    rep.chain_checked, "chain_start",
-		    rep.chain_start ? json_string(rep.chain_start) : json_null());
+		json_t *o =
+		    json_pack("{s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o}", "valid", rc == 0,
+			      "checks_passed", passed, "failed_check",
+			      rep.failed ? json_string(rep.failed) : json_null(), "reason",
+			      err ? json_string(err->reason) : json_null(), "message",
+			      err && err->msg ? json_string(err->msg) : json_null(), "run_id",
+			      rep.run_id && json_is_string(json_object_get(rep.artifact, "run_id"))
+				  ? json_deep_copy(json_object_get(rep.artifact, "run_id"))
+				  : json_null(),
+			      "signer", rep.signer ? json_string(rep.signer) : json_null(),
+			      "chain_checked", rep.chain_checked, "chain_start",
+			      rep.chain_start ? json_string(rep.chain_start) : json_null());
 		char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
 		json_decref(o);
 		puts(s ? s : "{}");

@@ -29,8 +29,8 @@ int ag_cli_signing_key(const char *given, struct ag_sign_key **out, char **path_
 	}
 	_cleanup_err_ struct ag_error *err = NULL;
 	bool created = false;
-	if (ag_sign_key_load(given ? given : def, given ? 0 : AG_SIGN_CREATE, out, &created,
-			     &err) < 0) {
+	if (ag_sign_key_load(given ? given : def, given ? 0 : AG_SIGN_CREATE, out, &created, &err) <
+	    0) {
 		ag_err_wrap(&err, "%s", given ? "--signing-key" : "the local signing key");
 		ag_cli_print_error(err);
 		return AG_EXIT_CONFIG;

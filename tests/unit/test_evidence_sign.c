@@ -68,7 +68,8 @@ static void test_keys(void **state)
 	struct ag_sign_key *k = NULL, *k2 = NULL, *pub = NULL;
 	struct ag_error *e = NULL;
 	bool created = false;
-	assert_string_equal(reason_of(ag_sign_key_load(kp, 0, &k, NULL, &e), &e), "evidence.key.missing");
+	assert_string_equal(reason_of(ag_sign_key_load(kp, 0, &k, NULL, &e), &e),
+			    "evidence.key.missing");
 	assert_int_equal(ag_sign_key_load(kp, AG_SIGN_CREATE, &k, &created, &e), 0);
 	assert_true(created);
 	struct stat st;
@@ -119,9 +120,11 @@ static void test_keys(void **state)
 	assert_int_equal(chmod(kp, 0600), 0);
 	_cleanup_free_ char *lp = at("state/agentguard/link.pem");
 	assert_int_equal(symlink("signing-key.pem", lp), 0);
-	assert_string_equal(reason_of(ag_sign_key_load(lp, 0, &k3, NULL, &e), &e), "evidence.key.link");
+	assert_string_equal(reason_of(ag_sign_key_load(lp, 0, &k3, NULL, &e), &e),
+			    "evidence.key.link");
 	assert_int_equal(chmod(kd, 0777), 0);
-	assert_string_equal(reason_of(ag_sign_key_load(kp, 0, &k3, NULL, &e), &e), "evidence.key.dir");
+	assert_string_equal(reason_of(ag_sign_key_load(kp, 0, &k3, NULL, &e), &e),
+			    "evidence.key.dir");
 	assert_int_equal(chmod(kd, 0700), 0);
 	ag_sign_key_free(k);
 	ag_sign_key_free(k2);
@@ -188,14 +191,16 @@ static void test_seal_chain_and_lock(void **state)
 	int lk = openat(root, ".agentguard-chain.lock", O_RDWR);
 	assert_int_equal(flock(lk, LOCK_EX), 0);
 	close(make_run(root, "r7"));
-	assert_string_equal(reason_of(ag_seal_run(root, "r7", "contained-run.json", &o, &r, &e), &e),
-			    "evidence.seal.lock_timeout");
+	assert_string_equal(
+	    reason_of(ag_seal_run(root, "r7", "contained-run.json", &o, &r, &e), &e),
+	    "evidence.seal.lock_timeout");
 	volatile sig_atomic_t cancel = SIGTERM;
 	struct ag_seal_opts oc = {.key = k1, .lock_wait_ms = 60000, .cancel = &cancel};
-	assert_string_equal(reason_of(ag_seal_run(root, "r7", "contained-run.json", &oc, &r, &e), &e),
-			    "evidence.seal.cancelled");
-	assert_int_equal(ag_seal_run_unchained(root, "r7", "contained-run.json", k1, "cancelled", &e),
-			 0);
+	assert_string_equal(
+	    reason_of(ag_seal_run(root, "r7", "contained-run.json", &oc, &r, &e), &e),
+	    "evidence.seal.cancelled");
+	assert_int_equal(
+	    ag_seal_run_unchained(root, "r7", "contained-run.json", k1, "cancelled", &e), 0);
 	close(lk);
 	ag_sign_key_free(k1);
 	ag_sign_key_free(k2);

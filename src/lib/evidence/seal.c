@@ -15,8 +15,8 @@
 static const struct ag_read_reasons why = {"evidence.seal.symlink", "evidence.seal.not_regular",
 					   "evidence.seal.io", "evidence.seal.too_large"};
 static const struct ag_read_reasons sig_why = {
-    "evidence.signature.malformed", "evidence.signature.malformed",
-    "evidence.signature.missing", "evidence.signature.malformed"};
+    "evidence.signature.malformed", "evidence.signature.malformed", "evidence.signature.missing",
+    "evidence.signature.malformed"};
 
 static char *canon_line(json_t *v, size_t *len, struct ag_error **err)
 {
@@ -97,8 +97,9 @@ int ag_seal_check_signature(int run_fd, const char *seal, size_t seal_len,
 	const char *sig = json_string_value(json_object_get(s, "signature"));
 	const json_t *ver = json_object_get(s, "schema_version");
 	if (!s || json_object_size(s) != 6 || !alg || strcmp(alg, "ed25519") != 0 || !kf ||
-	    strlen(kf) != AG_SIGN_FPR_LEN || strncmp(kf, "ed25519:", 8) != 0 || !ag_seal_is_hex64(kf + 8) ||
-	    !sch || strcmp(sch, "agentguard.evidence-signature") != 0 || !json_is_integer(ver) ||
+	    strlen(kf) != AG_SIGN_FPR_LEN || strncmp(kf, "ed25519:", 8) != 0 ||
+	    !ag_seal_is_hex64(kf + 8) || !sch ||
+	    strcmp(sch, "agentguard.evidence-signature") != 0 || !json_is_integer(ver) ||
 	    json_integer_value(ver) != 1 || !ag_seal_is_hex64(ssh) || !sig) {
 		json_decref(s);
 		return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.signature.malformed",
@@ -173,9 +174,10 @@ static const char *check_head(int root_fd, const struct ag_sign_key *key, json_t
 	const struct ag_sign_key *const keys[] = {key};
 	const struct ag_trust t = {keys, 1};
 	if (ag_seal_check_signature(rfd, seal, sl, &t, NULL, &e) < 0) {
-		why_not = strcmp(e->reason, "evidence.signature.untrusted") == 0 ? "head_foreign_key"
-			  : strcmp(e->reason, "evidence.signature.invalid") == 0 ? "head_bad_signature"
-										   : "head_unsigned";
+		why_not =
+		    strcmp(e->reason, "evidence.signature.untrusted") == 0 ? "head_foreign_key"
+		    : strcmp(e->reason, "evidence.signature.invalid") == 0 ? "head_bad_signature"
+									   : "head_unsigned";
 		goto out;
 	}
 	*prev = json_pack("{s:s, s:s}", "run_id", hid, "seal_sha256", hsh);
@@ -204,13 +206,12 @@ static int write_seal(int run_fd, const char *run_id, const char *artifact_name,
 	char ahex[AG_SHA256_HEX_LEN + 1];
 	ag_sha256_hex(art, al, ahex);
 	free(art);
-	json_t *seal = json_pack("{s:s, s:s, s:o, s:s, s:O, s:s, s:s, s:i}", "artifact",
-				 artifact_name, "artifact_sha256", ahex, "chain_start",
-				 chain_start ? json_string(chain_start) : json_null(),
-				 "key_fingerprint", ag_sign_key_fingerprint(key), "previous",
-				 prev ? prev : json_null(), "run_id", run_id, "schema",
-				 "agentguard.evidence-seal", "schema_version",
-				 AG_SEAL_SCHEMA_VERSION);
+	json_t *seal = json_pack(
+	    "{s:s, s:s, s:o, s:s, s:O, s:s, s:s, s:i}", "artifact", artifact_name,
+	    "artifact_sha256", ahex, "chain_start",
+	    chain_start ? json_string(chain_start) : json_null(), "key_fingerprint",
+	    ag_sign_key_fingerprint(key), "previous", prev ? prev : json_null(), "run_id", run_id,
+	    "schema", "agentguard.evidence-seal", "schema_version", AG_SEAL_SCHEMA_VERSION);
 	size_t sl = 0;
 	char *sb = canon_line(seal, &sl, err);
 	json_decref(seal);
@@ -225,10 +226,10 @@ static int write_seal(int run_fd, const char *run_id, const char *artifact_name,
 	free(sb);
 	if (rc < 0)
 		return -1;
-	json_t *sig = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "algorithm", "ed25519",
-				"key_fingerprint", ag_sign_key_fingerprint(key), "schema",
-				"agentguard.evidence-signature", "schema_version", 1,
-				"seal_sha256", seal_hex, "signature", b64);
+	json_t *sig =
+	    json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "algorithm", "ed25519", "key_fingerprint",
+		      ag_sign_key_fingerprint(key), "schema", "agentguard.evidence-signature",
+		      "schema_version", 1, "seal_sha256", seal_hex, "signature", b64);
 	rc = write_canon(run_fd, AG_SIG_FILE, sig, NULL, err);
 	json_decref(sig);
 	return rc;
@@ -244,8 +245,7 @@ static int open_run(int root_fd, const char *run_id, struct ag_error **err)
 }
 
 int ag_seal_run_unchained(int runs_root_fd, const char *run_id, const char *artifact_name,
-			  const struct ag_sign_key *key, const char *reason,
-			  struct ag_error **err)
+			  const struct ag_sign_key *key, const char *reason, struct ag_error **err)
 {
 	_cleanup_close_ int run_fd = open_run(runs_root_fd, run_id, err);
 	if (run_fd < 0)

@@ -80,8 +80,7 @@ int ag_seal_run(int runs_root_fd, const char *run_id, const char *artifact_name,
  * could not take the lock, so its evidence is still attributable.
  */
 int ag_seal_run_unchained(int runs_root_fd, const char *run_id, const char *artifact_name,
-			  const struct ag_sign_key *key, const char *reason,
-			  struct ag_error **err);
+			  const struct ag_sign_key *key, const char *reason, struct ag_error **err);
 
 /*
  * Checks the signature file in run_fd against the exact seal bytes: well

@@ -124,8 +124,9 @@ static int write_new_key(int dfd, const char *base, struct ag_error **err)
 		if (rc < 0 && (*err)->sys_errno == EEXIST) {
 			ag_error_free(*err);
 			*err = NULL;
-			rc = ag_err(err, AG_E_CONFIG, EEXIST, "evidence.key.exists",
-				    "a file already exists where the key would go; not overwritten");
+			rc =
+			    ag_err(err, AG_E_CONFIG, EEXIST, "evidence.key.exists",
+				   "a file already exists where the key would go; not overwritten");
 		}
 		OPENSSL_cleanse(pem, (size_t)n);
 	}
@@ -139,7 +140,8 @@ int ag_sign_key_generate(const char *path, struct ag_error **err)
 	const char *base;
 	_cleanup_free_ char *dir = dir_of(path, &base);
 	if (!*base)
-		return ag_err(err, AG_E_USAGE, 0, "evidence.key.path", "the key path names no file");
+		return ag_err(err, AG_E_USAGE, 0, "evidence.key.path",
+			      "the key path names no file");
 	_cleanup_close_ int dfd = open_dir(dir, err);
 	if (dfd < 0)
 		return -1;
@@ -159,7 +161,8 @@ static int read_key_at(int dfd, const char *base, char **buf, size_t *len, struc
 	}
 	struct stat st;
 	if (fstat(fd, &st) < 0)
-		return ag_err(err, AG_E_IO, errno, "evidence.key.io", "cannot stat the signing key");
+		return ag_err(err, AG_E_IO, errno, "evidence.key.io",
+			      "cannot stat the signing key");
 	if (!S_ISREG(st.st_mode))
 		return ag_err(err, AG_E_CONFIG, 0, "evidence.key.not_regular",
 			      "the signing key is not a regular file");
@@ -186,7 +189,8 @@ int ag_sign_key_load(const char *path, unsigned flags, struct ag_sign_key **out,
 	const char *base;
 	_cleanup_free_ char *dir = dir_of(path, &base);
 	if (!*base)
-		return ag_err(err, AG_E_USAGE, 0, "evidence.key.path", "the key path names no file");
+		return ag_err(err, AG_E_USAGE, 0, "evidence.key.path",
+			      "the key path names no file");
 	if ((flags & AG_SIGN_CREATE) && make_dirs(dir, err) < 0)
 		return -1;
 	_cleanup_close_ int dfd = open_dir(dir, err);
@@ -202,7 +206,8 @@ int ag_sign_key_load(const char *path, unsigned flags, struct ag_sign_key **out,
 		}
 		ag_error_free(e);
 		e = NULL;
-		if (write_new_key(dfd, base, err) < 0 || read_key_at(dfd, base, &buf, &len, err) < 0)
+		if (write_new_key(dfd, base, err) < 0 ||
+		    read_key_at(dfd, base, &buf, &len, err) < 0)
 			return -1;
 		if (created)
 			*created = true;
@@ -242,8 +247,8 @@ char *ag_sign_key_public_pem(const struct ag_sign_key *k)
 	return s;
 }
 
-int ag_sign(const struct ag_sign_key *k, const void *msg, size_t len,
-	    char out[AG_SIGN_B64_LEN + 1], struct ag_error **err)
+int ag_sign(const struct ag_sign_key *k, const void *msg, size_t len, char out[AG_SIGN_B64_LEN + 1],
+	    struct ag_error **err)
 {
 	unsigned char sig[64];
 	size_t sl = sizeof(sig);

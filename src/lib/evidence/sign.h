@@ -54,8 +54,8 @@ const char *ag_sign_key_fingerprint(const struct ag_sign_key *k);
 char *ag_sign_key_public_pem(const struct ag_sign_key *k);
 
 /* Signs `msg` with a private key; out is AG_SIGN_B64_LEN + 1 bytes. */
-int ag_sign(const struct ag_sign_key *k, const void *msg, size_t len,
-	    char out[AG_SIGN_B64_LEN + 1], struct ag_error **err);
+int ag_sign(const struct ag_sign_key *k, const void *msg, size_t len, char out[AG_SIGN_B64_LEN + 1],
+	    struct ag_error **err);
 /* True when b64 is a valid signature of msg by k. */
 bool ag_sign_check(const struct ag_sign_key *k, const void *msg, size_t len, const char *b64);
 

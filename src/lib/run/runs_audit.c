@@ -83,7 +83,8 @@ static int check_run_entry(int dirfd, const char *name, void *vctx, struct ag_er
 	struct run_ctx *c = vctx;
 	struct stat st;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    !is_run_file(name, S_ISDIR(st.st_mode)) || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+	    !is_run_file(name, S_ISDIR(st.st_mode)) ||
+	    !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
 		return foreign(err, c->where, c->run_id,
 			       "the run directory holds an entry AgentGuard does not write");
 	return 0;
@@ -135,7 +136,8 @@ static int check_root_entry(int dirfd, const char *name, void *vctx, struct ag_e
 		return foreign(err, c->where, name, "not a run directory");
 	if (c->skip && strcmp(name, c->skip) == 0)
 		return 0;
-	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int fd =
+	    openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return foreign(err, c->where, name, "cannot open it");
 	if (dir_is_empty(fd))
@@ -154,7 +156,8 @@ static int check_root_entry(int dirfd, const char *name, void *vctx, struct ag_e
 	}
 	if (rc < 0) {
 		char why[160];
-		snprintf(why, sizeof(why), "it does not verify as a run signed by a trusted key: %s",
+		snprintf(why, sizeof(why),
+			 "it does not verify as a run signed by a trusted key: %s",
 			 e ? e->reason : "the run id differs from the directory name");
 		ag_error_free(e);
 		return foreign(err, c->where, name, why);
