@@ -1,11 +1,11 @@
 # AgentGuard: plain GNU make. `make`, `make check`, `make check-asan`,
-# `make fuzz`, `make install PREFIX=...`. See README.md.
+# `make fuzz`, `make install PREFIX=...`, `make dist`. See README.md.
 
 CC ?= gcc
 BUILD ?= build
 PREFIX ?= /usr/local
 SANITIZE ?=
-PKGS := yaml-0.1 jansson libcrypto
+PKGS := yaml-0.1 jansson libcrypto libgit2
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS := $(shell pkg-config --libs $(PKGS)) -lm
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
@@ -38,7 +38,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/%)
 SCHEMA_JSON := data/schemas/agentguard-config-v1.schema.json
 
-.PHONY: all check check-asan check-valgrind fuzz fuzz-long install clean tests format-check
+.PHONY: all check check-asan check-valgrind fuzz fuzz-long install clean tests format-check dist
 
 all: $(BUILD)/agentguard
 
@@ -48,6 +48,8 @@ $(BUILD)/%.o: %.c
 
 # The schema is compiled into the binary so `agentguard schema` needs no data dir.
 $(BUILD)/src/cli/schema_blob.o: $(SCHEMA_JSON)
+$(BUILD)/src/cli/egress_schema_blob.o: data/schemas/live-study-egress-policy-v1.schema.json \
+	data/schemas/live-study-egress-manifest-v1.schema.json
 # The evidence schemas are compiled into the library for `agentguard evidence verify`.
 $(BUILD)/src/lib/evidence/schema_data.o: data/schemas/contained-run-v1.schema.json \
 	data/schemas/containment-evidence-v1.schema.json
@@ -80,33 +82,73 @@ check-asan:
 check-valgrind: tests
 	BUILD=$(BUILD) AG_VALGRIND=1 tests/run unit
 
-# libFuzzer with clang: FUZZ_SECONDS per target (CI: 60 s over the loader).
+# libFuzzer with clang: FUZZ_SECONDS for the config loader (CI: 60 s),
+# FUZZ_EGRESS_SECONDS for each study-egress target (CI: 30 s each). A target
+# uses tests/fuzz/<target>.dict when there is one (the loader: yaml.dict).
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= config
+FUZZ_EGRESS_SECONDS ?= 30
+FUZZ_TARGETS ?= config egress_policy egress_authority egress_manifest
 FUZZ_CFLAGS := -std=gnu17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	$(CPPFLAGS) $(PKG_CFLAGS)
-fuzz:
-	@mkdir -p build-fuzz
+# The library is instrumented once (build-fuzz/lib.a), then linked into each target.
+FUZZ_OBJ := $(LIB_SRC:%.c=build-fuzz/%.o)
+build-fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+build-fuzz/lib.a: $(FUZZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+fuzz: build-fuzz/lib.a
 	@set -e; for t in $(FUZZ_TARGETS); do \
-	  clang $(FUZZ_CFLAGS) -o build-fuzz/fuzz_$$t tests/fuzz/fuzz_$$t.c $(LIB_SRC) $(PKG_LIBS); \
+	  clang $(FUZZ_CFLAGS) -o build-fuzz/fuzz_$$t tests/fuzz/fuzz_$$t.c build-fuzz/lib.a $(PKG_LIBS); \
 	  mkdir -p build-fuzz/corpus-$$t; \
-	  build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
-	    -rss_limit_mb=2048 -dict=tests/fuzz/yaml.dict build-fuzz/corpus-$$t tests/fuzz/corpus/$$t; \
+	  secs=$(FUZZ_SECONDS); dict=tests/fuzz/yaml.dict; \
+	  case $$t in egress_*) secs=$(FUZZ_EGRESS_SECONDS); dict=;; esac; \
+	  if [ -f tests/fuzz/$$t.dict ]; then dict=tests/fuzz/$$t.dict; fi; \
+	  build-fuzz/fuzz_$$t -max_total_time=$$secs -max_len=65536 -timeout=10 \
+	    -rss_limit_mb=2048 $${dict:+-dict=$$dict} build-fuzz/corpus-$$t tests/fuzz/corpus/$$t; \
 	done
 
 fuzz-long:
-	$(MAKE) fuzz FUZZ_SECONDS=1800
+	$(MAKE) fuzz FUZZ_SECONDS=1800 FUZZ_EGRESS_SECONDS=1800
 
 install: $(BUILD)/agentguard
 	install -D -m 0755 $(BUILD)/agentguard $(DESTDIR)$(PREFIX)/bin/agentguard
 	install -D -m 0644 $(SCHEMA_JSON) $(DESTDIR)$(PREFIX)/share/agentguard/schemas/agentguard-config-v1.schema.json
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/agentguard/schemas \
-		data/schemas/contained-run-v1.schema.json data/schemas/containment-evidence-v1.schema.json
+		data/schemas/contained-run-v1.schema.json data/schemas/containment-evidence-v1.schema.json \
+		data/schemas/live-study-egress-policy-v1.schema.json \
+		data/schemas/live-study-egress-manifest-v1.schema.json \
+		data/schemas/agentguard-cli-output-v1.schema.json
+
+	install -D -m 0644 man/agentguard.1 $(DESTDIR)$(PREFIX)/share/man/man1/agentguard.1
+	install -D -m 0644 completions/agentguard.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/agentguard
+	install -D -m 0644 completions/_agentguard $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_agentguard
+
+# A versioned source tarball of the tracked files (needs a git checkout):
+# agentguard-VERSION.tar.gz in DISTDIR. Reproducible: names sorted, every
+# mtime the last commit's time, owner 0:0, modes normalized, gzip without
+# a name or time stamp, so the same commit gives the same bytes.
+VERSION := $(shell sed -n 's/^\#define AG_VERSION "\(.*\)"/\1/p' src/lib/base/ag.h)
+DISTDIR ?= .
+DIST := agentguard-$(VERSION)
+dist:
+	@test -n "$(VERSION)" || { echo "make dist: no AG_VERSION in src/lib/base/ag.h" >&2; exit 1; }
+	@git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "make dist: needs a git checkout" >&2; exit 1; }
+	@mkdir -p $(DISTDIR)
+	git ls-files -z | LC_ALL=C tar --null -T - --sort=name \
+		--mtime=@$$(git log -1 --format=%ct) --owner=0 --group=0 --numeric-owner \
+		--mode='u+rw,go-w,a+rX' --format=posix \
+		--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
+		--transform 's,^,$(DIST)/,' -cf - | gzip -9 -n >$(DISTDIR)/$(DIST).tar.gz.tmp
+	mv -f $(DISTDIR)/$(DIST).tar.gz.tmp $(DISTDIR)/$(DIST).tar.gz
+	@echo "$(DISTDIR)/$(DIST).tar.gz"
 
 format-check:
 	clang-format --dry-run -Werror $(LIB_SRC) $(CLI_SRC) $(wildcard src/lib/*/*.h)
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-clang
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d)

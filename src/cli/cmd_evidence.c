@@ -163,10 +163,7 @@ static int cmd_verify(int argc, char **argv)
 			      "signer", rep.signer ? json_string(rep.signer) : json_null(),
 			      "chain_checked", rep.chain_checked, "chain_start",
 			      rep.chain_start ? json_string(rep.chain_start) : json_null());
-		char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
-		json_decref(o);
-		puts(s ? s : "{}");
-		free(s);
+		ag_cli_json_print(o, "agentguard.evidence-verify");
 	}
 	if (rc < 0) {
 		ag_cli_print_error(err);

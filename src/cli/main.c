@@ -20,8 +20,10 @@ static const char main_help[] =
 	"  evidence keygen FILE       write a new Ed25519 evidence signing key (0600)\n"
 	"  evidence public-key [--signing-key FILE]\n"
 	"                             print the signing key's public half\n"
+	"  patch RUN_DIR              print the run's changes.patch (verified; review it\n"
+	"                             before git apply: it is the agent's content)\n"
 	"  report RUN_DIR|FILE [--format text|md|html|json|sarif|junit] [--public-key FILE]\n"
-	"  report --list [--runs-root DIR] [--public-key FILE]\n"
+	"  report --list [--runs-root DIR] [--json] [--public-key FILE]\n"
 	"                             render a verified run artifact, or list runs\n"
 	"  validate CONFIG [--json]   check an agentguard.yaml and show the effective\n"
 	"                             contained-execution settings\n"
@@ -32,6 +34,9 @@ static const char main_help[] =
 	"                             verify Docker can enforce the contained boundary\n"
 	"  render CONFIG [--workspace DIR] -- ARGV...\n"
 	"                             print the docker argv (dry run, no Docker call)\n"
+	"  study-egress policy|decide|manifest|plan ...\n"
+	"                             live-study egress helpers: destination policy,\n"
+	"                             decisions, manifests, topology plan (no Docker)\n"
 	"  help [COMMAND]             show help for a command\n"
 	"\n"
 	"Options:\n"
@@ -72,6 +77,8 @@ static const struct command commands[] = {
 	{"cleanup", ag_cmd_cleanup},
 	{"evidence", ag_cmd_evidence},
 	{"report", ag_cmd_report},
+	{"study-egress", ag_cmd_study_egress},
+	{"patch", ag_cmd_patch},
 };
 
 static const struct command *find_command(const char *name)
@@ -114,7 +121,9 @@ int main(int argc, char **argv)
 		return c->fn(2, hargv);
 	}
 	const struct command *c = find_command(cmd);
+	ag_cli_json_scan(c ? c->name : "agentguard", argc - 1, argv + 1);
 	if (!c) {
+		ag_cli_json_error("usage", "usage", "unknown command", NULL);
 		fputs("agentguard: unknown command '", stderr);
 		ag_cli_put_sanitized(stderr, cmd);
 		fputs("' [usage]\nTry 'agentguard --help'.\n", stderr);

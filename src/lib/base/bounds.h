@@ -287,6 +287,69 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
 #define AG_CHECK_EVIDENCE_MAX_ITEMS 6
 #define AG_CHECK_EVIDENCE_MAX_BYTES 360
 
+/* ---- live-study egress (src/lib/egress; upstream-reference 9; docs/study-egress.md) ---- */
+/* Largest policy file read (bytes); a bigger one is refused before parsing. */
+#define AG_EGRESS_POLICY_MAX_BYTES (64 * 1024)
+/* Most destination rules in one policy (upstream bound). */
+#define AG_EGRESS_POLICY_MAX_RULES 64
+/* Longest host name, after trimming (DNS limit, upstream bound). */
+#define AG_EGRESS_HOST_MAX 253
+/* Longest rule purpose (characters). */
+#define AG_EGRESS_PURPOSE_MAX 256
+/* Longest CONNECT authority or URL one event may carry (upstream bound). */
+#define AG_EGRESS_AUTHORITY_MAX 8192
+/* Most resolved addresses one event may carry; more is ambiguous (upstream). */
+#define AG_EGRESS_RESOLVED_MAX 8
+/* Longest textual address (IPv6 with an embedded IPv4 is 45; brackets 47). */
+#define AG_EGRESS_ADDR_TEXT_MAX 64
+/* Largest byte counter one event may record (upstream: 10^12). */
+#define AG_EGRESS_EVENT_BYTES_MAX 1000000000000LL
+/* Manifest: most events recorded; past it the manifest is truncated and
+ * can never be complete (upstream bound). */
+#define AG_EGRESS_MANIFEST_MAX_EVENTS 256
+/* Manifest shape bounds (upstream): longest string (bytes), longest list,
+ * most keys per object, deepest nesting (root = 1), serialized bytes. */
+#define AG_EGRESS_MANIFEST_MAX_STRING 512
+#define AG_EGRESS_MANIFEST_MAX_LIST 256
+#define AG_EGRESS_MANIFEST_MAX_KEYS 96
+#define AG_EGRESS_MANIFEST_MAX_DEPTH 8
+#define AG_EGRESS_MANIFEST_MAX_BYTES (64 * 1024)
+/* Longest trial or authorization id. */
+#define AG_EGRESS_ID_MAX 128
+/* Gateway container defaults (upstream plan): uid/gid, CPUs, memory, PIDs, tmpfs. */
+#define AG_EGRESS_GATEWAY_UID 65532
+#define AG_EGRESS_GATEWAY_CPUS 0.5
+#define AG_EGRESS_GATEWAY_MEMORY "128m"
+#define AG_EGRESS_GATEWAY_PIDS 128
+#define AG_EGRESS_GATEWAY_TMPFS "64m"
+/* The proxy port the gateway listens on, on the study network only. */
+#define AG_EGRESS_GATEWAY_PORT 8080
+
+_Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "events are a list");
+/* ---- reports for tools, JSON output, the run's patch (issue 14, h-user) ---- */
+/* Most locations on one SARIF result (distinct changed paths named by a
+ * check's evidence; a check keeps at most AG_CHECK_EVIDENCE_MAX_ITEMS). */
+#define AG_REPORT_SARIF_LOCATIONS_MAX 16
+/* Longest SARIF artifact URI (bytes, after percent-encoding a path). */
+#define AG_REPORT_SARIF_URI_MAX 4096
+/* Largest changes.patch (bytes); over it the patch is not written and the
+ * artifact says why (patch.status omitted, reason limit.patch.size). */
+#define AG_PATCH_MAX_BYTES (32u * 1024 * 1024)
+/* Most file content read to build it (old + new sides, all files; one side
+ * of one file at most this too): limit.patch.input. */
+#define AG_PATCH_MAX_INPUT_BYTES (128u * 1024 * 1024)
+/* Lines of context around each hunk (git's default). */
+#define AG_PATCH_CONTEXT_LINES 3
+/* ---- redaction and terminal output (src/lib/base/redact.c, termsafe.c) ---- */
+/* Longest credential flag or header name the argv rules look at (bytes,
+ * without the dashes); a longer name is not a credential flag. */
+#define AG_REDACT_FLAG_NAME_MAX 64
+/* Longest secret whose encoded forms (percent, JSON) are searched too; a
+ * longer one (only an argv credential can be) is searched as given. The
+ * automaton holds each form, so this bounds its size at about 7 times the
+ * secret bytes. */
+#define AG_REDACT_ENCODED_SECRET_MAX 16384
+
 /* ---- evidence signatures and the chain lock (docs/evidence.md) ---- */
 /* Largest key file read (PEM): an Ed25519 PKCS#8 key is 119 bytes. */
 #define AG_SIGN_KEY_MAX_BYTES 4096

@@ -74,6 +74,7 @@ struct ag_run_outcome {
 	const char *workspace_status;	   /* removed, retained, incomplete, not_prepared */
 	bool source_unchanged_known, source_unchanged;
 	bool artifact_written;
+	bool patch_written; /* changes.patch is beside the artifact */
 	bool seal_failed; /* the artifact exists but could not be sealed */
 	const char *chain_start; /* static: why the seal starts a chain segment or is
 				  * outside the chain (seal.h), NULL when linked */

@@ -1,0 +1,903 @@
+/*
+ * manifest.c: build, sanitize, write and validate the live-study egress
+ * manifest (manifest.h).
+ */
+#include "lib/base/ag.h"
+#include "lib/egress/manifest.h"
+#include "lib/base/buf.h"
+#include "lib/base/error.h"
+#include "lib/egress/authority.h"
+#include "lib/egress/policy.h"
+#include "lib/evidence/canon.h"
+
+#define FAIL(code, reason, key, ...) ag_err_at(err, code, reason, NULL, 0, 0, key, __VA_ARGS__)
+
+/* ---- sanitizing ---- */
+
+static const char *const private_prefixes[] = {
+    "/home/", "/root/", "/tmp/", "/Users/", "/var/folders/", "/private/",
+    "/run/user/", "/mnt/", "/media/", "/var/tmp/", "/var/lib/docker/",
+};
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* A private path token starts at i: start of string or after a separator. */
+static size_t private_path_at(const char *s, size_t i)
+{
+	if (i > 0 && !strchr(" \t\n\r\"'=:(,[", s[i - 1]))
+		return 0;
+	for (size_t k = 0; k < AG_ARRAY_SIZE(private_prefixes); k++) {
+		size_t n = strlen(private_prefixes[k]);
+		if (strncmp(s + i, private_prefixes[k], n) == 0)
+			return n;
+	}
+	return 0;
+}
+
+/* "?...=..." without blanks starting at i: length of the run, or 0. */
+static size_t query_at(const char *s, size_t i)
+{
+	if (s[i] != '?')
+		return 0;
+	size_t j = i + 1;
+	bool eq = false;
+	while (s[j] && !is_blank(s[j])) {
+		if (s[j] == '=')
+			eq = true;
+		j++;
+	}
+	return eq ? j - i : 0;
+}
+
+static size_t token_end(const char *s, size_t i)
+{
+	while (s[i] && !is_blank(s[i]))
+		i++;
+	return i;
+}
+
+/* Where the current blank-free token started (to spot a URL). */
+static bool in_url(const char *s, size_t i)
+{
+	size_t b = i;
+	while (b > 0 && !is_blank(s[b - 1]))
+		b--;
+	const char *p = strstr(s + b, "://");
+	return p && p < s + i;
+}
+
+static bool needs_sanitizing(const char *s, size_t n)
+{
+	if (n > AG_EGRESS_MANIFEST_MAX_STRING)
+		return true;
+	for (size_t i = 0; i < n; i++) {
+		if (query_at(s, i) || private_path_at(s, i))
+			return true;
+		if (s[i] == '#' && in_url(s, i))
+			return true;
+	}
+	return false;
+}
+
+/* Cuts s[0..n) to at most max bytes without splitting a UTF-8 sequence. */
+static size_t utf8_cut(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
+char *ag_egress_sanitize(const char *s)
+{
+	/* Only ever dropping content, so cut first: the scans below are then
+	 * bounded (a query or path cut short is still a query or path). */
+	size_t n = utf8_cut(s, strlen(s), 2 * AG_EGRESS_MANIFEST_MAX_STRING);
+	_cleanup_free_ char *in = ag_xstrndup(s, n);
+	struct ag_buf o = AG_BUF_INIT(4 * AG_EGRESS_MANIFEST_MAX_STRING, "egress.manifest.string");
+	struct ag_error *e = NULL;
+	int r = 0;
+	for (size_t i = 0; in[i] && r == 0;) {
+		if (query_at(in, i) || (in[i] == '#' && in_url(in, i))) {
+			if (!in_url(in, i))
+				r = ag_buf_adds(&o, "[REDACTED_QUERY]", &e);
+			i = token_end(in, i);
+		} else if (private_path_at(in, i)) {
+			r = ag_buf_adds(&o, "[REDACTED_PATH]", &e);
+			i = token_end(in, i);
+		} else {
+			r = ag_buf_add(&o, in + i, 1, &e);
+			i++;
+		}
+	}
+	ag_error_free(e); /* cannot happen: the output is at most the input plus markers */
+	o.buf[utf8_cut(o.buf, o.len, AG_EGRESS_MANIFEST_MAX_STRING)] = '\0';
+	size_t len;
+	return ag_buf_detach(&o, &len);
+}
+
+static json_t *clean_string(const char *s)
+{
+	if (!s)
+		return json_null();
+	char *c = ag_egress_sanitize(s);
+	json_t *j = json_string(c);
+	free(c);
+	return j ? j : json_string("[INVALID_UTF8]");
+}
+
+/* ---- completion ---- */
+
+static const char *str(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static bool is_true(const json_t *o, const char *k)
+{
+	return json_is_true(json_object_get(o, k));
+}
+
+static bool cleanup_item_done(const char *s)
+{
+	return s && (!strcmp(s, "removed") || !strcmp(s, "already_absent") ||
+		     !strcmp(s, "not_created"));
+}
+
+static const char *const cleanup_items[] = {"agent", "gateway", "internal_network",
+					    "outbound_network"};
+
+static bool identity_complete(const json_t *id)
+{
+	const char *local = str(id, "local_image_id"), *bound = str(id, "container_bound_image_id");
+	return json_is_object(id) && str(id, "registry_digest") && local && bound &&
+	       strcmp(local, bound) == 0;
+}
+
+static bool same_dest(const json_t *a, const json_t *b)
+{
+	const char *ha = str(a, "host"), *hb = str(b, "host");
+	return ha && hb && strcmp(ha, hb) == 0 &&
+	       json_integer_value(json_object_get(a, "port")) ==
+		   json_integer_value(json_object_get(b, "port")) &&
+	       json_is_integer(json_object_get(a, "port"));
+}
+
+static bool event_contradictory(const json_t *e)
+{
+	const char *dec = str(e, "decision"), *reason = str(e, "reason");
+	bool approved = reason && strcmp(reason, "approved_destination") == 0;
+	if (!dec || (strcmp(dec, "allow") && strcmp(dec, "deny")))
+		return false; /* judged as decision_unknown */
+	if (!strcmp(dec, "deny"))
+		return approved;
+	if (!approved)
+		return true;
+	if (!same_dest(json_object_get(e, "requested"), json_object_get(e, "effective")))
+		return true;
+	const char *rs = str(e, "resolution_status");
+	const json_t *addrs = json_object_get(e, "resolved_addresses");
+	if (!rs || strcmp(rs, "stable") != 0 || !json_is_array(addrs) || json_array_size(addrs) < 1)
+		return true;
+	/* All resolved addresses collapse to one. */
+	struct ag_egress_addr first = {0};
+	for (size_t i = 0; i < json_array_size(addrs); i++) {
+		struct ag_egress_addr a;
+		if (ag_egress_addr_parse(json_string_value(json_array_get(addrs, i)), &a) < 0)
+			return true;
+		a = ag_egress_addr_unmap(&a);
+		if (i == 0)
+			first = a;
+		else if (a.family != first.family || memcmp(a.b, first.b, 16) != 0)
+			return true;
+	}
+	return false;
+}
+
+void ag_egress_manifest_completion(const json_t *m, struct ag_egress_completion *c)
+{
+#define SET(s, r)                                                                                  \
+	do {                                                                                       \
+		c->status = (s);                                                                   \
+		c->reason = (r);                                                                   \
+		c->success_eligible = !strcmp((s), "complete");                                    \
+		return;                                                                            \
+	} while (0)
+	const json_t *events = json_object_get(m, "events");
+	if (!json_is_array(events))
+		SET("incomplete", "events_missing");
+	if (!identity_complete(json_object_get(m, "gateway_image_identity")))
+		SET("incomplete", "gateway_identity_missing");
+	const json_t *gw = json_object_get(m, "gateway_status");
+	const char *state = str(gw, "state");
+	if (state && !strcmp(state, "crashed"))
+		SET("failed", "gateway_crashed");
+	if (!state || strcmp(state, "running"))
+		SET("incomplete", "gateway_not_running");
+	if (!is_true(gw, "evidence_complete") || !json_is_false(json_object_get(gw, "evidence_truncated")))
+		SET("incomplete", "gateway_evidence_incomplete");
+	const json_t *cl = json_object_get(m, "cleanup_status");
+	bool cleaned = is_true(cl, "overall_complete");
+	for (size_t i = 0; i < AG_ARRAY_SIZE(cleanup_items); i++)
+		cleaned = cleaned && cleanup_item_done(str(cl, cleanup_items[i]));
+	if (!cleaned)
+		SET("incomplete", "cleanup_incomplete");
+	if (!is_true(json_object_get(m, "liveness_status"), "verified"))
+		SET("incomplete", "liveness_unverified");
+	size_t i;
+	const json_t *e;
+	json_array_foreach(events, i, e)
+	{
+		if (!is_true(e, "evidence_complete") ||
+		    !json_is_false(json_object_get(e, "evidence_truncated")))
+			SET("incomplete", "event_evidence_incomplete");
+	}
+	json_array_foreach(events, i, e)
+	{
+		if (event_contradictory(e))
+			SET("incomplete", "event_contradictory");
+	}
+	json_array_foreach(events, i, e)
+	{
+		const char *dec = str(e, "decision");
+		if (!dec || (strcmp(dec, "allow") && strcmp(dec, "deny")))
+			SET("incomplete", "decision_unknown");
+	}
+	json_array_foreach(events, i, e)
+	{
+		if (!strcmp(str(e, "decision"), "deny"))
+			SET("failed", "destination_denied");
+	}
+	const json_t *approved = json_object_get(m, "approved_destination");
+	json_array_foreach(events, i, e)
+	{
+		if (json_is_object(approved) && !same_dest(approved, json_object_get(e, "requested")))
+			SET("failed", "unexpected_destination");
+	}
+	SET("complete", "complete");
+#undef SET
+}
+
+/* ---- validation ---- */
+
+struct vctx {
+	struct ag_error **err;
+	char path[160];
+};
+
+static int shape(const json_t *v, unsigned depth, struct vctx *x)
+{
+	struct ag_error **err = x->err;
+	if (depth > AG_EGRESS_MANIFEST_MAX_DEPTH)
+		return FAIL(AG_E_LIMIT, "egress.manifest.depth", x->path, "nests deeper than %d",
+			    AG_EGRESS_MANIFEST_MAX_DEPTH);
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		if (json_object_size(v) > AG_EGRESS_MANIFEST_MAX_KEYS)
+			return FAIL(AG_E_LIMIT, "egress.manifest.keys", x->path,
+				    "object has more than %d keys", AG_EGRESS_MANIFEST_MAX_KEYS);
+		const char *k;
+		const json_t *c;
+		size_t plen = strlen(x->path);
+		json_object_foreach((json_t *)v, k, c)
+		{
+			size_t kl = strlen(k);
+			if (kl == 0 || kl > AG_EGRESS_MANIFEST_MAX_STRING)
+				return FAIL(AG_E_LIMIT, "egress.manifest.string", x->path,
+					    "key is empty or longer than %d bytes",
+					    AG_EGRESS_MANIFEST_MAX_STRING);
+			if (needs_sanitizing(k, kl))
+				return FAIL(AG_E_CONFIG, "egress.manifest.query", x->path,
+					    "key is not sanitized");
+			snprintf(x->path + plen, sizeof(x->path) - plen, "%s%.40s", plen ? "." : "",
+				 k);
+			if (shape(c, depth + 1, x) < 0)
+				return -1;
+			x->path[plen] = '\0';
+		}
+		return 0;
+	}
+	case JSON_ARRAY: {
+		if (json_array_size(v) > AG_EGRESS_MANIFEST_MAX_LIST)
+			return FAIL(AG_E_LIMIT, "egress.manifest.list", x->path,
+				    "list has more than %d items", AG_EGRESS_MANIFEST_MAX_LIST);
+		size_t i, plen = strlen(x->path);
+		const json_t *c;
+		json_array_foreach(v, i, c)
+		{
+			snprintf(x->path + plen, sizeof(x->path) - plen, "[%zu]", i);
+			if (shape(c, depth + 1, x) < 0)
+				return -1;
+			x->path[plen] = '\0';
+		}
+		return 0;
+	}
+	case JSON_STRING: {
+		const char *s = json_string_value(v);
+		size_t n = json_string_length(v);
+		if (n > AG_EGRESS_MANIFEST_MAX_STRING)
+			return FAIL(AG_E_LIMIT, "egress.manifest.string", x->path,
+				    "string is longer than %d bytes", AG_EGRESS_MANIFEST_MAX_STRING);
+		for (size_t i = 0; i < n; i++) {
+			if (query_at(s, i) || (s[i] == '#' && in_url(s, i)))
+				return FAIL(AG_E_CONFIG, "egress.manifest.query", x->path,
+					    "a query string or fragment reached the manifest");
+			if (private_path_at(s, i))
+				return FAIL(AG_E_CONFIG, "egress.manifest.private_path", x->path,
+					    "a private host path reached the manifest");
+		}
+		return 0;
+	}
+	case JSON_INTEGER: {
+		json_int_t n = json_integer_value(v);
+		if (n > AG_EGRESS_EVENT_BYTES_MAX || n < -AG_EGRESS_EVENT_BYTES_MAX)
+			return FAIL(AG_E_LIMIT, "egress.manifest.number", x->path,
+				    "integer outside +-10^12");
+		return 0;
+	}
+	case JSON_REAL:
+		return FAIL(AG_E_CONFIG, "egress.manifest.number", x->path,
+			    "fractional numbers are not used in a manifest");
+	default:
+		return 0;
+	}
+}
+
+/* Field spec: key, kind; kinds check type and pattern. */
+enum kind { K_HEX, K_ID, K_STR, K_STR_NULL, K_BOOL, K_INT, K_OBJ, K_OBJ_NULL, K_LIST };
+
+static bool hex64(const char *s)
+{
+	if (!s || strlen(s) != 64)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return false;
+	return true;
+}
+
+struct field {
+	const char *key;
+	enum kind kind;
+	const char *const *values; /* allowed strings, or NULL */
+};
+
+static bool in_list(const char *s, const char *const *l)
+{
+	for (; *l; l++)
+		if (!strcmp(s, *l))
+			return true;
+	return false;
+}
+
+static int fields(const json_t *o, const char *where, const struct field *f, size_t n,
+		  struct ag_error **err)
+{
+	char key[160];
+	if (!json_is_object(o))
+		return FAIL(AG_E_CONFIG, "egress.manifest.type", where, "must be an object");
+	const char *k;
+	const json_t *v;
+	json_object_foreach((json_t *)o, k, v)
+	{
+		bool known = false;
+		for (size_t i = 0; i < n; i++)
+			known = known || !strcmp(f[i].key, k);
+		if (!known)
+			return FAIL(AG_E_CONFIG, "egress.manifest.unknown_key", where,
+				    "unknown key '%.40s'", k);
+	}
+	for (size_t i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "%s%s%s", where, where[0] ? "." : "", f[i].key);
+		v = json_object_get(o, f[i].key);
+		if (!v)
+			return FAIL(AG_E_CONFIG, "egress.manifest.missing", key, "is required");
+		bool ok;
+		const char *reason = "egress.manifest.type";
+		switch (f[i].kind) {
+		case K_HEX:
+			ok = hex64(json_string_value(v));
+			reason = "egress.manifest.hash";
+			break;
+		case K_ID:
+			ok = ag_egress_id_valid(json_string_value(v));
+			reason = "egress.manifest.id";
+			break;
+		case K_STR:
+			ok = json_is_string(v) && json_string_length(v) > 0;
+			break;
+		case K_STR_NULL:
+			ok = json_is_null(v) || (json_is_string(v) && json_string_length(v) > 0);
+			break;
+		case K_BOOL:
+			ok = json_is_boolean(v);
+			break;
+		case K_INT:
+			ok = json_is_integer(v) && json_integer_value(v) >= 0;
+			break;
+		case K_OBJ:
+			ok = json_is_object(v);
+			break;
+		case K_OBJ_NULL:
+			ok = json_is_object(v) || json_is_null(v);
+			break;
+		case K_LIST:
+			ok = json_is_array(v);
+			break;
+		default:
+			ok = false;
+		}
+		if (ok && f[i].values && json_is_string(v) &&
+		    !in_list(json_string_value(v), f[i].values)) {
+			ok = false;
+			reason = "egress.manifest.status";
+		}
+		if (!ok)
+			return FAIL(AG_E_CONFIG, reason, key, "has the wrong type or value");
+	}
+	return 0;
+}
+
+static const char *const gw_states[] = {"running", "exited", "crashed", "not_started", "unknown",
+					NULL};
+static const char *const cleanup_states[] = {"removed", "already_absent", "not_created",
+					     "incomplete", NULL};
+static const char *const completion_states[] = {"complete", "incomplete", "failed", NULL};
+static const char *const event_types[] = {"request", "redirect", "new_destination",
+					  "blocked_route", NULL};
+
+static int host_port(const json_t *o, const char *where, bool nullable, struct ag_error **err)
+{
+	/* exactly {host, port} */
+	if (!json_is_object(o) || json_object_size(o) != 2 || !json_object_get(o, "host") ||
+	    !json_object_get(o, "port"))
+		return FAIL(AG_E_CONFIG, "egress.manifest.event", where, "must be {host, port}");
+	const json_t *h = json_object_get(o, "host"), *p = json_object_get(o, "port");
+	if (json_is_null(h) && json_is_null(p) && nullable)
+		return 0;
+	struct ag_egress_target t;
+	const char *why = NULL;
+	if (!json_is_string(h) ||
+	    ag_egress_host_normalize(json_string_value(h), json_string_length(h), &t, &why) < 0 ||
+	    strcmp(t.host, json_string_value(h)) || !json_is_integer(p) ||
+	    json_integer_value(p) < 1 || json_integer_value(p) > 65535)
+		return FAIL(AG_E_CONFIG, "egress.manifest.event", where,
+			    "must name a normalised host and a port 1..65535");
+	return 0;
+}
+
+/* ^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$ */
+static bool timestamp_ok(const char *s)
+{
+	static const char tmpl[] = "dddd-dd-ddTdd:dd:dd";
+	if (!s || strlen(s) < sizeof(tmpl))
+		return false;
+	for (size_t i = 0; i + 1 < sizeof(tmpl); i++)
+		if (tmpl[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != tmpl[i])
+			return false;
+	const char *p = s + sizeof(tmpl) - 1;
+	if (*p == '.') {
+		size_t d = 0;
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			d++;
+		if (d < 1 || d > 9)
+			return false;
+	}
+	return p[0] == 'Z' && p[1] == '\0';
+}
+
+static int check_event(const json_t *e, size_t idx, struct ag_error **err)
+{
+	char w[64], k[96];
+	snprintf(w, sizeof(w), "events[%zu]", idx);
+	static const struct field f[] = {
+	    {"event_type", K_STR, event_types},
+	    {"protocol", K_STR, NULL},
+	    {"route", K_STR_NULL, NULL},
+	    {"requested", K_OBJ, NULL},
+	    {"effective", K_OBJ, NULL},
+	    {"url", K_STR_NULL, NULL},
+	    {"resolved_addresses", K_LIST, NULL},
+	    {"resolution_status", K_STR, NULL},
+	    {"decision", K_STR, NULL},
+	    {"reason", K_STR, NULL},
+	    {"bytes", K_OBJ, NULL},
+	    {"timestamps", K_OBJ, NULL},
+	    {"evidence_complete", K_BOOL, NULL},
+	    {"evidence_truncated", K_BOOL, NULL},
+	};
+	if (fields(e, w, f, AG_ARRAY_SIZE(f), err) < 0)
+		return -1;
+	snprintf(k, sizeof(k), "%s.requested", w);
+	if (host_port(json_object_get(e, "requested"), k, true, err) < 0)
+		return -1;
+	snprintf(k, sizeof(k), "%s.effective", w);
+	if (host_port(json_object_get(e, "effective"), k, true, err) < 0)
+		return -1;
+	const json_t *addrs = json_object_get(e, "resolved_addresses");
+	snprintf(k, sizeof(k), "%s.resolved_addresses", w);
+	if (json_array_size(addrs) > AG_EGRESS_RESOLVED_MAX)
+		return FAIL(AG_E_LIMIT, "egress.manifest.event", k, "more than %d addresses",
+			    AG_EGRESS_RESOLVED_MAX);
+	size_t i;
+	const json_t *a;
+	json_array_foreach(addrs, i, a)
+	{
+		struct ag_egress_addr x;
+		if (ag_egress_addr_parse(json_string_value(a), &x) < 0)
+			return FAIL(AG_E_CONFIG, "egress.manifest.event", k,
+				    "item %zu is not an address", i);
+	}
+	static const struct field bytes[] = {{"in", K_INT, NULL}, {"out", K_INT, NULL}};
+	static const struct field ts[] = {{"start", K_STR, NULL}, {"end", K_STR, NULL}};
+	snprintf(k, sizeof(k), "%s.bytes", w);
+	if (fields(json_object_get(e, "bytes"), k, bytes, 2, err) < 0)
+		return -1;
+	snprintf(k, sizeof(k), "%s.timestamps", w);
+	if (fields(json_object_get(e, "timestamps"), k, ts, 2, err) < 0)
+		return -1;
+	const json_t *t = json_object_get(e, "timestamps");
+	if (!timestamp_ok(str(t, "start")) || !timestamp_ok(str(t, "end")))
+		return FAIL(AG_E_CONFIG, "egress.manifest.event", k,
+			    "timestamps must be RFC 3339 UTC (YYYY-MM-DDTHH:MM:SS[.f]Z)");
+	return 0;
+}
+
+static int check_fields(const json_t *m, const struct ag_egress_policy *policy,
+			struct ag_error **err)
+{
+	static const struct field top[] = {
+	    {"schema", K_STR, NULL},
+	    {"schema_version", K_INT, NULL},
+	    {"plan_digest", K_HEX, NULL},
+	    {"profile_hash", K_HEX, NULL},
+	    {"fixture_hash", K_HEX, NULL},
+	    {"trial_id", K_ID, NULL},
+	    {"authorization_id", K_ID, NULL},
+	    {"egress_policy_digest", K_HEX, NULL},
+	    {"approved_destination", K_OBJ_NULL, NULL},
+	    {"gateway_image_identity", K_OBJ_NULL, NULL},
+	    {"events", K_LIST, NULL},
+	    {"gateway_status", K_OBJ, NULL},
+	    {"cleanup_status", K_OBJ, NULL},
+	    {"liveness_status", K_OBJ, NULL},
+	    {"completion", K_OBJ, NULL},
+	};
+	if (fields(m, "", top, AG_ARRAY_SIZE(top), err) < 0)
+		return -1;
+	if (strcmp(str(m, "schema"), AG_EGRESS_MANIFEST_SCHEMA))
+		return FAIL(AG_E_CONFIG, "egress.manifest.schema", "schema",
+			    "schema must be \"" AG_EGRESS_MANIFEST_SCHEMA "\"");
+	if (json_integer_value(json_object_get(m, "schema_version")) != 1)
+		return FAIL(AG_E_CONFIG, "egress.manifest.version", "schema_version",
+			    "schema_version must be 1");
+	const json_t *ad = json_object_get(m, "approved_destination");
+	if (json_is_object(ad) && host_port(ad, "approved_destination", false, err) < 0)
+		return -1;
+	const json_t *id = json_object_get(m, "gateway_image_identity");
+	if (json_is_object(id)) {
+		static const struct field f[] = {
+		    {"configured_reference", K_STR, NULL}, {"registry_digest", K_STR_NULL, NULL},
+		    {"local_image_id", K_STR_NULL, NULL},  {"container_bound_image_id", K_STR_NULL, NULL},
+		    {"platform", K_STR_NULL, NULL},	   {"pull_policy", K_STR, NULL},
+		    {"cache_status", K_STR, NULL},
+		};
+		if (fields(id, "gateway_image_identity", f, AG_ARRAY_SIZE(f), err) < 0)
+			return -1;
+		const char *rd = str(id, "registry_digest");
+		const char *ids[] = {str(id, "local_image_id"), str(id, "container_bound_image_id")};
+		const char *at = rd ? strstr(rd, "@sha256:") : NULL;
+		if (rd && (!at || !hex64(at + 8)))
+			return FAIL(AG_E_CONFIG, "egress.manifest.identity",
+				    "gateway_image_identity.registry_digest",
+				    "must be REPOSITORY@sha256:<64 hex>");
+		for (size_t i = 0; i < 2; i++)
+			if (ids[i] && (strncmp(ids[i], "sha256:", 7) || !hex64(ids[i] + 7)))
+				return FAIL(AG_E_CONFIG, "egress.manifest.identity",
+					    "gateway_image_identity",
+					    "image ids must be sha256:<64 hex>");
+	}
+	static const struct field gw[] = {{"state", K_STR, gw_states},
+					  {"evidence_complete", K_BOOL, NULL},
+					  {"evidence_truncated", K_BOOL, NULL}};
+	if (fields(json_object_get(m, "gateway_status"), "gateway_status", gw, 3, err) < 0)
+		return -1;
+	static const struct field cl[] = {{"agent", K_STR, cleanup_states},
+					  {"gateway", K_STR, cleanup_states},
+					  {"internal_network", K_STR, cleanup_states},
+					  {"outbound_network", K_STR, cleanup_states},
+					  {"overall_complete", K_BOOL, NULL}};
+	if (fields(json_object_get(m, "cleanup_status"), "cleanup_status", cl, 5, err) < 0)
+		return -1;
+	static const struct field lv[] = {{"verified", K_BOOL, NULL}};
+	if (fields(json_object_get(m, "liveness_status"), "liveness_status", lv, 1, err) < 0)
+		return -1;
+	static const struct field co[] = {{"status", K_STR, completion_states},
+					  {"reason", K_STR, NULL},
+					  {"success_eligible", K_BOOL, NULL}};
+	if (fields(json_object_get(m, "completion"), "completion", co, 3, err) < 0)
+		return -1;
+	const json_t *events = json_object_get(m, "events");
+	if (json_array_size(events) > AG_EGRESS_MANIFEST_MAX_EVENTS)
+		return FAIL(AG_E_LIMIT, "egress.manifest.list", "events", "more than %d events",
+			    AG_EGRESS_MANIFEST_MAX_EVENTS);
+	size_t i;
+	const json_t *e;
+	json_array_foreach(events, i, e)
+	{
+		if (check_event(e, i, err) < 0)
+			return -1;
+	}
+	if (policy) {
+		if (strcmp(str(m, "egress_policy_digest"), policy->digest))
+			return FAIL(AG_E_CONFIG, "egress.manifest.policy_digest",
+				    "egress_policy_digest", "does not match the policy's digest");
+		bool single = policy->n_rules == 1;
+		if (single != json_is_object(ad) ||
+		    (single && (strcmp(str(ad, "host"), policy->rules[0].dest.host) ||
+				json_integer_value(json_object_get(ad, "port")) !=
+				    policy->rules[0].dest.port)))
+			return FAIL(AG_E_CONFIG, "egress.manifest.approved_destination",
+				    "approved_destination",
+				    "must be the policy's single rule (null for other policies)");
+	}
+	return 0;
+}
+
+int ag_egress_manifest_validate(const char *data, size_t len, const struct ag_egress_policy *policy,
+				struct ag_egress_completion *c, struct ag_error **err)
+{
+	*c = (struct ag_egress_completion){"incomplete", "events_missing", false};
+	if (len > AG_EGRESS_MANIFEST_MAX_BYTES)
+		return FAIL(AG_E_LIMIT, "egress.manifest.size", "",
+			    "manifest is larger than %d bytes", AG_EGRESS_MANIFEST_MAX_BYTES);
+	json_error_t je;
+	json_t *m = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
+	if (!m)
+		return ag_err_at(err, AG_E_CONFIG, "egress.manifest.json", NULL, (unsigned)je.line,
+				 (unsigned)je.column, "", "manifest is not valid JSON (or repeats a key)");
+	struct vctx x = {.err = err};
+	int rc = shape(m, 1, &x);
+	if (rc == 0)
+		rc = check_fields(m, policy, err);
+	if (rc == 0) {
+		ag_egress_manifest_completion(m, c);
+		const json_t *st = json_object_get(m, "completion");
+		if (strcmp(str(st, "status"), c->status) ||
+		    json_is_true(json_object_get(st, "success_eligible")) != c->success_eligible)
+			rc = FAIL(AG_E_CONFIG, "egress.manifest.completion_mismatch", "completion",
+				  "states '%s' but its contents give '%s' (%s)", str(st, "status"),
+				  c->status, c->reason);
+	}
+	json_decref(m);
+	return rc;
+}
+
+/* ---- building ---- */
+
+static json_t *dest_json(const char *host, int64_t port)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "host", host && host[0] ? json_string(host) : json_null());
+	json_object_set_new(o, "port", port > 0 ? json_integer(port) : json_null());
+	return o;
+}
+
+static int64_t clamp_bytes(int64_t v)
+{
+	return v < 0 ? 0 : v > AG_EGRESS_EVENT_BYTES_MAX ? AG_EGRESS_EVENT_BYTES_MAX : v;
+}
+
+/* A record's string field: sanitized, never empty (empty -> "unknown"). */
+static json_t *field_string(const char *s)
+{
+	return clean_string(s && s[0] ? s : "unknown");
+}
+
+/* {host, port}, both null unless the host normalises and the port is valid. */
+static json_t *checked_dest(const char *host, int64_t port)
+{
+	struct ag_egress_target t;
+	const char *why = NULL;
+	bool ok = host && port >= 1 && port <= 65535 &&
+		  ag_egress_host_normalize(host, strnlen(host, AG_EGRESS_HOST_MAX + 1), &t, &why) == 0;
+	return dest_json(ok ? t.host : NULL, ok ? port : 0);
+}
+
+json_t *ag_egress_event_record(const struct ag_egress_event *ev,
+			       const struct ag_egress_decision *d,
+			       const struct ag_egress_event_meta *meta)
+{
+	/* Whatever the gateway hands over, the record validates; what it
+	 * could not state properly marks the record's evidence incomplete. */
+	bool complete = meta->evidence_complete;
+	json_t *o = json_object();
+	const char *type = meta->event_type ? meta->event_type : "";
+	if (!in_list(type, event_types)) {
+		type = "request";
+		complete = false;
+	}
+	json_object_set_new(o, "event_type", json_string(type));
+	json_object_set_new(o, "protocol", field_string(ev->protocol));
+	json_object_set_new(o, "route", meta->route && meta->route[0] ? clean_string(meta->route)
+								       : json_null());
+	json_object_set_new(o, "requested", checked_dest(d->host, d->port));
+	/* The effective destination equals the decision's unless the event
+	 * stated another one (then the decision was a deny). */
+	json_object_set_new(o, "effective",
+			    ev->effective_host || ev->effective_port
+				? checked_dest(ev->effective_host, ev->effective_port)
+				: checked_dest(d->host, d->port));
+	char *url = NULL;
+	if (ev->url) {
+		struct ag_egress_target t;
+		bool https;
+		const char *why = NULL;
+		if (ag_egress_url_parse(ev->url, strnlen(ev->url, AG_EGRESS_AUTHORITY_MAX + 1), &t,
+					&https, &url, &why) < 0)
+			url = NULL;
+	}
+	json_object_set_new(o, "url", url ? clean_string(url) : json_null());
+	free(url);
+	json_t *addrs = json_array();
+	size_t want = ev->n_resolved > AG_EGRESS_RESOLVED_MAX ? AG_EGRESS_RESOLVED_MAX : ev->n_resolved;
+	for (size_t i = 0; i < want; i++) {
+		struct ag_egress_addr a;
+		char text[AG_EGRESS_ADDR_TEXT_MAX];
+		if (ev->resolved && ag_egress_addr_parse(ev->resolved[i], &a) == 0) {
+			ag_egress_addr_format(&a, text);
+			json_array_append_new(addrs, json_string(text));
+		}
+	}
+	bool truncated = meta->evidence_truncated || ev->n_resolved > AG_EGRESS_RESOLVED_MAX ||
+			 json_array_size(addrs) != want;
+	json_object_set_new(o, "resolved_addresses", addrs);
+	json_object_set_new(o, "resolution_status", field_string(ev->resolution_status));
+	json_object_set_new(o, "decision", json_string(d->allow ? "allow" : "deny"));
+	json_object_set_new(o, "reason", json_string(d->reason ? d->reason : "unknown"));
+	json_t *b = json_object();
+	json_object_set_new(b, "in", json_integer(clamp_bytes(meta->bytes_in)));
+	json_object_set_new(b, "out", json_integer(clamp_bytes(meta->bytes_out)));
+	json_object_set_new(o, "bytes", b);
+	if (!timestamp_ok(meta->started) || !timestamp_ok(meta->ended))
+		complete = false;
+	json_t *t = json_object();
+	json_object_set_new(t, "start", json_string(timestamp_ok(meta->started)
+							 ? meta->started
+							 : "1970-01-01T00:00:00Z"));
+	json_object_set_new(t, "end", json_string(timestamp_ok(meta->ended) ? meta->ended
+									 : "1970-01-01T00:00:00Z"));
+	json_object_set_new(o, "timestamps", t);
+	json_object_set_new(o, "evidence_complete", json_boolean(complete));
+	json_object_set_new(o, "evidence_truncated", json_boolean(truncated));
+	return o;
+}
+
+/* Sanitizes every string value of v in place (keys are the schema's own). */
+static void sanitize_tree(json_t *v, unsigned depth)
+{
+	if (depth > AG_EGRESS_MANIFEST_MAX_DEPTH)
+		return; /* the validator refuses the depth */
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *c;
+		json_object_foreach(v, k, c)
+		{
+			if (json_is_string(c))
+				json_object_set_new(v, k, clean_string(json_string_value(c)));
+			else
+				sanitize_tree(c, depth + 1);
+		}
+	} else if (json_is_array(v)) {
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			json_t *c = json_array_get(v, i);
+			if (json_is_string(c))
+				json_array_set_new(v, i, clean_string(json_string_value(c)));
+			else
+				sanitize_tree(c, depth + 1);
+		}
+	}
+}
+
+int ag_egress_manifest_build(const struct ag_egress_manifest_inputs *in, json_t **out,
+			     struct ag_error **err)
+{
+	json_t *m = json_object();
+	json_object_set_new(m, "schema", json_string(AG_EGRESS_MANIFEST_SCHEMA));
+	json_object_set_new(m, "schema_version", json_integer(1));
+	json_object_set_new(m, "plan_digest", clean_string(in->plan_digest));
+	json_object_set_new(m, "profile_hash", clean_string(in->profile_hash));
+	json_object_set_new(m, "fixture_hash", clean_string(in->fixture_hash));
+	json_object_set_new(m, "trial_id", clean_string(in->trial_id));
+	json_object_set_new(m, "authorization_id", clean_string(in->authorization_id));
+	json_object_set_new(m, "egress_policy_digest", json_string(in->policy->digest));
+	json_object_set_new(m, "approved_destination",
+			    in->policy->n_rules == 1
+				? dest_json(in->policy->rules[0].dest.host,
+					    in->policy->rules[0].dest.port)
+				: json_null());
+	json_t *id = in->gateway_image_identity ? json_deep_copy(in->gateway_image_identity)
+						: json_null();
+	sanitize_tree(id, 2);
+	json_object_set_new(m, "gateway_image_identity", id);
+	json_t *events = json_array();
+	size_t n = json_array_size(in->events);
+	bool truncated = n > AG_EGRESS_MANIFEST_MAX_EVENTS || !json_is_array(in->events);
+	for (size_t i = 0; i < n && i < AG_EGRESS_MANIFEST_MAX_EVENTS; i++) {
+		json_t *e = json_deep_copy(json_array_get(in->events, i));
+		sanitize_tree(e, 2);
+		json_array_append_new(events, e);
+	}
+	json_object_set_new(m, "events", events);
+	json_t *gw = json_object();
+	json_object_set_new(gw, "state", json_string(in->gateway_state ? in->gateway_state
+								       : "unknown"));
+	json_object_set_new(gw, "evidence_complete", json_boolean(in->gateway_evidence_complete));
+	json_object_set_new(gw, "evidence_truncated",
+			    json_boolean(in->gateway_evidence_truncated || truncated));
+	json_object_set_new(m, "gateway_status", gw);
+	json_t *cl = json_object();
+	const char *items[] = {in->cleanup_agent, in->cleanup_gateway, in->cleanup_internal_network,
+			       in->cleanup_outbound_network};
+	bool all = true;
+	for (size_t i = 0; i < AG_ARRAY_SIZE(items); i++) {
+		const char *s = items[i] ? items[i] : "incomplete";
+		all = all && cleanup_item_done(s);
+		json_object_set_new(cl, cleanup_items[i], json_string(s));
+	}
+	json_object_set_new(cl, "overall_complete", json_boolean(all));
+	json_object_set_new(m, "cleanup_status", cl);
+	json_t *lv = json_object();
+	json_object_set_new(lv, "verified", json_boolean(in->liveness_verified));
+	json_object_set_new(m, "liveness_status", lv);
+	/* Fit the serialized bound: drop events from the end, marking the
+	 * gateway evidence truncated (so the trial can never be complete). */
+	char *text = NULL;
+	size_t len = 0;
+	for (;;) {
+		struct ag_egress_completion c;
+		ag_egress_manifest_completion(m, &c);
+		json_t *co = json_object();
+		json_object_set_new(co, "status", json_string(c.status));
+		json_object_set_new(co, "reason", json_string(c.reason));
+		json_object_set_new(co, "success_eligible", json_boolean(c.success_eligible));
+		json_object_set_new(m, "completion", co);
+		struct ag_error *e = NULL;
+		if (ag_egress_manifest_dump(m, &text, &len, &e) == 0)
+			break;
+		bool too_big = !strcmp(e->reason, "evidence.size") && json_array_size(events) > 0;
+		if (!too_big) {
+			*err = e;
+			json_decref(m);
+			return -1;
+		}
+		ag_error_free(e);
+		json_array_remove(events, json_array_size(events) - 1);
+		json_object_set_new(gw, "evidence_truncated", json_true());
+	}
+	/* What we build must pass our own validator. */
+	struct ag_egress_completion again;
+	if (ag_egress_manifest_validate(text, len, in->policy, &again, err) < 0) {
+		free(text);
+		json_decref(m);
+		return -1;
+	}
+	free(text);
+	*out = m;
+	return 0;
+}
+
+static const struct ag_canon_bounds manifest_bounds = {
+    AG_EGRESS_MANIFEST_MAX_DEPTH, AG_EGRESS_MANIFEST_MAX_LIST, AG_EGRESS_MANIFEST_MAX_STRING,
+    AG_EGRESS_EVENT_BYTES_MAX, AG_EGRESS_MANIFEST_MAX_BYTES};
+
+int ag_egress_manifest_dump(const json_t *m, char **out, size_t *len, struct ag_error **err)
+{
+	if (ag_canon_dump(m, &manifest_bounds, out, len, err) < 0)
+		return ag_err_wrap(err, "egress manifest");
+	return 0;
+}

@@ -1,0 +1,115 @@
+/*
+ * manifest.h: the live-study egress manifest
+ * `agentguard.live-study-egress-manifest` v1 (upstream-reference 9.3,
+ * data/schemas/live-study-egress-manifest-v1.schema.json,
+ * docs/study-egress.md): build it from a trial's inputs and the gateway's
+ * event records, sanitize and bound it, write it canonically, and
+ * validate one by recomputing its completion.
+ *
+ * COMPLETION (first rule that applies wins):
+ *   events not a list ................................ incomplete events_missing
+ *   gateway image identity missing or inconsistent ... incomplete gateway_identity_missing
+ *   gateway state "crashed" .......................... failed     gateway_crashed
+ *   gateway state not "running" ...................... incomplete gateway_not_running
+ *   gateway evidence incomplete or truncated ......... incomplete gateway_evidence_incomplete
+ *   cleanup not complete (or contradictory) .......... incomplete cleanup_incomplete
+ *   liveness not verified ............................ incomplete liveness_unverified
+ *   an event's evidence incomplete or truncated ...... incomplete event_evidence_incomplete
+ *   an event contradicting itself .................... incomplete event_contradictory
+ *     (allow without "approved_destination" or deny with it, an allow
+ *      whose resolution is not stable and single, requested != effective)
+ *   a decision other than allow/deny ................. incomplete decision_unknown
+ *   any deny ......................................... failed     destination_denied
+ *     ("an unexpected destination or bypass was blocked")
+ *   an allow to other than approved_destination ...... failed     unexpected_destination
+ *   otherwise ........................................ complete   complete
+ * success_eligible is true exactly for "complete".
+ *
+ * SANITIZING: strings are cut to AG_EGRESS_MANIFEST_MAX_STRING bytes (at a
+ * character boundary); a URL loses its query and fragment; any other
+ * "?k=v" run becomes [REDACTED_QUERY]; a private host path (/home/,
+ * /root/, /tmp/, /Users/, ...) becomes [REDACTED_PATH]. The validator
+ * refuses any string the sanitizer would have changed.
+ */
+#ifndef AG_EGRESS_MANIFEST_H
+#define AG_EGRESS_MANIFEST_H
+
+#include "lib/base/ag.h"
+#include "lib/egress/decision.h"
+
+#include <jansson.h>
+
+struct ag_error;
+struct ag_egress_policy;
+
+#define AG_EGRESS_MANIFEST_SCHEMA "agentguard.live-study-egress-manifest"
+#define AG_EGRESS_MANIFEST_FILE "live-study-egress-manifest.json"
+
+struct ag_egress_completion {
+	const char *status; /* "complete" | "incomplete" | "failed" */
+	const char *reason; /* token of the table above */
+	bool success_eligible;
+};
+
+/* Recomputes the completion of a manifest value (any shape). */
+void ag_egress_manifest_completion(const json_t *m, struct ag_egress_completion *c);
+
+/* What a gateway knows about one event besides the decision. */
+struct ag_egress_event_meta {
+	const char *event_type;	 /* request | redirect | new_destination | blocked_route */
+	const char *route;	 /* blocked_route kind, or NULL */
+	int64_t bytes_in, bytes_out;
+	const char *started, *ended; /* RFC 3339 UTC, e.g. 2026-11-30T13:00:00Z */
+	bool evidence_complete, evidence_truncated;
+};
+
+/* One sanitized event record (the manifest's events[] item). */
+json_t *ag_egress_event_record(const struct ag_egress_event *ev,
+			       const struct ag_egress_decision *d,
+			       const struct ag_egress_event_meta *meta);
+
+struct ag_egress_manifest_inputs {
+	const char *plan_digest, *profile_hash, *fixture_hash; /* 64 hex each */
+	const char *trial_id, *authorization_id;
+	const struct ag_egress_policy *policy;
+	const json_t *gateway_image_identity; /* 7-field object, or NULL */
+	const json_t *events;		      /* gateway event records (list) */
+	const char *gateway_state;	      /* running exited crashed not_started unknown */
+	bool gateway_evidence_complete, gateway_evidence_truncated;
+	const char *cleanup_agent, *cleanup_gateway, *cleanup_internal_network,
+	    *cleanup_outbound_network; /* removed already_absent not_created incomplete */
+	bool liveness_verified;
+};
+
+/*
+ * Builds the manifest: sanitizes every string, keeps at most
+ * AG_EGRESS_MANIFEST_MAX_EVENTS events (more marks the gateway evidence
+ * truncated), fills approved_destination for a single-rule policy, and
+ * computes completion. The result passes ag_egress_manifest_validate.
+ * Reasons: every egress.manifest.* of the validator.
+ */
+int ag_egress_manifest_build(const struct ag_egress_manifest_inputs *in, json_t **out,
+			     struct ag_error **err);
+
+/* Canonical bytes (sorted keys, compact, ASCII) of a manifest, bounded. */
+int ag_egress_manifest_dump(const json_t *m, char **out, size_t *len, struct ag_error **err);
+
+/*
+ * Validates a manifest document: size, JSON, shape bounds (depth, lists,
+ * keys, strings, numbers), sanitization, every field, and the stated
+ * completion against the recomputed one. With `policy`, the policy digest
+ * and approved destination must match it. *c receives the recomputed
+ * completion (also on a completion mismatch). AG_E_CONFIG / AG_E_LIMIT,
+ * err->key the JSON path, reasons:
+ *   egress.manifest.size .json .depth .list .keys .string .number .query
+ *   .private_path .type .unknown_key .missing .schema .version .hash .id
+ *   .identity .event .status .completion_mismatch .policy_digest
+ *   .approved_destination
+ */
+int ag_egress_manifest_validate(const char *data, size_t len, const struct ag_egress_policy *policy,
+				struct ag_egress_completion *c, struct ag_error **err);
+
+/* Sanitizes one string (heap result; see above). */
+char *ag_egress_sanitize(const char *s);
+
+#endif

@@ -1,0 +1,552 @@
+/*
+ * plan.c: the study-egress topology plan (plan.h).
+ */
+#include "lib/base/ag.h"
+#include "lib/egress/plan.h"
+#include "lib/base/error.h"
+#include "lib/config/config.h"
+#include "lib/config/env_allowlist.h"
+#include "lib/config/imageref.h"
+#include "lib/egress/authority.h"
+#include "lib/egress/decision.h"
+#include "lib/egress/policy.h"
+#include "lib/evidence/canon.h"
+
+#include <inttypes.h>
+
+#define FAIL(reason, ...) ag_err(err, AG_E_CONFIG, 0, reason, __VA_ARGS__)
+
+/* The image's digest ("sha256:..."), or NULL when not pinned. */
+static char *image_digest(const char *ref, bool *parsed)
+{
+	struct ag_image_ref r = {0};
+	struct ag_error *e = NULL;
+	*parsed = ag_image_ref_parse(ref, &r, &e) == 0;
+	ag_error_free(e);
+	char *d = *parsed && r.digest ? ag_xstrdup(r.digest) : NULL;
+	ag_image_ref_release(&r);
+	return d;
+}
+
+void ag_egress_plan_release(struct ag_egress_plan *p)
+{
+	ag_strv_release(&p->gateway_cmd);
+	ag_strv_release(&p->agent_env);
+	ag_strv_release(&p->owned);
+}
+
+static void set_labels(struct ag_label *l, const struct ag_egress_plan *p, const char *role)
+{
+	l[0] = (struct ag_label){"agentguard.owner", AG_EGRESS_OWNER};
+	l[1] = (struct ag_label){"agentguard.study-egress.role", role};
+	l[2] = (struct ag_label){"agentguard.study-egress.token", p->token};
+	l[3] = (struct ag_label){"agentguard.study-egress.trial", p->trial_id};
+}
+
+int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egress_plan *p,
+			 struct ag_error **err)
+{
+	memset(p, 0, sizeof(*p));
+	const struct ag_config *c = in->config;
+	if (!c || !c->contained.present || !c->sandbox.image)
+		return FAIL("egress.plan.not_contained",
+			    "the config needs a contained_execution block and a pinned "
+			    "sandbox.image for the agent");
+	if (!ag_egress_id_valid(in->trial_id))
+		return FAIL("egress.plan.trial_id",
+			    "trial id must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
+	bool parsed = false;
+	_cleanup_free_ char *gw_digest = image_digest(in->gateway_image ? in->gateway_image : "",
+						      &parsed);
+	if (!gw_digest)
+		return FAIL("egress.plan.image_not_pinned",
+			    "the gateway image must be pinned by digest (REPO@sha256:...); a tag "
+			    "alone names no fixed image");
+	_cleanup_free_ char *ag_digest = image_digest(c->sandbox.image, &parsed);
+	if (!ag_digest)
+		return FAIL("egress.plan.image_not_pinned",
+			    "the agent image must be pinned by digest");
+	if (strcmp(gw_digest, ag_digest) == 0)
+		return FAIL("egress.plan.same_image",
+			    "the gateway and the agent must be different images (same digest %s)",
+			    gw_digest);
+	if (in->gateway_dns) {
+		struct ag_egress_addr a;
+		if (ag_egress_addr_parse(in->gateway_dns, &a) < 0)
+			return FAIL("egress.plan.gateway_dns", "gateway DNS must be an IP address");
+	}
+
+	char hex[AG_SHA256_HEX_LEN + 1];
+	ag_sha256_hex(in->trial_id, strlen(in->trial_id), hex);
+	memcpy(p->token, hex, 12);
+	snprintf(p->trial_id, sizeof(p->trial_id), "%s", in->trial_id);
+	memcpy(p->policy_digest, in->policy->digest, sizeof(p->policy_digest));
+
+	snprintf(p->internal.name, sizeof(p->internal.name), "agentguard-study-%s-internal",
+		 p->token);
+	snprintf(p->outbound.name, sizeof(p->outbound.name), "agentguard-study-%s-outbound",
+		 p->token);
+	p->internal.internal = true;
+	p->internal.inhibit_ipv4 = true;
+	p->outbound.internal = in->outbound_internal;
+	p->outbound.inhibit_ipv4 = false;
+	for (int i = 0; i < 2; i++) {
+		struct ag_egress_network_spec *n = i ? &p->outbound : &p->internal;
+		n->labels[0] = (struct ag_label){"agentguard.owner", AG_EGRESS_OWNER};
+		n->labels[1] = (struct ag_label){"agentguard.study-egress.token", p->token};
+	}
+	snprintf(p->gateway_name, sizeof(p->gateway_name), "agentguard-study-%s-gateway", p->token);
+	snprintf(p->agent_name, sizeof(p->agent_name), "agentguard-study-%s-agent", p->token);
+	set_labels(p->gateway_labels, p, "gateway");
+	set_labels(p->agent_labels, p, "agent");
+
+	/* Gateway: a fixed, small hardened spec of its own. */
+	ag_strv_push(&p->gateway_cmd, "--listen-port");
+	ag_strv_pushf(&p->gateway_cmd, "%d", AG_EGRESS_GATEWAY_PORT);
+	ag_strv_push(&p->gateway_cmd, "--policy");
+	ag_strv_push(&p->gateway_cmd, AG_EGRESS_EVIDENCE_PATH "/policy.json");
+	ag_strv_push(&p->gateway_cmd, "--policy-digest");
+	ag_strv_push(&p->gateway_cmd, p->policy_digest);
+	ag_strv_push(&p->gateway_cmd, "--events");
+	ag_strv_push(&p->gateway_cmd, AG_EGRESS_EVIDENCE_PATH "/events.jsonl");
+	ag_strv_push(&p->gateway_cmd, "--trial-id");
+	ag_strv_push(&p->gateway_cmd, p->trial_id);
+	ag_strv_push(&p->owned, in->gateway_image);
+	p->gateway = (struct ag_egress_container_spec){
+	    .role = AG_EGRESS_GATEWAY,
+	    .exec =
+		{
+		    .image = p->owned.v[0],
+		    .network = AG_NET_NONE, /* unused: the plan names its network */
+		    .uid = AG_EGRESS_GATEWAY_UID,
+		    .gid = AG_EGRESS_GATEWAY_UID,
+		    .cpu_limit = AG_EGRESS_GATEWAY_CPUS,
+		    .memory_limit = AG_EGRESS_GATEWAY_MEMORY,
+		    .pids_limit = AG_EGRESS_GATEWAY_PIDS,
+		    .tmpfs_path = AG_EXEC_TMPFS_PATH,
+		    .tmpfs_size = AG_EGRESS_GATEWAY_TMPFS,
+		    .workspace_host_path = in->evidence_host_path,
+		    .workspace_container_path = AG_EGRESS_EVIDENCE_PATH,
+		    .container_name = p->gateway_name,
+		    .labels = p->gateway_labels,
+		    .n_labels = 4,
+		    .command = (const char *const *)p->gateway_cmd.v,
+		    .n_command = p->gateway_cmd.n,
+		},
+	    .network = p->internal.name,
+	    .alias = AG_EGRESS_GATEWAY_ALIAS,
+	    .dns = in->gateway_dns,
+	    .ip_forward_off = true,
+	};
+	if (ag_exec_spec_validate(&p->gateway.exec, err) < 0)
+		return ag_err_wrap(err, "gateway container");
+
+	/* Agent: the contained-run spec of the config, on the study network. */
+	char proxy[128];
+	snprintf(proxy, sizeof(proxy), "http://%s:%d", AG_EGRESS_GATEWAY_ALIAS,
+		 AG_EGRESS_GATEWAY_PORT);
+	ag_strv_pushf(&p->agent_env, "ALL_PROXY=%s", proxy);
+	ag_strv_pushf(&p->agent_env, "HTTPS_PROXY=%s", proxy);
+	ag_strv_pushf(&p->agent_env, "HTTP_PROXY=%s", proxy);
+	ag_strv_push(&p->agent_env, "NO_PROXY=");
+	struct ag_exec_inputs ei = {
+	    .workspace_host_path = in->workspace_host_path,
+	    .container_name = p->agent_name,
+	    .env = (const char *const *)p->agent_env.v,
+	    .n_env = p->agent_env.n,
+	    .labels = p->agent_labels,
+	    .n_labels = 4,
+	    .command = in->command,
+	    .n_command = in->n_command,
+	};
+	p->agent.role = AG_EGRESS_AGENT;
+	if (ag_exec_spec_from_config(c, &ei, &p->agent.exec, err) < 0)
+		return ag_err_wrap(err, "agent container");
+	p->agent.network = p->internal.name;
+	p->agent.alias = NULL;
+	p->agent.dns = AG_EGRESS_AGENT_DNS;
+	p->agent.ip_forward_off = false;
+	return ag_egress_plan_validate(p, err);
+}
+
+int ag_egress_plan_validate(const struct ag_egress_plan *p, struct ag_error **err)
+{
+	const struct ag_egress_container_spec *g = &p->gateway, *a = &p->agent;
+	if (!p->internal.internal || !p->internal.inhibit_ipv4)
+		return FAIL("egress.plan.topology",
+			    "the study network must be --internal with inhibit_ipv4");
+	if (g->role != AG_EGRESS_GATEWAY || a->role != AG_EGRESS_AGENT || !g->network ||
+	    !a->network || strcmp(g->network, p->internal.name) ||
+	    strcmp(a->network, p->internal.name))
+		return FAIL("egress.plan.topology",
+			    "both containers must be created on the internal network");
+	if (!strcmp(a->network, p->outbound.name) || a->alias || a->ip_forward_off ||
+	    !a->dns || strcmp(a->dns, AG_EGRESS_AGENT_DNS))
+		return FAIL("egress.plan.topology",
+			    "the agent joins the internal network only, with DNS 127.0.0.1");
+	if (!g->ip_forward_off || !g->alias || strcmp(g->alias, AG_EGRESS_GATEWAY_ALIAS))
+		return FAIL("egress.plan.topology",
+			    "the gateway needs its alias and ip_forward=0");
+	if (ag_exec_spec_validate(&g->exec, err) < 0)
+		return ag_err_wrap(err, "gateway container");
+	if (ag_exec_spec_validate(&a->exec, err) < 0)
+		return ag_err_wrap(err, "agent container");
+	bool parsed;
+	_cleanup_free_ char *gd = image_digest(g->exec.image, &parsed);
+	_cleanup_free_ char *ad = image_digest(a->exec.image, &parsed);
+	if (!gd || !ad)
+		return FAIL("egress.plan.image_not_pinned", "both images must be pinned by digest");
+	if (!strcmp(gd, ad))
+		return FAIL("egress.plan.same_image", "the gateway and the agent must differ");
+	return 0;
+}
+
+/* ---- rendering ---- */
+
+static int env_name_cmp(const void *x, const void *y)
+{
+	const char *a = *(const char *const *)x, *b = *(const char *const *)y;
+	size_t na = strcspn(a, "="), nb = strcspn(b, "=");
+	int c = memcmp(a, b, na < nb ? na : nb);
+	return c ? c : (na > nb) - (na < nb);
+}
+
+static int label_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct ag_label *)x)->key, ((const struct ag_label *)y)->key);
+}
+
+static void push_labels(struct ag_strv *v, const struct ag_label *l, size_t n)
+{
+	_cleanup_free_ struct ag_label *s = ag_xcalloc(n ? n : 1, sizeof(*s));
+	memcpy(s, l, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), label_cmp);
+	for (size_t i = 0; i < n; i++) {
+		ag_strv_push(v, "--label");
+		ag_strv_pushf(v, "%s=%s", s[i].key, s[i].value);
+	}
+}
+
+static void tmpfs_arg(struct ag_strv *v, const char *path, const char *size, int64_t uid,
+		      int64_t gid)
+{
+	ag_strv_push(v, "--tmpfs");
+	ag_strv_pushf(v, "%s:rw,noexec,nosuid,nodev,size=%s,uid=%" PRId64 ",gid=%" PRId64 ",mode=700",
+		      path, size, uid, gid);
+}
+
+/* THE container renderer: typed spec -> `docker create` argv. */
+static void container_argv(const struct ag_egress_container_spec *c, struct ag_strv *v)
+{
+	const struct ag_exec_spec *s = &c->exec;
+	ag_strv_push(v, "create");
+	ag_strv_push(v, "--pull");
+	ag_strv_push(v, "never");
+	ag_strv_push(v, "--name");
+	ag_strv_push(v, s->container_name);
+	ag_strv_push(v, "--network");
+	ag_strv_push(v, c->network);
+	if (c->alias) {
+		ag_strv_push(v, "--network-alias");
+		ag_strv_push(v, c->alias);
+	}
+	if (c->dns) {
+		ag_strv_push(v, "--dns");
+		ag_strv_push(v, c->dns);
+	}
+	if (c->ip_forward_off) {
+		ag_strv_push(v, "--sysctl");
+		ag_strv_push(v, "net.ipv4.ip_forward=0");
+	}
+	ag_strv_push(v, "--security-opt");
+	ag_strv_push(v, "no-new-privileges");
+	ag_strv_push(v, "--cap-drop");
+	ag_strv_push(v, "ALL");
+	ag_strv_push(v, "--cgroupns");
+	ag_strv_push(v, "private");
+	ag_strv_push(v, "--pids-limit");
+	ag_strv_pushf(v, "%" PRId64, s->pids_limit);
+	ag_strv_push(v, "--memory");
+	ag_strv_push(v, s->memory_limit);
+	ag_strv_push(v, "--memory-swap");
+	ag_strv_push(v, s->memory_limit);
+	ag_strv_push(v, "--cpus");
+	ag_strv_push_owned(v, ag_render_cpus(s->cpu_limit));
+	ag_strv_push(v, "--read-only");
+	tmpfs_arg(v, s->tmpfs_path, s->tmpfs_size, s->uid, s->gid);
+	if (s->workspace_host_path) {
+		ag_strv_push(v, "--mount");
+		ag_strv_pushf(v, "type=bind,source=%s,target=%s", s->workspace_host_path,
+			      s->workspace_container_path);
+	} else {
+		tmpfs_arg(v, s->workspace_container_path,
+			  s->workspace_tmpfs_size ? s->workspace_tmpfs_size : s->tmpfs_size, s->uid,
+			  s->gid);
+	}
+	ag_strv_push(v, "--workdir");
+	ag_strv_push(v, s->workspace_container_path);
+	ag_strv_push(v, "--user");
+	ag_strv_pushf(v, "%" PRId64 ":%" PRId64, s->uid, s->gid);
+	size_t n_env = AG_ARRAY_SIZE(ag_env_defaults) + s->n_env;
+	_cleanup_free_ const char **env = ag_xcalloc(n_env, sizeof(*env));
+	for (size_t i = 0; i < AG_ARRAY_SIZE(ag_env_defaults); i++)
+		env[i] = ag_env_defaults[i];
+	for (size_t i = 0; i < s->n_env; i++)
+		env[AG_ARRAY_SIZE(ag_env_defaults) + i] = s->env[i];
+	qsort(env, n_env, sizeof(*env), env_name_cmp);
+	for (size_t i = 0; i < n_env; i++) {
+		ag_strv_push(v, "--env");
+		ag_strv_push(v, env[i]);
+	}
+	if (s->entrypoint) {
+		ag_strv_push(v, "--entrypoint");
+		ag_strv_push(v, s->entrypoint);
+	}
+	push_labels(v, s->labels, s->n_labels);
+	ag_strv_push(v, "--");
+	ag_strv_push(v, s->image);
+	for (size_t i = 0; i < s->n_command; i++)
+		ag_strv_push(v, s->command[i]);
+}
+
+static void network_argv(const struct ag_egress_network_spec *n, struct ag_strv *v)
+{
+	ag_strv_push(v, "network");
+	ag_strv_push(v, "create");
+	ag_strv_push(v, "--driver");
+	ag_strv_push(v, "bridge");
+	if (n->internal)
+		ag_strv_push(v, "--internal");
+	ag_strv_push(v, "--ipv6=false");
+	if (n->inhibit_ipv4) {
+		ag_strv_push(v, "--opt");
+		ag_strv_push(v, "com.docker.network.bridge.inhibit_ipv4=true");
+	}
+	push_labels(v, n->labels, AG_ARRAY_SIZE(n->labels));
+	ag_strv_push(v, n->name);
+}
+
+/*
+ * Belt and braces over the options part of a create argv (before "--"):
+ * no forbidden option, and the options whose value matters carry only the
+ * values the renderer writes. Labels and names are values, never matched
+ * as text, so a trial id cannot trip this by accident.
+ */
+static int scan_forbidden(const struct ag_strv *v, struct ag_error **err)
+{
+	static const char *const bad[] = {
+	    "--privileged", "--pid",	   "--ipc",    "--uts",	  "--userns",	   "--device",
+	    "--add-host",   "--cap-add",   "--publish", "-p",	  "--publish-all", "-P",
+	    "--link",	    "--volume",	   "-v",       "--volumes-from", "--ip6",   "--net",
+	};
+	for (size_t i = 1; i < v->n; i++) {
+		const char *s = v->v[i], *next = i + 1 < v->n ? v->v[i + 1] : "";
+		if (strcmp(s, "--") == 0)
+			return 0;
+		for (size_t k = 0; k < AG_ARRAY_SIZE(bad); k++)
+			if (strcmp(s, bad[k]) == 0 ||
+			    (strncmp(s, bad[k], strlen(bad[k])) == 0 && s[strlen(bad[k])] == '='))
+				return FAIL("egress.plan.forbidden_flag",
+					    "rendered argv carries forbidden option '%s'", bad[k]);
+		bool wrong = (!strcmp(s, "--security-opt") && strcmp(next, "no-new-privileges")) ||
+			     (!strcmp(s, "--cgroupns") && strcmp(next, "private")) ||
+			     (!strcmp(s, "--network") &&
+			      (!strcmp(next, "host") || !strncmp(next, "container:", 10))) ||
+			     (!strcmp(s, "--mount") && strstr(next, "docker.sock")) ||
+			     !strncmp(s, "--network=", 10) || !strncmp(s, "--security-opt=", 15);
+		if (wrong)
+			return FAIL("egress.plan.forbidden_flag",
+				    "rendered argv gives '%s' a value the plan never writes", s);
+		if (s[0] == '-' && next[0] != '-')
+			i++; /* skip the option's value */
+	}
+	return 0;
+}
+
+void ag_egress_steps_free(struct ag_egress_step *steps, size_t n)
+{
+	for (size_t i = 0; steps && i < n; i++)
+		ag_strv_release(&steps[i].argv);
+	free(steps);
+}
+
+int ag_egress_plan_render(const struct ag_egress_plan *p, struct ag_egress_step **out, size_t *n,
+			  struct ag_error **err)
+{
+	if (ag_egress_plan_validate(p, err) < 0)
+		return -1;
+	static const struct {
+		const char *name;
+		bool teardown;
+	} order[] = {
+	    {"create_internal_network", false}, {"create_outbound_network", false},
+	    {"create_gateway", false},		{"connect_gateway_outbound", false},
+	    {"create_agent", false},		{"start_gateway", false},
+	    {"inspect_gateway", false},		{"start_agent", false},
+	    {"remove_agent", true},		{"remove_gateway", true},
+	    {"remove_internal_network", true},	{"remove_outbound_network", true},
+	};
+	size_t k = AG_ARRAY_SIZE(order);
+	struct ag_egress_step *s = ag_xcalloc(k, sizeof(*s));
+	for (size_t i = 0; i < k; i++) {
+		s[i].name = order[i].name;
+		s[i].teardown = order[i].teardown;
+	}
+	network_argv(&p->internal, &s[0].argv);
+	network_argv(&p->outbound, &s[1].argv);
+	container_argv(&p->gateway, &s[2].argv);
+	struct ag_strv *v = &s[3].argv;
+	ag_strv_push(v, "network");
+	ag_strv_push(v, "connect");
+	ag_strv_push(v, p->outbound.name);
+	ag_strv_push(v, p->gateway_name);
+	container_argv(&p->agent, &s[4].argv);
+	ag_strv_push(&s[5].argv, "start");
+	ag_strv_push(&s[5].argv, p->gateway_name);
+	v = &s[6].argv;
+	ag_strv_push(v, "container");
+	ag_strv_push(v, "inspect");
+	ag_strv_push(v, "--format");
+	ag_strv_push(v, "{{json .State.Running}}");
+	ag_strv_push(v, p->gateway_name);
+	v = &s[7].argv;
+	ag_strv_push(v, "start");
+	ag_strv_push(v, "--attach");
+	ag_strv_push(v, p->agent_name);
+	const char *rm[] = {p->agent_name, p->gateway_name};
+	for (size_t i = 0; i < 2; i++) {
+		ag_strv_push(&s[8 + i].argv, "rm");
+		ag_strv_push(&s[8 + i].argv, "--force");
+		ag_strv_push(&s[8 + i].argv, rm[i]);
+	}
+	const char *nets[] = {p->internal.name, p->outbound.name};
+	for (size_t i = 0; i < 2; i++) {
+		ag_strv_push(&s[10 + i].argv, "network");
+		ag_strv_push(&s[10 + i].argv, "rm");
+		ag_strv_push(&s[10 + i].argv, nets[i]);
+	}
+	if (scan_forbidden(&s[2].argv, err) < 0 || scan_forbidden(&s[4].argv, err) < 0) {
+		ag_egress_steps_free(s, k);
+		return -1;
+	}
+	*out = s;
+	*n = k;
+	return 0;
+}
+
+/* ---- JSON ---- */
+
+static json_t *strv_json(const char *const *v, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+static json_t *labels_json(const struct ag_label *l, size_t n)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; i < n; i++)
+		json_object_set_new(o, l[i].key, json_string(l[i].value));
+	return o;
+}
+
+static json_t *network_json(const struct ag_egress_network_spec *n)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "name", json_string(n->name));
+	json_object_set_new(o, "driver", json_string("bridge"));
+	json_object_set_new(o, "internal", json_boolean(n->internal));
+	json_object_set_new(o, "ipv6", json_false());
+	json_object_set_new(o, "inhibit_ipv4", json_boolean(n->inhibit_ipv4));
+	json_object_set_new(o, "labels", labels_json(n->labels, AG_ARRAY_SIZE(n->labels)));
+	return o;
+}
+
+static json_t *container_json(const struct ag_egress_container_spec *c, const char *outbound)
+{
+	const struct ag_exec_spec *s = &c->exec;
+	json_t *o = json_object();
+	json_object_set_new(o, "name", json_string(s->container_name));
+	json_object_set_new(o, "image", json_string(s->image));
+	json_t *nets = json_array();
+	json_array_append_new(nets, json_string(c->network));
+	if (c->role == AG_EGRESS_GATEWAY)
+		json_array_append_new(nets, json_string(outbound));
+	json_object_set_new(o, "networks", nets);
+	json_object_set_new(o, "network_alias", c->alias ? json_string(c->alias) : json_null());
+	json_object_set_new(o, "dns", c->dns ? json_string(c->dns) : json_null());
+	json_t *sysctls = json_object();
+	if (c->ip_forward_off)
+		json_object_set_new(sysctls, "net.ipv4.ip_forward", json_string("0"));
+	json_object_set_new(o, "sysctls", sysctls);
+	json_object_set_new(o, "user", json_sprintf("%" PRId64 ":%" PRId64, s->uid, s->gid));
+	json_object_set_new(o, "cap_drop", json_string("ALL"));
+	json_object_set_new(o, "cap_add", json_array());
+	json_object_set_new(o, "no_new_privileges", json_true());
+	json_object_set_new(o, "read_only_root", json_true());
+	char *cpus = ag_render_cpus(s->cpu_limit);
+	json_object_set_new(o, "cpus", json_string(cpus));
+	free(cpus);
+	json_object_set_new(o, "memory", json_string(s->memory_limit));
+	json_object_set_new(o, "pids_limit", json_integer(s->pids_limit));
+	json_object_set_new(o, "tmpfs_size", json_string(s->tmpfs_size));
+	json_object_set_new(o, "mount_path", json_string(s->workspace_container_path));
+	json_object_set_new(o, "mount", json_string(s->workspace_host_path ? "bind" : "tmpfs"));
+	json_object_set_new(o, "env_names", json_array());
+	for (size_t i = 0; i < s->n_env; i++) {
+		size_t nl = strcspn(s->env[i], "=");
+		json_array_append_new(json_object_get(o, "env_names"),
+				      json_stringn(s->env[i], nl));
+	}
+	json_object_set_new(o, "labels", labels_json(s->labels, s->n_labels));
+	json_object_set_new(o, "command", strv_json(s->command, s->n_command));
+	return o;
+}
+
+int ag_egress_plan_json(const struct ag_egress_plan *p, json_t **out, struct ag_error **err)
+{
+	struct ag_egress_step *steps = NULL;
+	size_t n = 0;
+	if (ag_egress_plan_render(p, &steps, &n, err) < 0)
+		return -1;
+	json_t *o = json_object();
+	json_object_set_new(o, "schema", json_string("agentguard.live-study-egress-plan"));
+	json_object_set_new(o, "schema_version", json_integer(1));
+	json_object_set_new(o, "trial_id", json_string(p->trial_id));
+	json_object_set_new(o, "token", json_string(p->token));
+	json_object_set_new(o, "egress_policy_digest", json_string(p->policy_digest));
+	json_t *nets = json_object();
+	json_object_set_new(nets, "internal", network_json(&p->internal));
+	json_object_set_new(nets, "outbound", network_json(&p->outbound));
+	json_object_set_new(o, "networks", nets);
+	json_t *cs = json_object();
+	json_object_set_new(cs, "gateway", container_json(&p->gateway, p->outbound.name));
+	json_object_set_new(cs, "agent", container_json(&p->agent, p->outbound.name));
+	json_object_set_new(o, "containers", cs);
+	json_t *st = json_array(), *td = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_t *x = json_object();
+		json_object_set_new(x, "step", json_string(steps[i].name));
+		json_object_set_new(x, "argv", strv_json((const char *const *)steps[i].argv.v,
+							 steps[i].argv.n));
+		json_array_append_new(steps[i].teardown ? td : st, x);
+	}
+	ag_egress_steps_free(steps, n);
+	json_object_set_new(o, "start", st);
+	json_object_set_new(o, "teardown", td);
+	static const struct ag_canon_bounds b = {8, 4096, 1 << 20, 1LL << 40, 8u << 20};
+	char *text = NULL;
+	size_t len = 0;
+	if (ag_canon_dump(o, &b, &text, &len, err) < 0) {
+		json_decref(o);
+		return ag_err_wrap(err, "plan");
+	}
+	char hex[AG_SHA256_HEX_LEN + 1];
+	ag_sha256_hex(text, len, hex);
+	free(text);
+	json_object_set_new(o, "plan_digest", json_string(hex));
+	*out = o;
+	return 0;
+}

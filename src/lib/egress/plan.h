@@ -1,0 +1,131 @@
+/*
+ * plan.h: the study-egress topology plan (contract "Live-Study Egress
+ * Contract", upstream-reference 9.4, shared/notes/egress-engine.md 10-12,
+ * docs/study-egress.md). Pure: it builds typed specs and renders them; it
+ * never calls Docker or touches the network.
+ *
+ * Topology per trial (token = first 12 hex of SHA-256(trial id)):
+ *   network agentguard-study-<token>-internal   --internal, IPv6 off,
+ *           com.docker.network.bridge.inhibit_ipv4=true (no host IPv4
+ *           address on the study bridge)
+ *   network agentguard-study-<token>-outbound   IPv6 off; --internal only
+ *           when asked (CI), a plain bridge for a live study
+ *   container agentguard-study-<token>-gateway  created on the internal
+ *           network with alias agentguard-study-egress-gateway, then
+ *           connected to the outbound network; --sysctl
+ *           net.ipv4.ip_forward=0 so it can never route
+ *   container agentguard-study-<token>-agent    the internal network ONLY,
+ *           --dns 127.0.0.1, proxy variables naming the gateway
+ * Both containers carry the contained-run hardening through a typed
+ * struct ag_exec_spec (validated by ag_exec_spec_validate): non-root,
+ * cap-drop ALL, no-new-privileges, read-only root, private cgroup
+ * namespace, CPU/memory(=swap)/PID limits, a bounded noexec tmpfs,
+ * --pull never. Nothing else can be said: the specs have no field for
+ * capabilities to add, sysctls (other than the gateway's fixed
+ * ip_forward=0), extra hosts, ports, links, devices, sockets, host
+ * namespaces or raw flags.
+ * Start order: networks, gateway (create, connect outbound), agent
+ * (create), start gateway, check it runs, start agent attached.
+ * Teardown (always): agent, gateway, internal network, outbound network,
+ * each bound to its name and the agentguard.owner=study-egress label.
+ */
+#ifndef AG_EGRESS_PLAN_H
+#define AG_EGRESS_PLAN_H
+
+#include "lib/base/ag.h"
+#include "lib/base/bounds.h"
+#include "lib/base/sha256.h"
+#include "lib/base/strv.h"
+#include "lib/docker/exec_spec.h"
+
+#include <jansson.h>
+
+struct ag_error;
+struct ag_config;
+struct ag_egress_policy;
+
+#define AG_EGRESS_OWNER "study-egress"
+#define AG_EGRESS_GATEWAY_ALIAS "agentguard-study-egress-gateway"
+#define AG_EGRESS_EVIDENCE_PATH "/agentguard-egress"
+#define AG_EGRESS_AGENT_DNS "127.0.0.1"
+
+enum ag_egress_role { AG_EGRESS_GATEWAY = 0, AG_EGRESS_AGENT };
+
+struct ag_egress_network_spec {
+	char name[64];
+	bool internal;	   /* --internal */
+	bool inhibit_ipv4; /* -o com.docker.network.bridge.inhibit_ipv4=true */
+	struct ag_label labels[2]; /* owner, token */
+};
+
+struct ag_egress_container_spec {
+	enum ag_egress_role role;
+	struct ag_exec_spec exec; /* hardening, identity, mounts, env, labels, command */
+	const char *network;	  /* the one network at create: the internal one */
+	const char *alias;	  /* gateway only: AG_EGRESS_GATEWAY_ALIAS */
+	const char *dns;	  /* agent: "127.0.0.1"; gateway: NULL (engine) or given */
+	bool ip_forward_off;	  /* gateway only: --sysctl net.ipv4.ip_forward=0 */
+};
+
+struct ag_egress_plan_inputs {
+	const struct ag_config *config; /* the agent's image and limits */
+	const struct ag_egress_policy *policy;
+	const char *trial_id;		 /* ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$ */
+	const char *gateway_image;	 /* digest-pinned, not the agent's */
+	const char *gateway_dns;	 /* NULL, or an IP address */
+	const char *workspace_host_path; /* NULL: tmpfs workspace */
+	const char *evidence_host_path;	 /* NULL: tmpfs evidence dir in the gateway */
+	bool outbound_internal;		 /* CI: outbound network --internal too */
+	const char *const *command;	 /* the agent argv */
+	size_t n_command;
+};
+
+/* The specs borrow from the plan's own storage: never copy a built plan. */
+struct ag_egress_plan {
+	char token[13];
+	char trial_id[AG_EGRESS_ID_MAX + 1];
+	char policy_digest[AG_SHA256_HEX_LEN + 1];
+	struct ag_egress_network_spec internal, outbound;
+	struct ag_egress_container_spec gateway, agent;
+	/* storage the specs borrow from */
+	char gateway_name[64], agent_name[64];
+	struct ag_label gateway_labels[4], agent_labels[4];
+	struct ag_strv gateway_cmd, agent_env, owned;
+};
+
+/*
+ * Builds and validates the plan. AG_E_CONFIG with one of:
+ *   egress.plan.not_contained egress.plan.trial_id egress.plan.image_not_pinned
+ *   egress.plan.same_image egress.plan.gateway_dns egress.plan.topology
+ *   egress.plan.forbidden_flag and every render.* reason of
+ *   ag_exec_spec_validate (prefixed context says which container).
+ * Release with ag_egress_plan_release, also after a failure.
+ */
+int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egress_plan *p,
+			 struct ag_error **err);
+void ag_egress_plan_release(struct ag_egress_plan *p);
+
+/* Re-checks the topology invariants of a (possibly hand-edited) plan. */
+int ag_egress_plan_validate(const struct ag_egress_plan *p, struct ag_error **err);
+
+/*
+ * THE renderer: one docker argv (after the "docker" executable) per step,
+ * in order. Step names: create_internal_network create_outbound_network
+ * create_gateway connect_gateway_outbound create_agent start_gateway
+ * inspect_gateway start_agent, then teardown: remove_agent remove_gateway
+ * remove_internal_network remove_outbound_network.
+ */
+struct ag_egress_step {
+	const char *name;
+	bool teardown;
+	struct ag_strv argv;
+};
+int ag_egress_plan_render(const struct ag_egress_plan *p, struct ag_egress_step **steps,
+			  size_t *n, struct ag_error **err);
+void ag_egress_steps_free(struct ag_egress_step *steps, size_t n);
+
+/* The plan for machines: typed specs, steps, and "plan_digest" (SHA-256
+ * of the canonical JSON of everything else). */
+int ag_egress_plan_json(const struct ag_egress_plan *p, json_t **out, struct ag_error **err);
+
+#endif

@@ -1,0 +1,81 @@
+/*
+ * policy.h: the live-study destination policy
+ * `agentguard.live-study-egress-policy` v1 (upstream-reference 9.2,
+ * data/schemas/live-study-egress-policy-v1.schema.json,
+ * docs/study-egress.md).
+ *
+ *   {"schema": "agentguard.live-study-egress-policy", "schema_version": 1,
+ *    "destinations": [{"host": H, "port": P, "purpose"?: S,
+ *                      "test_only"?: B, "test_only_ip_literal"?: B}, ...]}
+ *
+ * Exact host:port rules only, at most AG_EGRESS_POLICY_MAX_RULES. Hosts
+ * are normalised by ag_egress_host_normalize (authority.h). Refused: the
+ * blocked names and suffixes, IP literals unless the rule has both
+ * test_only and test_only_ip_literal and the address is global or in a
+ * documentation range, ports outside 1..65535, a rule equal to another
+ * after normalisation, unknown keys, duplicate JSON keys.
+ *
+ * The digest is SHA-256 over the canonical JSON (sorted keys, compact,
+ * ASCII) of the normalised policy: defaults filled in, rules sorted by
+ * (host, port). Hosts that differ only in case or surrounding blanks give
+ * one digest.
+ */
+#ifndef AG_EGRESS_POLICY_H
+#define AG_EGRESS_POLICY_H
+
+#include "lib/base/ag.h"
+#include "lib/base/sha256.h"
+#include "lib/egress/authority.h"
+
+#include <jansson.h>
+
+struct ag_error;
+
+#define AG_EGRESS_POLICY_SCHEMA "agentguard.live-study-egress-policy"
+#define AG_EGRESS_DEFAULT_PURPOSE "approved-destination"
+
+struct ag_egress_rule {
+	struct ag_egress_target dest; /* normalised host, port, literal address */
+	char *purpose;		      /* owned */
+	bool test_only;
+	bool test_only_ip_literal;
+};
+
+struct ag_egress_policy {
+	struct ag_egress_rule *rules; /* sorted by (host, port) */
+	size_t n_rules;
+	char digest[AG_SHA256_HEX_LEN + 1];
+};
+
+/*
+ * Parses and validates a policy document from memory (at most
+ * AG_EGRESS_POLICY_MAX_BYTES). On failure: AG_E_CONFIG (AG_E_LIMIT for
+ * egress.policy.size / egress.policy.too_many) with err->key the JSON path
+ * ("destinations[2].host") and one of these reasons:
+ *   egress.policy.size egress.policy.json egress.policy.type
+ *   egress.policy.unknown_key egress.policy.missing egress.policy.schema
+ *   egress.policy.version egress.policy.too_many egress.policy.port
+ *   egress.policy.purpose egress.policy.host_blocked
+ *   egress.policy.host_blocked_suffix egress.policy.ip_literal_not_test_only
+ *   egress.policy.ip_literal_unsafe egress.policy.duplicate
+ *   and every egress.host.* token of authority.h.
+ */
+int ag_egress_policy_parse(const char *data, size_t len, struct ag_egress_policy **out,
+			   struct ag_error **err);
+
+/* Reads `path` (no final symlink, regular file, bounded) and parses it;
+ * `display` names it in errors. Adds egress.policy.read / .not_regular /
+ * .symlink for the file itself. */
+int ag_egress_policy_load(const char *path, const char *display, struct ag_egress_policy **out,
+			  struct ag_error **err);
+
+void ag_egress_policy_free(struct ag_egress_policy *p);
+
+/* The normalised policy as a JSON value (the digest's input). */
+json_t *ag_egress_policy_json(const struct ag_egress_policy *p);
+
+/* The rule for exactly (normalised host, port), or NULL. */
+const struct ag_egress_rule *ag_egress_policy_find(const struct ag_egress_policy *p,
+						   const char *host, int port);
+
+#endif
