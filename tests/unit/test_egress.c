@@ -258,6 +258,10 @@ static void test_sanitize(void **state)
 	    {"https://x.example/home/ok", "https://x.example/home/ok"},
 	    {"is it ok? yes", "is it ok? yes"},
 	    {"plain", "plain"},
+	    {"a#b://c#d", "a#b://c"},
+	    {"x?y z=1", "x?y z=1"},
+	    {"?\?=", "[REDACTED_QUERY]"},
+	    {"see http://a.example/p?q=1 and ?k=v or /root/x", "see http://a.example/p and [REDACTED_QUERY] or [REDACTED_PATH]"},
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(t); i++) {
 		char *s = ag_egress_sanitize(t[i].in);

@@ -37,21 +37,6 @@ static size_t private_path_at(const char *s, size_t i)
 	return 0;
 }
 
-/* "?...=..." without blanks starting at i: length of the run, or 0. */
-static size_t query_at(const char *s, size_t i)
-{
-	if (s[i] != '?')
-		return 0;
-	size_t j = i + 1;
-	bool eq = false;
-	while (s[j] && !is_blank(s[j])) {
-		if (s[j] == '=')
-			eq = true;
-		j++;
-	}
-	return eq ? j - i : 0;
-}
-
 static size_t token_end(const char *s, size_t i)
 {
 	while (s[i] && !is_blank(s[i]))
@@ -59,27 +44,52 @@ static size_t token_end(const char *s, size_t i)
 	return i;
 }
 
-/* Where the current blank-free token started (to spot a URL). */
-static bool in_url(const char *s, size_t i)
+enum issue { ISSUE_NONE = 0, ISSUE_URL_QUERY, ISSUE_QUERY, ISSUE_PATH };
+
+/*
+ * The first thing the sanitizer must change at or after `from` (a token
+ * boundary) in s[0..n), one pass per blank-free token: a private path
+ * (where a path may start), a '?' with an '=' after it in the same token (a
+ * query; inside a URL, i.e. after "://" in the token, it is dropped,
+ * elsewhere replaced), or a '#' after "://" (a fragment). Linear in n.
+ */
+static enum issue find_issue(const char *s, size_t n, size_t from, size_t *at)
 {
-	size_t b = i;
-	while (b > 0 && !is_blank(s[b - 1]))
-		b--;
-	const char *p = strstr(s + b, "://");
-	return p && p < s + i;
+	for (size_t b = from; b < n;) {
+		if (is_blank(s[b])) {
+			b++;
+			continue;
+		}
+		size_t e = b, url = SIZE_MAX, last_eq = 0;
+		bool eq = false;
+		for (; e < n && !is_blank(s[e]); e++) {
+			if (s[e] == '=') {
+				last_eq = e;
+				eq = true;
+			}
+			if (url == SIZE_MAX && e + 2 < n && s[e] == ':' && s[e + 1] == '/' &&
+			    s[e + 2] == '/')
+				url = e;
+		}
+		for (size_t i = b; i < e; i++) {
+			if (private_path_at(s, i)) {
+				*at = i;
+				return ISSUE_PATH;
+			}
+			if ((s[i] == '?' && eq && last_eq > i) || (s[i] == '#' && url < i)) {
+				*at = i;
+				return url < i ? ISSUE_URL_QUERY : ISSUE_QUERY;
+			}
+		}
+		b = e;
+	}
+	return ISSUE_NONE;
 }
 
 static bool needs_sanitizing(const char *s, size_t n)
 {
-	if (n > AG_EGRESS_MANIFEST_MAX_STRING)
-		return true;
-	for (size_t i = 0; i < n; i++) {
-		if (query_at(s, i) || private_path_at(s, i))
-			return true;
-		if (s[i] == '#' && in_url(s, i))
-			return true;
-	}
-	return false;
+	size_t at;
+	return n > AG_EGRESS_MANIFEST_MAX_STRING || find_issue(s, n, 0, &at) != ISSUE_NONE;
 }
 
 /* Cuts s[0..n) to at most max bytes without splitting a UTF-8 sequence. */
@@ -101,18 +111,15 @@ char *ag_egress_sanitize(const char *s)
 	struct ag_buf o = AG_BUF_INIT(4 * AG_EGRESS_MANIFEST_MAX_STRING, "egress.manifest.string");
 	struct ag_error *e = NULL;
 	int r = 0;
-	for (size_t i = 0; in[i] && r == 0;) {
-		if (query_at(in, i) || (in[i] == '#' && in_url(in, i))) {
-			if (!in_url(in, i))
-				r = ag_buf_adds(&o, "[REDACTED_QUERY]", &e);
-			i = token_end(in, i);
-		} else if (private_path_at(in, i)) {
+	for (size_t i = 0; i < n && r == 0;) {
+		size_t at = n;
+		enum issue k = find_issue(in, n, i, &at);
+		r = ag_buf_add(&o, in + i, at - i, &e);
+		if (k == ISSUE_QUERY && r == 0)
+			r = ag_buf_adds(&o, "[REDACTED_QUERY]", &e);
+		else if (k == ISSUE_PATH && r == 0)
 			r = ag_buf_adds(&o, "[REDACTED_PATH]", &e);
-			i = token_end(in, i);
-		} else {
-			r = ag_buf_add(&o, in + i, 1, &e);
-			i++;
-		}
+		i = k == ISSUE_NONE ? n : token_end(in, at);
 	}
 	ag_error_free(e); /* cannot happen: the output is at most the input plus markers */
 	o.buf[utf8_cut(o.buf, o.len, AG_EGRESS_MANIFEST_MAX_STRING)] = '\0';
@@ -322,14 +329,14 @@ static int shape(const json_t *v, unsigned depth, struct vctx *x)
 		if (n > AG_EGRESS_MANIFEST_MAX_STRING)
 			return FAIL(AG_E_LIMIT, "egress.manifest.string", x->path,
 				    "string is longer than %d bytes", AG_EGRESS_MANIFEST_MAX_STRING);
-		for (size_t i = 0; i < n; i++) {
-			if (query_at(s, i) || (s[i] == '#' && in_url(s, i)))
-				return FAIL(AG_E_CONFIG, "egress.manifest.query", x->path,
-					    "a query string or fragment reached the manifest");
-			if (private_path_at(s, i))
-				return FAIL(AG_E_CONFIG, "egress.manifest.private_path", x->path,
-					    "a private host path reached the manifest");
-		}
+		size_t at;
+		enum issue k = find_issue(s, n, 0, &at);
+		if (k == ISSUE_PATH)
+			return FAIL(AG_E_CONFIG, "egress.manifest.private_path", x->path,
+				    "a private host path reached the manifest");
+		if (k != ISSUE_NONE)
+			return FAIL(AG_E_CONFIG, "egress.manifest.query", x->path,
+				    "a query string or fragment reached the manifest");
 		return 0;
 	}
 	case JSON_INTEGER: {
