@@ -111,19 +111,11 @@ static int cmd_verify(int argc, char **argv)
 			fputs(help, stdout);
 			return AG_EXIT_PASS;
 		}
-		const char *pk = NULL;
-		if (strcmp(a, "--public-key") == 0) {
-			if (i + 1 >= argc)
-				return ag_cli_usage("evidence", "--public-key needs a FILE");
-			pk = argv[++i];
-		} else if (strncmp(a, "--public-key=", 13) == 0) {
-			pk = a + 13;
-		}
-		if (pk) {
-			if (npubs >= AG_VERIFY_PUBLIC_KEYS_MAX)
-				return ag_cli_usage("evidence", "at most %d --public-key",
-						    AG_VERIFY_PUBLIC_KEYS_MAX);
-			pubs[npubs++] = pk;
+		int pk = ag_cli_public_key_arg("evidence", argc, argv, &i, pubs, &npubs);
+		if (pk < 0)
+			return AG_EXIT_CONFIG;
+		if (pk > 0) {
+			continue;
 		} else if (strcmp(a, "--json") == 0) {
 			as_json = true;
 		} else if (strcmp(a, "--standalone") == 0) {

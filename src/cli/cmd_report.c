@@ -198,13 +198,11 @@ int ag_cmd_report(int argc, char **argv)
 			fputs(help, stdout);
 			return AG_EXIT_PASS;
 		}
-		if (strcmp(a, "--public-key") == 0 || strncmp(a, "--public-key=", 13) == 0) {
-			if (a[12] == '\0' && i + 1 >= argc)
-				return ag_cli_usage("report", "--public-key needs a FILE");
-			if (npubs >= AG_VERIFY_PUBLIC_KEYS_MAX)
-				return ag_cli_usage("report", "at most %d --public-key",
-						    AG_VERIFY_PUBLIC_KEYS_MAX);
-			pubs[npubs++] = a[12] == '=' ? a + 13 : argv[++i];
+		int pk = ag_cli_public_key_arg("report", argc, argv, &i, pubs, &npubs);
+		if (pk < 0)
+			return AG_EXIT_CONFIG;
+		if (pk > 0) {
+			continue;
 		} else if (strcmp(a, "--list") == 0) {
 			list = true;
 		} else if (strcmp(a, "--json") == 0) {

@@ -2,6 +2,7 @@
 #include "cli/keys.h"
 #include "cli/cli.h"
 #include "lib/base/error.h"
+#include "lib/base/bounds.h"
 #include "lib/evidence/sign.h"
 
 char *ag_cli_default_key_path(void)
@@ -84,4 +85,28 @@ int ag_cli_trust_load(struct ag_cli_trust *t, const char *const *pubs, size_t np
 	t->trust.keys = (const struct ag_sign_key *const *)t->owned;
 	t->trust.n = t->n;
 	return AG_EXIT_PASS;
+}
+
+int ag_cli_public_key_arg(const char *cmd, int argc, char **argv, int *i, const char **pubs,
+			  size_t *npubs)
+{
+	const char *a = argv[*i];
+	const char *pk = NULL;
+	if (strcmp(a, "--public-key") == 0) {
+		if (*i + 1 >= argc) {
+			ag_cli_usage(cmd, "--public-key needs a FILE");
+			return -1;
+		}
+		pk = argv[++*i];
+	} else if (strncmp(a, "--public-key=", 13) == 0) {
+		pk = a + 13;
+	} else {
+		return 0;
+	}
+	if (*npubs >= AG_VERIFY_PUBLIC_KEYS_MAX) {
+		ag_cli_usage(cmd, "at most %d --public-key", AG_VERIFY_PUBLIC_KEYS_MAX);
+		return -1;
+	}
+	pubs[(*npubs)++] = pk;
+	return 1;
 }

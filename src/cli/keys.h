@@ -23,6 +23,14 @@ struct ag_cli_trust {
 	size_t n;
 	struct ag_trust trust;
 };
+/*
+ * If argv[*i] is --public-key FILE or --public-key=FILE, records FILE in
+ * pubs (at most AG_VERIFY_PUBLIC_KEYS_MAX; *i moves past a separate value)
+ * and returns 1; returns 0 for any other argument; -1 after printing a
+ * usage error for `cmd` (exit AG_EXIT_CONFIG).
+ */
+int ag_cli_public_key_arg(const char *cmd, int argc, char **argv, int *i, const char **pubs,
+			  size_t *npubs);
 int ag_cli_trust_load(struct ag_cli_trust *t, const char *const *pubs, size_t npubs);
 void ag_cli_trust_release(struct ag_cli_trust *t);
 
