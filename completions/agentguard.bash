@@ -42,7 +42,7 @@ _agentguard()
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		return 0
 		;;
-	--docker-socket)
+	--docker-socket | --signing-key | --public-key)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return 0
 		;;
@@ -53,17 +53,17 @@ _agentguard()
 
 	local opts=""
 	case "$cmd" in
-	contained-run) opts="--repo --runs-root --timeout --allow-fail-result --json --docker-socket --help --" ;;
+	contained-run) opts="--repo --runs-root --timeout --allow-fail-result --json --docker-socket --signing-key --help --" ;;
 	cleanup) opts="--runs-root --probe-age --probe-label --docker-socket --json --help" ;;
 	evidence)
 		if [ "$COMP_CWORD" -eq 2 ]; then
-			mapfile -t COMPREPLY < <(compgen -W "verify" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "verify keygen public-key" -- "$cur")
 			return 0
 		fi
-		opts="--json --help"
+		opts="--public-key --standalone --signing-key --json --help"
 		;;
-	patch) opts="--raw --help" ;;
-	report) opts="--format --list --runs-root --json --help" ;;
+	patch) opts="--raw --public-key --help" ;;
+	report) opts="--format --list --runs-root --json --public-key --help" ;;
 	preflight) opts="--json --docker-socket --help" ;;
 	render) opts="--workspace --name --label --mode --format --json --help --" ;;
 	validate) opts="--json --help" ;;

@@ -1,7 +1,9 @@
 #include "lib/base/ag.h"
 #include "cli/cli.h"
+#include "cli/keys.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
+#include "lib/base/fsx.h"
 #include "lib/base/redact.h"
 #include "lib/config/config.h"
 #include "lib/config/env_allowlist.h"
@@ -16,7 +18,7 @@
 static const char help[] =
 	"Usage: agentguard contained-run CONFIG [--repo DIR] [--runs-root DIR]\n"
 	"         [--timeout SECONDS] [--allow-fail-result] [--json] [--docker-socket PATH]\n"
-	"         -- ARGV...\n"
+	"         [--signing-key FILE] -- ARGV...\n"
 	"\n"
 	"Run one explicit argv (the agent, or a command it would run) inside a\n"
 	"Docker container whose security properties are verified before launch,\n"
@@ -41,6 +43,10 @@ static const char help[] =
 	"  --docker-socket PATH The Docker Engine socket (absolute; root-owned, in a\n"
 	"                       root-owned directory chain; the daemon must run as\n"
 	"                       root). Default /var/run/docker.sock.\n"
+	"  --signing-key FILE   Ed25519 key (PKCS#8 PEM, 0600) that signs the evidence\n"
+	"                       seal (default: the local key, created on first use:\n"
+	"                       ${XDG_STATE_HOME:-$HOME/.local/state}/agentguard/\n"
+	"                       signing-key.pem). `agentguard evidence keygen` makes one.\n"
 	"  -h, --help           Show this help.\n"
 	"\n"
 	"Order: config and uid/gid check, environment allowlist, Docker preflight,\n"
@@ -77,36 +83,6 @@ static int fd_abs_path(int fd, char **out)
 	buf[n] = '\0';
 	*out = ag_xstrdup(buf);
 	return 0;
-}
-
-/* mkdir -p of a relative or absolute path, one component at a time, no links. */
-static int open_or_make_dir(const char *path)
-{
-	_cleanup_free_ char *copy = ag_xstrdup(path);
-	int cur = open(path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	char *p = copy;
-	while (cur >= 0 && *p) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		char *slash = strchr(p, '/');
-		if (slash)
-			*slash = '\0';
-		if (mkdirat(cur, p, 0755) < 0 && errno != EEXIST) {
-			close(cur);
-			return -1;
-		}
-		int next = openat(cur, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		int e = errno;
-		close(cur);
-		cur = next;
-		errno = e;
-		if (!slash)
-			break;
-		p = slash + 1;
-	}
-	return cur;
 }
 
 /*
@@ -146,6 +122,19 @@ static int check_runs_root_ancestry(const char *abs, const char **bad)
 	return 0;
 }
 
+/* Does the key file's real directory lie at or below the repository? */
+static bool key_inside(const char *key_path, const char *repo_abs)
+{
+	_cleanup_free_ char *copy = ag_xstrdup(key_path);
+	char *slash = strrchr(copy, '/');
+	const char *dir = slash ? (slash == copy ? "/" : (*slash = '\0', copy)) : ".";
+	_cleanup_free_ char *real = realpath(dir, NULL);
+	if (!real)
+		return true; /* cannot tell: fail closed */
+	size_t n = strlen(repo_abs);
+	return strncmp(real, repo_abs, n) == 0 && (real[n] == '/' || real[n] == '\0' || n == 1);
+}
+
 static void print_failure(const struct ag_run_outcome *o)
 {
 	if (!o->failure_stage)
@@ -171,6 +160,7 @@ int ag_cmd_contained_run(int argc, char **argv)
 		}
 	int stop = boundary < 0 ? argc : boundary;
 	const char *config = NULL, *repo = NULL, *runs_root = NULL, *docker = NULL;
+	const char *signing_key = NULL;
 	int64_t timeout = 0;
 	bool allow_fail = false, as_json = false;
 	for (int i = 1; i < stop; i++) {
@@ -189,7 +179,7 @@ int ag_cmd_contained_run(int argc, char **argv)
 			continue;
 		}
 		static const char *const valued[] = {"--repo", "--runs-root", "--timeout",
-						     "--docker-socket"};
+						     "--docker-socket", "--signing-key"};
 		const char *opt = NULL;
 		for (size_t k = 0; k < AG_ARRAY_SIZE(valued); k++) {
 			size_t l = strlen(valued[k]);
@@ -211,6 +201,8 @@ int ag_cmd_contained_run(int argc, char **argv)
 				runs_root = val;
 			else if (strcmp(opt, "--docker-socket") == 0)
 				docker = val;
+			else if (strcmp(opt, "--signing-key") == 0)
+				signing_key = val;
 			else if (ag_parse_i64(val, &timeout) < 0 || timeout < 1 ||
 				 timeout > AG_TIMEOUT_MAX_SECONDS)
 				return ag_cli_usage("contained-run",
@@ -249,6 +241,13 @@ int ag_cmd_contained_run(int argc, char **argv)
 		return AG_EXIT_CONFIG;
 	}
 
+	/* the evidence signing key: before anything runs, so a key problem costs nothing */
+	struct ag_sign_key *key = NULL;
+	_cleanup_free_ char *key_path = NULL;
+	int krc = ag_cli_signing_key(signing_key, &key, &key_path);
+	if (krc != AG_EXIT_PASS)
+		return krc;
+
 	/* 2. the environment allowlist; values join the redaction set */
 	struct ag_redactor red = AG_REDACTOR_INIT;
 	struct ag_env_resolved env;
@@ -265,6 +264,7 @@ int ag_cmd_contained_run(int argc, char **argv)
 	if (ag_env_resolve(&c->contained, host_lookup, NULL, &red, &env, &err) < 0) {
 		ag_cli_print_error(err);
 		ag_redactor_release(&red);
+		ag_sign_key_free(key);
 		return AG_EXIT_CONFIG;
 	}
 
@@ -284,13 +284,21 @@ int ag_cmd_contained_run(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
+	if (key_inside(key_path, repo_abs)) {
+		/* The workspace is a copy of the repository: the key would go with it. */
+		fputs("agentguard: error: the evidence signing key lies inside the repository, so "
+		      "the agent's copy would hold it; keep it outside (--signing-key FILE) "
+		      "[evidence.key.in_repo]\n",
+		      stderr);
+		goto out;
+	}
 	int cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cwd_fd >= 0) {
 		(void)fd_abs_path(cwd_fd, &cwd_abs);
 		close(cwd_fd);
 	}
 	const char *runs = runs_root ? runs_root : ".agentguard/contained-runs";
-	runs_fd = open_or_make_dir(runs);
+	runs_fd = ag_open_or_make_dirs(runs, 0755);
 	if (runs_fd < 0 || fd_abs_path(runs_fd, &runs_abs) < 0) {
 		fprintf(stderr, "agentguard: error: cannot create or open the runs root: %s "
 				"[run.runs_root]\n",
@@ -304,6 +312,16 @@ int ag_cmd_contained_run(int argc, char **argv)
 			"agentguard: error: the runs root or a directory above it is %s, so the "
 			"bind-mounted workspace path could be swapped [run.runs_root_unsafe]\n",
 			why_bad);
+		goto out;
+	}
+	struct stat rst;
+	if (fstat(runs_fd, &rst) < 0 || rst.st_uid != geteuid() ||
+	    ((rst.st_mode & (S_IWGRP | S_IWOTH)) && !(rst.st_mode & S_ISVTX))) {
+		/* Others could plant runs, hold the chain lock or swap the head. */
+		fputs("agentguard: error: the runs root is owned by another user or writable by "
+		      "group or others (without the sticky bit); run `chmod go-w` on it or pick "
+		      "another --runs-root [run.runs_root_unsafe]\n",
+		      stderr);
 		goto out;
 	}
 	size_t rl = strlen(repo_abs);
@@ -347,6 +365,8 @@ int ag_cmd_contained_run(int argc, char **argv)
 		.runs_root_fd = runs_fd,
 		.runs_root_abs = runs_abs,
 		.runs_root_in_repo = in_repo,
+		.runs_root_rel = in_repo ? runs_abs + rl + 1 : NULL,
+		.signing_key = key,
 		.argv = (const char *const *)argv + boundary + 1,
 		.argc = (size_t)(argc - boundary - 1),
 		.timeout_seconds = timeout ? timeout : c->command_timeout_seconds,
@@ -505,11 +525,24 @@ int ag_cmd_contained_run(int argc, char **argv)
 		fputs("agentguard: warning: the artifact was written but could not be sealed "
 		      "into the runs root's chain [evidence.seal]\n",
 		      stderr);
+	else if (out.chain_start && (strcmp(out.chain_start, "lock_timeout") == 0 ||
+				     strcmp(out.chain_start, "cancelled") == 0))
+		fprintf(stderr,
+			"agentguard: warning: the chain lock was not taken (%s): the artifact is "
+			"sealed and signed outside the runs root's chain [evidence.chain.%s]\n",
+			out.chain_start, out.chain_start);
+	else if (out.chain_start && strcmp(out.chain_start, "empty") != 0)
+		fprintf(stderr,
+			"agentguard: warning: the runs root's chain head could not be verified "
+			"under this signing key (%s); this run starts a new chain segment instead "
+			"of extending it [evidence.chain.new_segment]\n",
+			out.chain_start);
 	free(report);
 	ag_run_outcome_release(&out);
 out:
 	ag_env_resolved_release(&env);
 	ag_redactor_release(&red);
+	ag_sign_key_free(key);
 	if (repo_fd >= 0)
 		close(repo_fd);
 	if (runs_fd >= 0)

@@ -1,17 +1,20 @@
 #include "lib/base/ag.h"
 #include "cli/cli.h"
+#include "cli/keys.h"
+#include "lib/base/bounds.h"
 #include "lib/base/error.h"
 #include "lib/base/termsafe.h"
 #include "lib/evidence/verify.h"
 
 static const char help[] =
-    "Usage: agentguard patch RUN_DIR|FILE [--raw]\n"
+    "Usage: agentguard patch RUN_DIR|FILE [--raw] [--public-key FILE]...\n"
     "\n"
     "Print the run's changes.patch: the agent's changes as a git-style patch\n"
     "(renames, mode changes, deletions, binary files as git binary patches).\n"
     "The run is verified first exactly as `agentguard evidence verify` does,\n"
-    "which includes the patch's SHA-256 sealed in the artifact; a run that\n"
-    "does not verify, or has no patch, is refused (exit 2).\n"
+    "which includes the patch's SHA-256 sealed in the artifact and the seal's\n"
+    "signature by a trusted key (--public-key, or the local signing key); a\n"
+    "run that does not verify, or has no patch, is refused (exit 2).\n"
     "\n"
     "The patch is the agent's work and agent-controlled content: AgentGuard\n"
     "never applies or executes it. Read it before you apply it:\n"
@@ -51,13 +54,20 @@ int ag_cmd_patch(int argc, char **argv)
 {
 	const char *path = NULL;
 	bool raw = false;
+	const char *pubs[AG_VERIFY_PUBLIC_KEYS_MAX];
+	size_t npubs = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(help, stdout);
 			return AG_EXIT_PASS;
 		}
-		if (strcmp(a, "--raw") == 0)
+		int pk = ag_cli_public_key_arg("patch", argc, argv, &i, pubs, &npubs);
+		if (pk < 0)
+			return AG_EXIT_CONFIG;
+		if (pk > 0) {
+			continue;
+		} else if (strcmp(a, "--raw") == 0)
 			raw = true;
 		else if (a[0] == '-' && a[1])
 			return ag_cli_usage("patch", "unknown option '%s'", a);
@@ -72,9 +82,16 @@ int ag_cmd_patch(int argc, char **argv)
 	if (raw && tty)
 		return ag_cli_usage("patch", "--raw is refused on a terminal: the patch is the "
 					     "agent's content (redirect it to a file)");
+	struct ag_cli_trust t;
+	int trc = ag_cli_trust_load(&t, pubs, npubs);
+	if (trc != AG_EXIT_PASS)
+		return trc;
 	_cleanup_err_ struct ag_error *err = NULL;
 	struct ag_verify_report rep;
-	if (ag_evidence_verify(path, &rep, &err) < 0) {
+	struct ag_verify_opts vo = {.trust = &t.trust};
+	int vrc = ag_evidence_verify(path, &vo, &rep, &err);
+	ag_cli_trust_release(&t);
+	if (vrc < 0) {
 		ag_err_wrap(&err, "refusing to print the patch of a run that does not verify");
 		ag_cli_print_error(err);
 		ag_verify_report_release(&rep);

@@ -1,5 +1,6 @@
 #include "lib/base/ag.h"
 #include "cli/cli.h"
+#include "cli/keys.h"
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
@@ -14,12 +15,13 @@
 #include <time.h>
 
 static const char help[] =
-    "Usage: agentguard report RUN_DIR|FILE [--format FORMAT]\n"
-    "       agentguard report --list [--runs-root DIR] [--json]\n"
+    "Usage: agentguard report RUN_DIR|FILE [--format FORMAT] [--public-key FILE]...\n"
+    "       agentguard report --list [--runs-root DIR] [--json] [--public-key FILE]...\n"
     "\n"
     "Render a contained-run artifact after verifying it exactly as\n"
-    "`agentguard evidence verify` does; an artifact that does not verify is\n"
-    "refused (exit 2). FORMAT is one of:\n"
+    "`agentguard evidence verify` does (signature by a trusted key: one given\n"
+    "with --public-key or the local signing key); an artifact that does not\n"
+    "verify is refused (exit 2). FORMAT is one of:\n"
     "  text    terminal summary (default)\n"
     "  md      Markdown for $GITHUB_STEP_SUMMARY, with ## Containment Evidence\n"
     "  html    one self-contained page (inline CSS, no script, no external URL)\n"
@@ -31,6 +33,8 @@ static const char help[] =
     "--list prints the runs of DIR (default .agentguard/contained-runs), newest\n"
     "first, one line each: run id, result, exit code, time (UTC), evidence state;\n"
     "with --json one object (docs/json-output.md, agentguard.run-list).\n"
+    "A run that does not verify shows no result or exit code (its claims are not\n"
+    "evidence), only INVALID and the reason.\n"
     "\n"
     "Exit codes: 0 written, 2 invalid artifact or usage error.\n";
 
@@ -73,7 +77,7 @@ static int print_list_json(struct row *rows, size_t n, bool exists, bool more)
 	return ag_cli_json_print(o, "agentguard.run-list") == 0 ? AG_EXIT_PASS : AG_EXIT_FAIL;
 }
 
-static int list_runs(const char *root)
+static int list_runs(const char *root, const struct ag_trust *trust)
 {
 	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
@@ -115,7 +119,8 @@ static int list_runs(const char *root)
 		char *path = ag_xasprintf("%s/%s", root, de->d_name);
 		struct ag_verify_report rep;
 		struct ag_error *err = NULL;
-		int rc = ag_evidence_verify(path, &rep, &err);
+		struct ag_verify_opts vo = {.trust = trust};
+		int rc = ag_evidence_verify(path, &vo, &rep, &err);
 		free(path);
 		time_t mt = st.st_mtime;
 		int afd =
@@ -128,7 +133,7 @@ static int list_runs(const char *root)
 		}
 		struct ag_buf b = AG_BUF_INIT(4096, "limit.report.list");
 		put_field(&b, de->d_name);
-		const json_t *a = rep.artifact;
+		const json_t *a = rc == 0 ? rep.artifact : NULL; /* unverified: no claims */
 		const char *result = json_string_value(json_object_get(a, "result"));
 		const json_t *ec = json_object_get(a, "exit_code");
 		char exitbuf[32] = "-";
@@ -141,7 +146,7 @@ static int list_runs(const char *root)
 			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		struct ag_error *e = NULL;
 		if (ag_buf_addf(&b, &e, "  %-4s  exit %-3s  %s  ",
-				result && strlen(result) <= 4 ? result : "?", exitbuf, when) < 0 ||
+				result && strlen(result) <= 4 ? result : "-", exitbuf, when) < 0 ||
 		    ag_buf_adds(&b, rc == 0 ? "verified" : "INVALID [", &e) < 0 ||
 		    (rc < 0 &&
 		     (ag_buf_adds(&b, err->reason, &e) < 0 || ag_buf_adds(&b, "]", &e) < 0)))
@@ -185,13 +190,20 @@ int ag_cmd_report(int argc, char **argv)
 {
 	const char *path = NULL, *format = "text", *runs = ".agentguard/contained-runs";
 	bool list = false, runs_given = false;
+	const char *pubs[AG_VERIFY_PUBLIC_KEYS_MAX];
+	size_t npubs = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(help, stdout);
 			return AG_EXIT_PASS;
 		}
-		if (strcmp(a, "--list") == 0) {
+		int pk = ag_cli_public_key_arg("report", argc, argv, &i, pubs, &npubs);
+		if (pk < 0)
+			return AG_EXIT_CONFIG;
+		if (pk > 0) {
+			continue;
+		} else if (strcmp(a, "--list") == 0) {
 			list = true;
 		} else if (strcmp(a, "--json") == 0) {
 			/* JSON mode was set by ag_cli_json_scan; only with --list */
@@ -214,10 +226,16 @@ int ag_cmd_report(int argc, char **argv)
 			return ag_cli_usage("report", "unexpected argument '%s'", a);
 		}
 	}
+	if (list && path)
+		return ag_cli_usage("report", "--list takes no RUN_DIR");
+	struct ag_cli_trust t;
 	if (list) {
-		if (path)
-			return ag_cli_usage("report", "--list takes no RUN_DIR");
-		return list_runs(runs);
+		int trc = ag_cli_trust_load(&t, pubs, npubs);
+		if (trc != AG_EXIT_PASS)
+			return trc;
+		int lrc = list_runs(runs, &t.trust);
+		ag_cli_trust_release(&t);
+		return lrc;
 	}
 	if (runs_given)
 		return ag_cli_usage("report", "--runs-root goes with --list");
@@ -230,9 +248,15 @@ int ag_cmd_report(int argc, char **argv)
 	if (ag_report_format_parse(format, &fmt) < 0)
 		return ag_cli_usage(
 		    "report", "unknown format '%s' (text, md, html, json, sarif, junit)", format);
+	int trc = ag_cli_trust_load(&t, pubs, npubs);
+	if (trc != AG_EXIT_PASS)
+		return trc;
 	_cleanup_err_ struct ag_error *err = NULL;
 	struct ag_verify_report rep;
-	if (ag_evidence_verify(path, &rep, &err) < 0) {
+	struct ag_verify_opts vo = {.trust = &t.trust};
+	int vrc = ag_evidence_verify(path, &vo, &rep, &err);
+	ag_cli_trust_release(&t);
+	if (vrc < 0) {
 		ag_err_wrap(&err, "refusing to report an artifact that does not verify");
 		ag_cli_print_error(err);
 		ag_verify_report_release(&rep);

@@ -23,6 +23,18 @@ as_user() {
 		_ "$W" "${PIDFILE:-}" "$@"
 }
 
+# The test user's local evidence signing key (HOME=$W: created by its first
+# run) and its public half for commands run as root (`--public-key "$AG_PUB"`).
+AG_USER_KEY="$W/.local/state/agentguard/signing-key.pem"
+AG_PUB="$T/agtest-public.pem"
+user_pub() { [ -s "$AG_PUB" ] || as_user "$AG_BIN" evidence public-key >"$AG_PUB" 2>/dev/null || true; }
+# pubkey: the path of that public key, made first if needed (for root's
+# `evidence verify`, `report` and `patch`, which trust only given keys).
+pubkey() {
+	user_pub
+	printf '%s\n' "$AG_PUB"
+}
+
 # config NAME [extra contained_execution lines...]: $W/NAME.yaml
 config() {
 	local name=$1

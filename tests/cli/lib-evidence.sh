@@ -27,20 +27,26 @@ open(p, "w").write(s)
 PYEOF
 }
 
-# ev_reseal RUN_DIR: recompute the seal's artifact_sha256 from the artifact
-# bytes and, when the chain head names this run, the head's seal_sha256.
+# ev_reseal RUN_DIR [KEY]: recompute the seal's artifact_sha256 from the
+# artifact bytes, re-sign the seal with KEY (default: the test user's local
+# key, i.e. an attacker who holds the key) using the openssl CLI, and, when
+# the chain head names this run, the head's seal_sha256.
 ev_reseal() {
-	"$PY" - "$1" <<'PYEOF'
-import hashlib, json, os, sys
-d = sys.argv[1]
+	"$PY" - "$1" "${2:-$AG_USER_KEY}" <<'PYEOF'
+import base64, hashlib, json, os, subprocess, sys
+d, key = sys.argv[1], sys.argv[2]
 canon = lambda o: (json.dumps(o, sort_keys=True, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
 seal_p = os.path.join(d, "contained-run.seal.json")
 seal = json.load(open(seal_p))
 seal["artifact_sha256"] = hashlib.sha256(open(os.path.join(d, "contained-run.json"), "rb").read()).hexdigest()
+pub = subprocess.run(["openssl", "pkey", "-in", key, "-pubout", "-outform", "DER"], check=True, capture_output=True).stdout
+seal["key_fingerprint"] = "ed25519:" + hashlib.sha256(pub[-32:]).hexdigest()
 sb = canon(seal)
 open(seal_p, "wb").write(sb)
+sig = subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", key, "-rawin", "-in", seal_p], check=True, capture_output=True).stdout
+open(os.path.join(d, "contained-run.seal.sig"), "wb").write(canon({"algorithm": "ed25519", "key_fingerprint": seal["key_fingerprint"], "schema": "agentguard.evidence-signature", "schema_version": 1, "seal_sha256": hashlib.sha256(sb).hexdigest(), "signature": base64.b64encode(sig).decode()}))
 head_p = os.path.join(os.path.dirname(os.path.abspath(d)), "agentguard-chain-head.json")
-head = json.load(open(head_p))
+head = json.load(open(head_p)) if os.path.exists(head_p) else {"run_id": None}
 if head["run_id"] == seal["run_id"]:
     head["seal_sha256"] = hashlib.sha256(sb).hexdigest()
     open(head_p, "wb").write(canon(head))

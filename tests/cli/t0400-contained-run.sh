@@ -97,14 +97,20 @@ t_is "cap: exit 0" "$AG_RC" 0
 t_is "cap: stdout marked truncated" "$(art 'a["command_result"]["stdout_truncated"]')" True
 t_ok "cap: no fragment of the secret survives" bash -c '! grep -q "CANARY-SEN" "$1"' _ "$REPORT"
 
-# --- a corrupt chain head: the run cannot be sealed, so it fails closed (exit 4)
+# --- a corrupt chain head starts a new segment (said once); a head that
+# cannot be replaced leaves the run unsealed, so it fails closed (exit 4)
 mkdir -p "$W/sealtest"
 chown "$U:$U" "$W/sealtest"
 as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo --runs-root sealtest -- /bin/true >/dev/null 2>&1 || true
 echo junk >"$W/sealtest/agentguard-chain-head.json"
 t_run as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo --runs-root sealtest --json -- /bin/true
+t_is "seal: a corrupt head does not fail the run" "$AG_RC" 0
+t_like "seal: it says a new segment starts" "$AG_OUT" 'evidence.chain.new_segment'
+rm -f "$W/sealtest/agentguard-chain-head.json"
+mkdir "$W/sealtest/agentguard-chain-head.json"
+t_run as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo --runs-root sealtest --json -- /bin/true
 t_is "seal: an unsealable run exits 4" "$AG_RC" 4
-t_like "seal: the reason is named" "$AG_OUT" 'evidence.seal.head_corrupt'
+t_like "seal: the reason is named" "$AG_OUT" 'evidence.seal.io|io.rename'
 t_like "seal: the result is not PASS" "$AG_OUT" '"result":"FAIL"'
 
 # --- exit 1: the agent fails; --allow-fail-result turns it into 0

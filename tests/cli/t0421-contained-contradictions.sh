@@ -98,6 +98,6 @@ text_run -- /bin/true
 t_is "preflight: refused (exit 3)" "$AG_RC" 3
 t_like "preflight: the terminal shows no score" "$AG_OUT" 'Score: none'
 t_is "preflight: the artifact gives no score" "$(nart 'a["score"]')" None
-t_run "$AG_BIN" evidence verify "$(newest)contained-run.json"
+t_run "$AG_BIN" evidence verify --public-key "$(pubkey)" "$(newest)contained-run.json"
 t_is "preflight: the artifact still verifies" "$AG_RC" 0
 t_done

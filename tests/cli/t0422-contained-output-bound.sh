@@ -32,7 +32,7 @@ t_like "big: what is kept is the agent's output" "$(art 'a["command_result"]["st
 t_ok "big: the artifact stays small" test "$(stat -c %s "$REPORT")" -lt 4000000
 t_is "big: the containment evidence says truncated" \
 	"$(art 'a["containment_evidence"]["execution"]["stdout_truncated"]')" True
-t_run "$AG_BIN" evidence verify "$REPORT"
+t_run "$AG_BIN" evidence verify --public-key "$(pubkey)" "$REPORT"
 t_is "big: the artifact verifies" "$AG_RC" 0
 check_clean "big"
 

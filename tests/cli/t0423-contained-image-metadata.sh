@@ -65,7 +65,7 @@ t_is "evidence: the entrypoint is recorded as the SHA-256 of its JSON" \
 t_unlike "evidence: no ENV value and no entrypoint text outside the agent's output" \
 	"$(art 'json.dumps({k: v for k, v in a.items() if k != "command_result"})' 2>/dev/null || "$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])); a.pop("command_result"); print(json.dumps(a))' "$REPORT")" \
 	'IMAGE-ENV-VALUE|IMAGE-PROXY-VALUE|nonexistent-image-path|entry-marker|WRAPPED'
-t_run "$AG_BIN" evidence verify "$REPORT"
+t_run "$AG_BIN" evidence verify --public-key "$(pubkey)" "$REPORT"
 t_is "evidence: the artifact verifies" "$AG_RC" 0
 check_clean "env"
 
@@ -76,12 +76,12 @@ X=$(ev_copy_root reserved)
 ev_py "$X/$C/contained-run.json" 'i = a["containment_evidence"]["image"]; i["env_names"] = sorted(i["env_names"] + ["LD_PRELOAD"]); i["env_names_total"] += 1'
 ev_reseal "$X/$C"
 ag_must_fail 2 evidence.image_env_reserved "verify: an executed run with a reserved image ENV name is refused" \
-	"$AG_BIN" evidence verify "$X/$C"
+	"$AG_BIN" evidence verify --public-key "$(pubkey)" "$X/$C"
 X=$(ev_copy_root nohash)
 ev_py "$X/$C/contained-run.json" 'a["containment_evidence"]["image"]["entrypoint_present"] = False'
 ev_reseal "$X/$C"
 ag_must_fail 2 evidence.image_metadata "verify: an entrypoint hash without an entrypoint is refused" \
-	"$AG_BIN" evidence verify "$X/$C"
+	"$AG_BIN" evidence verify --public-key "$(pubkey)" "$X/$C"
 
 # --- an image whose ENV sets a reserved name is refused before the agent starts
 IMG_REF=

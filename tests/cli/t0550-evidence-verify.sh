@@ -14,7 +14,7 @@ require_docker
 
 config c
 make_repo
-verify() { "$AG_BIN" evidence verify "$@"; }
+verify() { "$AG_BIN" evidence verify "$@" --public-key "$AG_PUB"; }
 
 # --- three runs: A passes, B fails (agent exit 3), C passes; C is the head
 run -- /bin/sh -c 'cd /agentguard-workspace && echo four >> src/edit.txt && echo new > src/added.txt && rm src/delete.txt && mv docs/old-name.md docs/new-name.md'
@@ -27,6 +27,7 @@ run -- /bin/sh -c 'echo hello'
 t_is "run C: exit 0" "$AG_RC" 0
 C=$(basename "$(dirname "$REPORT")")
 R="$W/.agentguard/contained-runs"
+user_pub
 config missing
 sed -i "s|@sha256:[0-9a-f]*|@sha256:$(printf '%064d' 7)|" "$W/missing.yaml"
 t_run as_user "$AG_BIN" contained-run "$W/missing.yaml" --repo repo --runs-root "$W/pf-runs" --json -- /bin/true
@@ -41,9 +42,9 @@ t_ok "the preflight-failed run verifies" verify "$PF"
 t_ok "the artifact file verifies" verify "$R/$C/contained-run.json"
 t_run verify "$R/$C" --json
 t_like "--json: valid" "$AG_OUT" '"valid":true'
-t_like "--json: all eleven checks" "$AG_OUT" '"checks_passed":\["read","parse","version","bounds","structure","canonical","identity","privacy","seal","chain","patch"\]'
+t_like "--json: all twelve checks" "$AG_OUT" '"checks_passed":\["read","parse","version","bounds","structure","canonical","identity","privacy","seal","signature","chain","patch"\]'
 t_run verify "$R/$C"
-t_like "text: names the run and the checks" "$AG_OUT" "^valid: $C \\(11 checks passed"
+t_like "text: names the run and the checks" "$AG_OUT" "^valid: $C \\(12 checks passed"
 
 # --- the shipped JSON Schemas (Draft 2020-12) accept real artifacts
 t_ok "the shipped schemas are what scripts/gen-evidence-schemas writes" "$PY" "$AG_ROOT/scripts/gen-evidence-schemas" --check

@@ -21,16 +21,17 @@ P=$(dirname "$REPORT")
 run -- /bin/sh -c "$EV_HOSTILE_AGENT"
 t_is "hostile-names run: exit 0" "$AG_RC" 0
 H=$(dirname "$REPORT")
+user_pub
 # Environment names cannot be hostile in a config (the loader refuses them);
 # a re-sealed artifact carries some to prove the page escapes them anyway.
 X=$(ev_copy_root hostile-env)
 XH="$X/$(basename "$H")"
 ev_py "$XH/contained-run.json" 'e = a["containment_evidence"]["environment"]; e["supplied_names"] = ["<script>alert(2)</script>", "A\"B&C", "<img src=x onerror=alert(3)>"]; e["missing_names"] = ["x\u0001y"]'
 ev_reseal "$XH"
-t_ok "the re-sealed hostile-env artifact verifies" "$AG_BIN" evidence verify "$XH"
+t_ok "the re-sealed hostile-env artifact verifies" "$AG_BIN" evidence verify "$XH" --public-key "$AG_PUB"
 
 as_user "$AG_BIN" report "$P" --format html >"$T/pass.html"
-"$AG_BIN" report "$XH" --format html >"$T/hostile.html"
+"$AG_BIN" report "$XH" --format html --public-key "$AG_PUB" >"$T/hostile.html"
 t_ok "html: reports written" test -s "$T/pass.html" -a -s "$T/hostile.html"
 
 chrome() { # PROFILE ARGS...: headless Chromium, no network services, own profile

@@ -24,6 +24,7 @@ F=$(dirname "$REPORT")
 run -- /bin/sh -c "$EV_HOSTILE_AGENT"
 t_is "hostile-names run: exit 0" "$AG_RC" 0
 H=$(dirname "$REPORT")
+user_pub
 config missing
 sed -i "s|@sha256:[0-9a-f]*|@sha256:$(printf '%064d' 7)|" "$W/missing.yaml"
 t_run as_user "$AG_BIN" contained-run "$W/missing.yaml" --repo repo --runs-root pf-runs --json -- /bin/true
@@ -61,7 +62,7 @@ X=$(ev_copy_root reduced)
 XP="$X/$(basename "$P")"
 ev_py "$XP/contained-run.json" 'c = a["containment_evidence"]; c["security_claim_level"] = "docker-desktop-reduced"; c["preflight"]["claim_level"] = "docker-desktop-reduced"; c["preflight"]["reduced_claim"] = True; c["cleanup"]["liveness_verified"] = False; a["cleanup_complete"] = False; c["cleanup"]["overall_complete"] = False; c["controls"]["verified_resource_controls"]["pids_limit"] = 4096'
 ev_reseal "$XP"
-t_run "$AG_BIN" report "$XP" --format md
+t_run "$AG_BIN" report "$XP" --format md --public-key "$AG_PUB"
 t_like "md: warning for a reduced claim" "$AG_OUT" '> - Reduced claim \(docker-desktop-reduced\)'
 t_like "md: warning for unverified liveness" "$AG_OUT" '> - Container liveness was not verified'
 t_like "md: warning for incomplete cleanup" "$AG_OUT" '> - Cleanup was not verified complete'
@@ -132,13 +133,13 @@ t_run as_user "$AG_BIN" report --list --runs-root pf-runs
 t_like "list: --runs-root" "$AG_OUT" "^$(basename "$PF")  FAIL  exit 3 "
 X=$(ev_copy_root listbad)
 ev_py "$X/$(basename "$F")/contained-run.json" 'a["result"] = "PASS"'
-t_run "$AG_BIN" report --list --runs-root "$X"
-t_like "list: a tampered run is flagged" "$AG_OUT" "$(basename "$F")  PASS  exit 1 .*INVALID \[evidence.seal.mismatch\]"
+t_run "$AG_BIN" report --list --runs-root "$X" --public-key "$AG_PUB"
+t_like "list: a tampered run is flagged, without its claims" "$AG_OUT" "$(basename "$F")  -     exit -   .*INVALID \[evidence.seal.mismatch\]"
 t_run "$AG_BIN" report --list --runs-root "$T/none"
 t_like "list: a missing runs root is no runs" "$AG_OUT" 'no runs'
 
 # --- refusal and usage
-ag_must_fail 2 evidence.seal.mismatch "report: a tampered artifact is refused" "$AG_BIN" report "$X/$(basename "$F")"
+ag_must_fail 2 evidence.seal.mismatch "report: a tampered artifact is refused" "$AG_BIN" report "$X/$(basename "$F")" --public-key "$AG_PUB"
 t_like "report: says why it refuses" "$AG_OUT" 'refusing to report'
 ag_must_fail 2 usage "report: unknown format" "$AG_BIN" report "$P" --format pdf
 ag_must_fail 2 usage "report: no path" "$AG_BIN" report

@@ -3,20 +3,27 @@
 # examples/github-actions/agentguard-contained-run.yml.
 #
 # Part 1 parses the workflow (PyYAML) and checks its security properties one
-# by one: pull_request only, read-only contents permission and nothing else,
+# by one: pull_request only, read-only contents permission (security-events:
+# write only in the optional code-scanning job, which runs only when asked),
 # every action pinned by a full commit SHA, checkout without persisted
 # credentials, Docker verified before anything runs, AgentGuard built from a
-# pinned commit, a digest-pinned image with network none, the argv after the
-# required "--", the narrow evidence upload, the always-run checks, and no
-# secret or token anywhere near the contained step.
+# pinned commit of THIS repository (checked: it is in our history, and at
+# that commit, built in a temporary tree, every command the workflow calls
+# answers --help with the options it uses), an ephemeral signing key whose
+# public half goes to the step summary, a digest-pinned image with network
+# none, the argv after the required "--", the upload of everything needed to
+# verify the run elsewhere, standalone verification, the Markdown report in
+# the step summary, and no secret or token near the contained step.
 #
 # Part 2 replays the workflow's own `run:` steps, in order and with the
 # runner's step semantics (bash -eo pipefail; a failed step skips later steps
 # unless they say `if: always()`), on the real engine of scripts/test-env, as
 # the unprivileged test user. The checkout and build steps are replaced by the
 # already-built $AG_BIN and a small git repository; the image is swapped for
-# $AG_TEST_IMAGE. Then it shows the evidence check can fail: a planted
-# host-private path or a wrong schema must make it exit non-zero.
+# $AG_TEST_IMAGE. The uploaded set is copied elsewhere and verified there, as
+# root, with the public key from the step summary alone. Then it shows the
+# evidence check can fail: a planted host-private path or a wrong schema must
+# make it exit non-zero.
 # Single-quoted $ and ${{ }} below are literal on purpose (patterns, Python).
 # shellcheck disable=SC2016
 set -euo pipefail
@@ -38,7 +45,8 @@ text = open(sys.argv[1], encoding="utf-8").read()
 d = yaml.safe_load(text)
 on = d["on"] if "on" in d else d.get(True)
 jobs = d.get("jobs") or {}
-job = next(iter(jobs.values())) if len(jobs) == 1 else None
+job = jobs.get("contained-run")
+cs = jobs.get("code-scanning") or {}
 steps = (job or {}).get("steps") or []
 ids = [s.get("id") for s in steps]
 def step(i):
@@ -53,7 +61,7 @@ PY
 
 t_ok "the workflow file exists" test -f "$WF"
 t_ok "the workflow parses as YAML" wf 'd is not None'
-t_is "exactly one job" "$(wf 'len(jobs)')" 1
+t_is "two jobs: the contained run and the optional code scanning" "$(wf 'sorted(jobs)')" "['code-scanning', 'contained-run']"
 
 # --- trigger and permissions
 t_is "trigger is pull_request only" "$(wf 'sorted(on) if isinstance(on, dict) else on')" "['pull_request']"
@@ -62,7 +70,14 @@ t_is "pull_request has no filters or types" "$(wf 'on["pull_request"]')" None
 CODE=$(grep -v '^[[:space:]]*#' "$WF")
 t_unlike "no pull_request_target anywhere" "$CODE" 'pull_request_target'
 t_is "top-level permissions are exactly {contents: read}" "$(wf 'd.get("permissions")')" "{'contents': 'read'}"
-t_is "the job grants no permissions of its own" "$(wf '"permissions" in job')" False
+t_is "the contained-run job grants no permissions of its own" "$(wf '"permissions" in job')" False
+t_is "only the code-scanning job may write security events" "$(wf 'cs.get("permissions")')" "{'contents': 'read', 'security-events': 'write'}"
+t_is "security-events appears nowhere else" "$(grep -c 'security-events' <<<"$(grep -v '^[[:space:]]*#' "$WF")")" 1
+t_is "code scanning runs only when the repository asks for it" "$(wf 'cs.get("if")')" "always() && vars.AGENTGUARD_CODE_SCANNING == 'true'"
+t_is "code scanning needs the contained run" "$(wf 'cs.get("needs")')" contained-run
+t_is "code scanning downloads the SARIF then uploads it (pinned)" "$(wf '[s["uses"].split("@")[0] for s in cs["steps"]]')" "['actions/download-artifact', 'github/codeql-action/upload-sarif']"
+t_is "code scanning: every uses pinned by SHA with a version comment" "$(wf 'all(re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}", s["uses"]) for s in cs["steps"])')" True
+t_is "code scanning runs on ubuntu-24.04" "$(wf 'cs.get("runs-on")')" ubuntu-24.04
 t_is "runs on a Linux runner (ubuntu-24.04)" "$(wf 'job.get("runs-on")')" ubuntu-24.04
 
 # --- actions pinned by SHA
@@ -87,6 +102,37 @@ build=$(wf 'step("build-agentguard")["run"]')
 t_like "the build verifies the checked-out commit" "$build" 'rev-parse HEAD.*'$'\n''.*"\$AGENTGUARD_REF"'
 t_like "the build installs its Debian deps with sudo apt-get install" "$build" 'sudo [^'$'\n'']*apt-get install'
 t_like "the build runs make" "$build" '(^|'$'\n'')make '
+for pkg in gcc make pkg-config libyaml-dev libjansson-dev libssl-dev libgit2-dev libcurl4-openssl-dev; do
+	t_like "the build installs $pkg" "$build" "(^| )$pkg( |\$|"$'\n'")"
+done
+
+# --- the pinned commit is one of ours and has every command the workflow calls
+REF=$(wf 'd["env"]["AGENTGUARD_REF"]')
+if git -C "$AG_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+	t_ok "AGENTGUARD_REF is a commit of this repository" git -C "$AG_ROOT" cat-file -e "$REF^{commit}"
+	t_ok "AGENTGUARD_REF is in this checkout's history" git -C "$AG_ROOT" merge-base --is-ancestor "$REF" HEAD
+	mkdir -p "$T/pinned"
+	git -C "$AG_ROOT" archive "$REF" | tar -x -C "$T/pinned"
+	t_run env -u SANITIZE -u CFLAGS -u LDFLAGS make -C "$T/pinned" -j2 BUILD=build build/agentguard
+	t_is "the pinned commit builds" "$AG_RC" 0
+	PIN="$T/pinned/build/agentguard"
+	# Every "agentguard WORD [SUBWORD]" the run blocks call, with --help.
+	mapfile -t CALLS < <(wf '"\n".join(sorted({" ".join(filter(None, m.group(1, 2))) for r in runs for m in re.finditer(r"(?m)^\s*agentguard ([a-z-]+)(?: (keygen|public-key|verify))?", r)}))')
+	t_is "the workflow calls these commands" "${CALLS[*]}" "contained-run evidence keygen evidence public-key evidence verify report validate"
+	for cmdline in "${CALLS[@]}"; do
+		read -ra words <<<"$cmdline"
+		t_run "$PIN" "${words[@]}" --help
+		t_is "pinned: agentguard $cmdline --help works" "$AG_RC" 0
+		case "$cmdline" in
+		contained-run) t_like "pinned: contained-run has --signing-key" "$AG_OUT" '--signing-key FILE' ;;
+		"evidence verify") t_like "pinned: evidence verify has --standalone and --public-key" "$AG_OUT" '--public-key FILE.*--standalone' ;;
+		"evidence public-key") t_like "pinned: evidence public-key has --signing-key" "$AG_OUT" 'public-key \[--signing-key FILE\]' ;;
+		report) t_like "pinned: report has --public-key and md/sarif" "$AG_OUT" '--public-key FILE(.|'$'\n'')*md (.|'$'\n'')*sarif' ;;
+		esac
+	done
+else
+	t_skip "AGENTGUARD_REF is a commit of this repository" "not a git checkout"
+fi
 
 # --- config: digest-pinned image, network none, runner uid/gid
 t_like "AGENTGUARD_IMAGE is digest-pinned" "$(wf 'd["env"]["AGENTGUARD_IMAGE"]')" '^[a-z0-9._/-]+@sha256:[0-9a-f]{64}$'
@@ -100,16 +146,30 @@ t_unlike "nothing asks for privileged, host network, socket or devices" "$CODE" 
 # --- the contained run
 cr=$(wf 'step("contained-run")["run"]')
 t_like "argv after -- is a bash array" "$cr" 'argv=\(/bin/true\)'
-t_like "agentguard contained-run CONFIG -- \"\${argv[@]}\"" "$cr" 'agentguard contained-run agentguard-contained\.yaml -- "\$\{argv\[@\]\}"'
+t_like "agentguard contained-run CONFIG --signing-key KEY -- \"\${argv[@]}\"" "$cr" 'agentguard contained-run agentguard-contained\.yaml \\'$'\n''[[:space:]]*--signing-key "\$RUNNER_TEMP/agentguard-signing-key\.pem" -- "\$\{argv\[@\]\}"'
+
+# --- the ephemeral signing key, verification, the step summary
+sk=$(wf 'step("signing-key")["run"]')
+t_is "the key is made before the contained run" "$(wf 'index("signing-key") < index("contained-run")')" True
+t_like "the key is made with evidence keygen under RUNNER_TEMP" "$sk" 'agentguard evidence keygen "\$key"'
+t_like "the key file is in RUNNER_TEMP, outside the repository" "$sk" 'key="\$RUNNER_TEMP/'
+t_like "its public half goes to the step summary" "$sk" 'cat "\$pub"(.|'$'\n'')*>>"\$GITHUB_STEP_SUMMARY"'
+ve=$(wf 'step("verify-evidence")["run"]')
+t_like "evidence verify --standalone --public-key on each uploaded run" "$ve" 'agentguard evidence verify "\$run" --standalone --public-key agentguard-evidence-public-key\.pem'
+t_is "verification runs if: always()" "$(wf 'step("verify-evidence").get("if")')" "always()"
+sm=$(wf 'step("summary")["run"]')
+t_like "the summary step writes report --format md to GITHUB_STEP_SUMMARY" "$sm" 'agentguard report "\$run" --format md --public-key [^'$'\n'']*>>"\$GITHUB_STEP_SUMMARY"'
+t_like "the summary step writes SARIF for the optional job" "$sm" '--format sarif'
+t_is "the summary step runs if: always()" "$(wf 'step("summary").get("if")')" "always()"
 t_is "no secrets. or GITHUB_TOKEN in the contained-run step" "$(wf 'any(k in repr(step("contained-run")) for k in ("secrets.", "GITHUB_TOKEN", "github.token"))')" False
 t_is "no secrets. or GITHUB_TOKEN in workflow or job env" "$(wf 'any(k in repr(d.get("env")) + repr(job.get("env")) for k in ("secrets.", "GITHUB_TOKEN", "github.token"))')" False
 t_is "no step sets env at all (nothing to forward)" "$(wf '[s.get("id") for s in steps if "env" in s]')" "[]"
 
 # --- evidence upload and check
-up=$(wf '[i for i, s in enumerate(steps) if s.get("uses", "").startswith("actions/upload-artifact@")]')
-t_like "exactly one upload step" "$up" '^\[[0-9]+\]$'
-upw() { wf "[s for s in steps if s.get('uses', '').startswith('actions/upload-artifact@')][0]$1"; }
-t_is "upload path is exactly the contained-run.json glob" "$(upw '["with"]["path"]')" "$GLOB"
+up=$(wf '[index("upload-evidence")]')
+upw() { wf "step('upload-evidence')$1"; }
+t_is "upload paths: the whole runs root (artifact, seal, signature, patch, head) and the public key, without the lock or a retained workspace" "$(upw '["with"]["path"].split()')" "['.agentguard/contained-runs/', '!.agentguard/contained-runs/.agentguard-chain.lock', '!.agentguard/contained-runs/*/workspace-lifecycle/', 'agentguard-evidence-public-key.pem']"
+t_is "upload comes after standalone verification" "$(wf 'index("verify-evidence") < index("upload-evidence")')" True
 t_is "upload include-hidden-files: true" "$(upw '["with"]["include-hidden-files"]')" True
 t_is "upload if-no-files-found: error" "$(upw '["with"]["if-no-files-found"]')" error
 t_is "upload retention is an integer in 1..90" "$(upw '["with"]["retention-days"] in range(1, 91)')" True
@@ -149,6 +209,7 @@ install -m 0755 "$AG_BIN" "$AG_BUILD/agentguard-probe" "$BIN/"
 printf 'print("hello")\n' >"$WS/src/app.py"
 printf '# repo under test\n' >"$WS/README.md"
 : >"$R/github_path"
+: >"$R/step_summary.md"
 chown -R "$U:$U" "$R"
 runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$R/home" bash -c '
 	cd "$1" && git init -q && git add -A &&
@@ -168,7 +229,7 @@ for n, s in enumerate(job["steps"]):
     print("%02d %s %s" % (n, s["id"], s.get("if", "success()")))
 PY
 chmod 644 "$R/steps"/*.sh
-t_is "run steps found, in order" "$(cut -d' ' -f2 "$R/steps.list" | tr '\n' ' ')" "verify-docker build-agentguard pull-image write-config contained-run check-evidence "
+t_is "run steps found, in order" "$(cut -d' ' -f2 "$R/steps.list" | tr '\n' ' ')" "verify-docker build-agentguard pull-image write-config signing-key contained-run verify-evidence summary check-evidence "
 
 # The workflow-level env, with the image swapped for the test image.
 mapfile -t WF_ENV < <(wf '"\n".join("%s=%s" % (k, v) for k, v in d["env"].items())')
@@ -182,7 +243,7 @@ step() {
 	t_run runuser -u "$U" -- env -i \
 		PATH="$BIN:/usr/bin:/bin" HOME="$R/home" \
 		CI=true GITHUB_ACTIONS=true GITHUB_WORKSPACE="$WS" RUNNER_TEMP="$R/temp" \
-		GITHUB_PATH="$R/github_path" "${WF_ENV[@]}" \
+		GITHUB_PATH="$R/github_path" GITHUB_STEP_SUMMARY="$R/step_summary.md" "${WF_ENV[@]}" \
 		bash -c 'cd "$1" && exec bash --noprofile --norc -eo pipefail "$2"' _ "${2:-$WS}" "$1"
 }
 
@@ -206,9 +267,32 @@ while read -r n id cond; do
 	case "$id" in
 	verify-docker) t_like "verify-docker printed the server OS" "$AG_OUT" '\(linux/' ;;
 	contained-run) t_like "contained run says PASS" "$AG_OUT" 'Result: PASS' ;;
+	verify-evidence) t_like "standalone verification passed and said the chain was not checked" "$AG_OUT" '^valid: .*'$'\n''signed by: ed25519:[0-9a-f]{64}'$'\n''chain: NOT CHECKED' ;;
 	check-evidence) t_like "evidence check names the report" "$AG_OUT" 'no host-private paths' ;;
 	esac
 done <"$R/steps.list"
+
+# The step summary: the public key, then the Markdown report.
+SUMMARY=$(cat "$R/step_summary.md")
+t_like "summary: the ephemeral public key" "$SUMMARY" '-----BEGIN PUBLIC KEY-----'
+t_like "summary: its fingerprint" "$SUMMARY" 'Key fingerprint: ed25519:[0-9a-f]{64}'
+t_like "summary: the Markdown report with its Containment Evidence" "$SUMMARY" '## Containment Evidence'
+t_ok "the key never left RUNNER_TEMP" test ! -e "$WS/agentguard-signing-key.pem"
+
+# What the upload step would pick up, copied elsewhere and verified there as
+# another user (root) with the public key from the step summary alone.
+mkdir -p "$T/elsewhere"
+(cd "$WS" && tar -c --exclude=.agentguard-chain.lock --exclude=workspace-lifecycle .agentguard/contained-runs agentguard-evidence-public-key.pem) | tar -x -C "$T/elsewhere"
+"$PY" -c 'import re,sys; print(re.search(r"-----BEGIN PUBLIC KEY-----.*?-----END PUBLIC KEY-----", open(sys.argv[1]).read(), re.S).group(0))' "$R/step_summary.md" >"$T/summary-key.pem"
+UP=$(ls -d "$T"/elsewhere/.agentguard/contained-runs/*/ | head -n 1)
+t_ok "uploaded: the run dir holds artifact, seal and signature" test -s "$UP/contained-run.json" -a -s "$UP/contained-run.seal.json" -a -s "$UP/contained-run.seal.sig"
+t_ok "uploaded: the chain head is there" test -s "$T/elsewhere/.agentguard/contained-runs/agentguard-chain-head.json"
+t_ok "uploaded: the public key beside it matches the summary's" cmp -s "$T/summary-key.pem" "$T/elsewhere/agentguard-evidence-public-key.pem"
+t_run env HOME="$T/verifier" "$AG_BIN" evidence verify "$UP" --standalone --public-key "$T/summary-key.pem"
+t_is "elsewhere: the uploaded run verifies with the public key alone" "$AG_RC" 0
+t_like "elsewhere: standalone says the chain was not checked" "$AG_OUT" 'chain: NOT CHECKED'
+t_ok "elsewhere: the uploaded runs root also verifies with its chain" env HOME="$T/verifier" "$AG_BIN" evidence verify "$UP" --public-key "$T/summary-key.pem"
+ag_must_fail 2 evidence.signature.untrusted "elsewhere: without the key it is not trusted" env HOME="$T/verifier" "$AG_BIN" evidence verify "$UP" --standalone
 
 # The config the workflow wrote.
 c() { "$PY" -c 'import sys, yaml; c=yaml.safe_load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$WS/agentguard-contained.yaml" "$1"; }

@@ -63,9 +63,9 @@ t_json as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo --json -- /bin/sh
 check "contained-run --json" agentguard.contained-run-summary 0
 ledger_runs
 run_dir=$(ls -d "$W"/.agentguard/contained-runs/*/ | head -1)
-t_json "$AG_BIN" evidence verify "$run_dir" --json
+t_json "$AG_BIN" evidence verify --public-key "$(pubkey)" "$run_dir" --json
 check "evidence verify --json (valid)" agentguard.evidence-verify 0
-t_json "$AG_BIN" evidence verify "$T/nothing-here" --json
+t_json "$AG_BIN" evidence verify --public-key "$(pubkey)" "$T/nothing-here" --json
 check "evidence verify --json (invalid)" agentguard.evidence-verify 2
 t_json as_user "$AG_BIN" cleanup --json --probe-label "$AG_TEST_LABEL"
 check "cleanup --json" agentguard.cleanup 0

@@ -58,7 +58,7 @@ t_is "the artifact records it: status, file, hash" \
 	"('written', 'changes.patch', True)"
 t_is "the artifact counts the binary files" "$(art 'a["patch"]["binary_files"]')" 2
 t_like "--json summary names the patch" "$SUMMARY" '"patch":"[^"]*/changes.patch"'
-t_run "$AG_BIN" evidence verify "$RUN" --json
+t_run "$AG_BIN" evidence verify --public-key "$(pubkey)" "$RUN" --json
 t_like "evidence verify passes, with the patch check" "$AG_OUT" '"chain","patch"\],.*"valid":true'
 
 # expected tree: the same script on a copy by the host's shell
@@ -67,7 +67,7 @@ cp -a "$T/source-copy" "$T/expected"
 
 # apply: agentguard patch (piped: exact bytes) in a fresh copy of the source
 cp -a "$T/source-copy" "$T/applied"
-t_run bash -c 'as_user() { :; }; "$1" patch "$2" > "$3"' _ "$AG_BIN" "$RUN" "$T/agent.patch"
+t_run bash -c 'as_user() { :; }; "$1" patch --public-key "$4" "$2" > "$3"' _ "$AG_BIN" "$RUN" "$T/agent.patch" "$(pubkey)"
 t_is "agentguard patch (piped): exit 0" "$AG_RC" 0
 t_ok "piped output is the sealed bytes exactly" cmp "$T/agent.patch" "$RUN/changes.patch"
 t_run git -C "$T/applied" apply --check "$T/agent.patch"
@@ -108,11 +108,11 @@ t_like "patch: an odd name quoted the git way" "$p" 'diff --git "a/deep/new dir/
 
 # --- on a terminal: control characters escaped, --raw refused
 if command -v script >/dev/null; then
-	t_run script -qec "$AG_BIN patch $RUN" /dev/null
+	t_run script -qec "$AG_BIN patch --public-key $(pubkey) $RUN" /dev/null
 	t_is "on a terminal: exit 0" "$AG_RC" 0
 	t_like "on a terminal: ESC and BEL shown escaped" "$AG_OUT" 'colour \\x1b\[31mred\\x1b\[0m and a bell \\x07'
 	t_unlike "on a terminal: no raw ESC reaches it" "$AG_OUT" $'\033\\['
-	t_run script -qec "$AG_BIN patch --raw $RUN" /dev/null
+	t_run script -qec "$AG_BIN patch --raw --public-key $(pubkey) $RUN" /dev/null
 	t_like "on a terminal: --raw is refused" "$AG_OUT" 'refused on a terminal.*\[usage\]'
 else
 	t_skip "on a terminal" "no script(1)"
@@ -122,12 +122,12 @@ fi
 X=$(ev_copy_root tampered)
 C=$(basename "$RUN")
 printf 'tamper\n' >>"$X/$C/changes.patch"
-ag_must_fail 2 evidence.patch.mismatch "a tampered patch fails evidence verify" "$AG_BIN" evidence verify "$X/$C"
-ag_must_fail 2 evidence.patch.mismatch "and agentguard patch refuses it" "$AG_BIN" patch "$X/$C"
+ag_must_fail 2 evidence.patch.mismatch "a tampered patch fails evidence verify" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$X/$C"
+ag_must_fail 2 evidence.patch.mismatch "and agentguard patch refuses it" "$AG_BIN" patch --public-key "$(pubkey)" "$X/$C"
 rm "$X/$C/changes.patch"
-ag_must_fail 2 evidence.patch.missing "a missing patch fails evidence verify" "$AG_BIN" evidence verify "$X/$C"
+ag_must_fail 2 evidence.patch.missing "a missing patch fails evidence verify" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$X/$C"
 ln -s ../../../../etc/passwd "$X/$C/changes.patch"
-ag_must_fail 2 evidence.patch.symlink "a patch that is a symlink is refused" "$AG_BIN" patch "$X/$C"
+ag_must_fail 2 evidence.patch.symlink "a patch that is a symlink is refused" "$AG_BIN" patch --public-key "$(pubkey)" "$X/$C"
 
 # --- secrets never reach the patch
 run -- /bin/sh -c 'cd /agentguard-workspace && echo "token=$AGENT_API_TOKEN" > src/leak.txt'
@@ -147,13 +147,13 @@ run -- /bin/sh -c 'dd if=/dev/urandom of=/agentguard-workspace/big.bin bs=104857
 t_is "over the bound: the run itself passes" "$AG_RC" 0
 t_is "over the bound: patch omitted with the bound's reason" "$(art '(a["patch"]["status"], a["patch"]["reason"], a["patch"]["sha256"])')" "('omitted', 'limit.patch.size', None)"
 t_ok "over the bound: no changes.patch" test ! -e "$(dirname "$REPORT")/changes.patch"
-t_ok "over the bound: the run still verifies" "$AG_BIN" evidence verify "$(dirname "$REPORT")"
+t_ok "over the bound: the run still verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$(dirname "$REPORT")"
 
 # --- no change: no patch
 run -- /bin/true
 t_is "no change: exit 0" "$AG_RC" 0
 t_is "no change: status none, no file" "$(art '(a["patch"]["status"], a["patch"]["file"])')" "('none', None)"
 t_ok "no change: no changes.patch" test ! -e "$(dirname "$REPORT")/changes.patch"
-ag_must_fail 2 evidence.patch.none "no change: agentguard patch says there is none" "$AG_BIN" patch "$(dirname "$REPORT")"
+ag_must_fail 2 evidence.patch.none "no change: agentguard patch says there is none" "$AG_BIN" patch --public-key "$(pubkey)" "$(dirname "$REPORT")"
 check_clean "patch runs"
 t_done

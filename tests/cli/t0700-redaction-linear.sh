@@ -24,7 +24,7 @@ for shape in 'a.' 'x.token.password.' 'a.b.c.d=' '--token --api-key '; do
 	ev_py "$REPORT" "u = '''$shape'''; n = 768 * 1024; a['command_result']['stdout'] = (u * (n // len(u) + 1))[:n]; a['command_result']['stderr'] = (u * (n // len(u) + 1))[:n - 1]"
 	ev_reseal "$D"
 	start=$(date +%s)
-	t_run timeout 60 "$AG_BIN" evidence verify "$D"
+	t_run timeout 60 "$AG_BIN" evidence verify --public-key "$(pubkey)" "$D"
 	took=$(($(date +%s) - start))
 	# '--token --api-key' repeated is a credential flag followed by a flag: no value to redact.
 	t_is "verify of 2 x 768 KiB of '$shape' finishes (exit 0, ${took}s; 124 = timed out)" "$AG_RC" 0
@@ -34,7 +34,7 @@ done
 # redacted form is what verify expects, so the same artifact verifies.
 ev_py "$REPORT" "a['command_result']['stdout'] = 'password=' + 'a.' * ((768 * 1024 - 16) // 2)"
 ev_reseal "$D"
-t_run timeout 60 "$AG_BIN" evidence verify "$D"
+t_run timeout 60 "$AG_BIN" evidence verify --public-key "$(pubkey)" "$D"
 t_is "an unredacted 768 KiB password value is refused, quickly" "$AG_RC" 2
 t_like "... as a secret" "$AG_OUT" 'evidence\.secret'
 t_done

@@ -66,7 +66,7 @@ t_ok "report md: nothing dangerous printed raw" safe_output "$T/report.md"
 
 # agentguard patch on a terminal: the file content goes through the same escaper
 if command -v script >/dev/null; then
-	t_run script -qec "$AG_BIN patch $D" /dev/null
+	t_run script -qec "$AG_BIN patch --public-key $(pubkey) $D" /dev/null
 	printf '%s' "$AG_OUT" | tr -d '\r' >"$T/patch.txt"
 	t_is "patch on a terminal: exit 0" "$AG_RC" 0
 	t_ok "patch on a terminal: nothing dangerous printed raw" safe_output "$T/patch.txt"

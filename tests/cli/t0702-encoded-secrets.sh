@@ -27,6 +27,6 @@ t_run grep -rlaF CANARY-UNI "$W/.agentguard"
 t_is "the non-ASCII value is nowhere in the runs root, raw or encoded" "$AG_RC" 1
 t_unlike "nor in the summary" "$AG_OUT" 'CANARY-(PCT|UNI)'
 t_like "the output keeps its shape" "$(art "a['command_result']['stdout']")" 'url: \[REDACTED\] lower: \[REDACTED\] upper: \[REDACTED\]'
-t_ok "the artifact verifies" "$AG_BIN" evidence verify "$(dirname "$REPORT")"
+t_ok "the artifact verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$(dirname "$REPORT")"
 check_clean "after the run"
 t_done

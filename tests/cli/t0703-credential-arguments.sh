@@ -29,7 +29,7 @@ t_is "the containment evidence's copies are the same" \
 	"$(art "[a['containment_evidence'][k]['command'] == a['command'] for k in ('requested', 'execution')]")" "[True, True]"
 t_like "captured stdout keeps its shape" "$(art "a['command_result']['stdout']")" \
 	'^args: --token \[REDACTED\] --api-key \[REDACTED\] .*X-Api-Key: \[REDACTED\] -H Authorization: Bearer \[REDACTED\] --verbose'
-t_ok "the artifact verifies" "$AG_BIN" evidence verify "$D"
+t_ok "the artifact verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$D"
 
 # An artifact edited to hold a credential argument again is refused, even
 # consistently re-sealed.
@@ -39,10 +39,10 @@ for edit in "a['command'][5] = 'TOK-EDIT-1'" "a['command'][16] = '--token=TOK-ED
 	cp "$REPORT" "$T/saved.json"
 	ev_py "$REPORT" "$edit"
 	ev_reseal "$D"
-	ag_must_fail 2 evidence.credential_argument "verify refuses: $edit" "$AG_BIN" evidence verify "$D"
+	ag_must_fail 2 evidence.credential_argument "verify refuses: $edit" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$D"
 	cp "$T/saved.json" "$REPORT"
 	ev_reseal "$D"
 done
-t_ok "restored, the artifact verifies again" "$AG_BIN" evidence verify "$D"
+t_ok "restored, the artifact verifies again" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$D"
 check_clean "after the run"
 t_done

@@ -426,5 +426,26 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
 #define AG_IMAGES_VULN_LIST_MAX 200
 /* Most Debian packages listed in the base SBOM lock. */
 #define AG_IMAGES_DEB_MAX_PACKAGES 64
+/* ---- evidence signatures and the chain lock (docs/evidence.md) ---- */
+/* Largest key file read (PEM): an Ed25519 PKCS#8 key is 119 bytes. */
+#define AG_SIGN_KEY_MAX_BYTES 4096
+/* Largest signature file read (canonical JSON, about 250 bytes). */
+#define AG_SIGN_FILE_MAX_BYTES 4096
+/* How long a run waits for the runs root's chain lock. Holding it takes
+ * milliseconds (read the head, write two small files), so a longer wait
+ * means a stuck holder: the run then fails with evidence.seal.lock_timeout
+ * and seals its artifact outside the chain. */
+#define AG_CHAIN_LOCK_WAIT_MS 10000
+/* Poll interval while waiting for the chain lock (cancellation is checked
+ * between polls). */
+#define AG_CHAIN_LOCK_POLL_MS 50
+/* Most --public-key options one verify or report accepts. */
+#define AG_VERIFY_PUBLIC_KEYS_MAX 16
+/* Most entries examined in a runs root inside the source repository before
+ * a run (each run directory is verified); more fails closed
+ * (workspace.agentguard_too_many): move old runs out of the repository. */
+#define AG_RUNS_AUDIT_MAX_ENTRIES 4096
+/* Most entries in one run directory of such a runs root. */
+#define AG_RUNS_AUDIT_MAX_RUN_ENTRIES 16
 
 #endif

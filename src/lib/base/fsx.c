@@ -116,3 +116,34 @@ int ag_write_file_atomic_at(int dirfd, const char *name, const char *display, co
 	}
 	return 0;
 }
+
+int ag_open_or_make_dirs(const char *path, mode_t mode)
+{
+	_cleanup_free_ char *copy = ag_xstrdup(path);
+	int cur = open(path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char *p = copy;
+	while (cur >= 0 && *p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		char *slash = strchr(p, '/');
+		if (slash)
+			*slash = '\0';
+		if (mkdirat(cur, p, mode) < 0 && errno != EEXIST) {
+			int e = errno;
+			close(cur);
+			errno = e;
+			return -1;
+		}
+		int next = openat(cur, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		close(cur);
+		cur = next;
+		errno = e;
+		if (!slash)
+			break;
+		p = slash + 1;
+	}
+	return cur;
+}

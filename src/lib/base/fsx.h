@@ -41,4 +41,12 @@ int ag_read_fd(int fd, const char *display, size_t max, const struct ag_read_rea
 int ag_write_file_atomic_at(int dirfd, const char *name, const char *display, const void *data,
 			    size_t len, mode_t mode, bool exclusive, struct ag_error **err);
 
+/*
+ * mkdir -p of `path` (absolute, or relative to the working directory), one
+ * component at a time, never following a link; directories it creates get
+ * `mode`. Returns an O_DIRECTORY descriptor of the last component, or -1
+ * with errno set.
+ */
+int ag_open_or_make_dirs(const char *path, mode_t mode);
+
 #endif

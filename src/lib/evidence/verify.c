@@ -10,6 +10,7 @@
 #include "lib/evidence/canon.h"
 #include "lib/evidence/jschema.h"
 #include "lib/evidence/seal.h"
+#include "lib/evidence/sign.h"
 #include "lib/workspace/patch.h"
 
 #include <sys/stat.h>
@@ -18,7 +19,7 @@
 
 const char *const ag_verify_check_names[AG_VERIFY_CHECKS] = {
     "read",	 "parse",    "version", "bounds", "structure",
-    "canonical", "identity", "privacy", "seal",	  "chain", "patch",
+    "canonical", "identity", "privacy", "seal",	  "signature", "chain", "patch",
 };
 
 static const struct ag_read_reasons art_why = {"evidence.read.symlink", "evidence.read.not_regular",
@@ -34,6 +35,8 @@ void ag_verify_report_release(struct ag_verify_report *rep)
 	json_decref(rep->artifact);
 	free(rep->bytes);
 	free(rep->run_id);
+	free(rep->signer);
+	free(rep->chain_start);
 	memset(rep, 0, sizeof(*rep));
 }
 
@@ -334,37 +337,26 @@ static bool safe_component(const char *s)
 	return true;
 }
 
-static bool is_hex64(const char *s)
-{
-	if (!s || strlen(s) != AG_SHA256_HEX_LEN)
-		return false;
-	for (const char *p = s; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-			return false;
-	return true;
-}
 
 /* Reads a small canonical JSON file; *hex = SHA-256 of its bytes. */
 static json_t *read_small(int dirfd, const char *name, const struct ag_read_reasons *why,
-			  char hex[AG_SHA256_HEX_LEN + 1], struct ag_error **err)
+			  char hex[AG_SHA256_HEX_LEN + 1], char **bytes, size_t *blen,
+			  struct ag_error **err)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	if (ag_read_file_at(dirfd, name, name, AG_VERIFY_SEAL_MAX_BYTES, why, &buf, &len, err) < 0)
 		return NULL;
 	ag_sha256_hex(buf, len, hex);
-	json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
-	char *canon = NULL;
-	size_t cl = 0;
-	struct ag_error *e = NULL;
-	bool ok = json_is_object(j) &&
-		  ag_canon_dump(j, &ag_canon_containment_bounds, &canon, &cl, &e) == 0 &&
-		  cl + 1 == len && memcmp(canon, buf, cl) == 0 && buf[cl] == '\n';
-	ag_error_free(e);
-	free(canon);
-	free(buf);
+	json_t *j = ag_seal_load_canon(buf, len);
+	bool ok = j != NULL;
+	if (ok && bytes) {
+		*bytes = buf;
+		*blen = len;
+	} else {
+		free(buf);
+	}
 	if (!ok) {
-		json_decref(j);
 		ag_err(err, AG_E_UNVERIFIED, 0,
 		       why == &head_why ? "evidence.chain.head" : "evidence.seal.malformed",
 		       "%s is not canonical JSON", name);
@@ -373,10 +365,27 @@ static json_t *read_small(int dirfd, const char *name, const struct ag_read_reas
 	return j;
 }
 
-static int check_seal(int run_fd, const struct ag_verify_report *rep, json_t **seal_out,
-		      char seal_hex[AG_SHA256_HEX_LEN + 1], struct ag_error **err)
+static bool fingerprint_ok(const char *s)
 {
-	json_t *s = read_small(run_fd, AG_SEAL_FILE, &seal_why, seal_hex, err);
+	return s && strlen(s) == AG_SIGN_FPR_LEN && strncmp(s, "ed25519:", 8) == 0 &&
+	       ag_seal_is_hex64(s + 8);
+}
+
+static bool token_ok(const char *s)
+{
+	if (!s || !*s || strlen(s) > 32)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || *s == '_'))
+			return false;
+	return true;
+}
+
+static int check_seal(int run_fd, struct ag_verify_report *rep, json_t **seal_out,
+		      char seal_hex[AG_SHA256_HEX_LEN + 1], char **bytes, size_t *blen,
+		      struct ag_error **err)
+{
+	json_t *s = read_small(run_fd, AG_SEAL_FILE, &seal_why, seal_hex, bytes, blen, err);
 	if (!s)
 		return -1;
 	const char *sch = json_string_value(json_object_get(s, "schema"));
@@ -388,16 +397,30 @@ static int check_seal(int run_fd, const struct ag_verify_report *rep, json_t **s
 	bool prev_ok = json_is_null(prev) ||
 		       (json_is_object(prev) && json_object_size(prev) == 2 &&
 			safe_component(json_string_value(json_object_get(prev, "run_id"))) &&
-			is_hex64(json_string_value(json_object_get(prev, "seal_sha256"))));
+			ag_seal_is_hex64(json_string_value(json_object_get(prev, "seal_sha256"))));
+	const json_t *cs = json_object_get(s, "chain_start");
+	/* previous is null exactly when chain_start says why */
+	bool start_ok = json_is_null(prev) ? token_ok(json_string_value(cs)) : json_is_null(cs);
 	if (!sch || strcmp(sch, "agentguard.evidence-seal") != 0 || !json_is_integer(ver) ||
-	    json_integer_value(ver) != 1 || !art || strcmp(art, ARTIFACT_FILE) != 0 ||
-	    !is_hex64(ash) || !safe_component(rid) || !prev_ok || json_object_size(s) != 6) {
+	    json_integer_value(ver) != AG_SEAL_SCHEMA_VERSION || !art ||
+	    strcmp(art, ARTIFACT_FILE) != 0 || !ag_seal_is_hex64(ash) || !safe_component(rid) ||
+	    !prev_ok || !start_ok ||
+	    !fingerprint_ok(json_string_value(json_object_get(s, "key_fingerprint"))) ||
+	    json_object_size(s) != 8) {
 		json_decref(s);
+		free(*bytes);
+		*bytes = NULL;
 		return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.seal.malformed",
-			      "the seal is not an agentguard.evidence-seal v1 object");
+			      "the seal is not an agentguard.evidence-seal v%d object (a seal "
+			      "written before evidence was signed is not accepted)",
+			      AG_SEAL_SCHEMA_VERSION);
 	}
+	if (json_is_string(cs))
+		rep->chain_start = ag_xstrdup(json_string_value(cs));
 	if (!rep->run_id || strcmp(rid, rep->run_id) != 0) {
 		json_decref(s);
+		free(*bytes);
+		*bytes = NULL;
 		return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.seal.run_id",
 			      "the seal names a different run than the artifact");
 	}
@@ -405,6 +428,8 @@ static int check_seal(int run_fd, const struct ag_verify_report *rep, json_t **s
 	ag_sha256_hex(rep->bytes, rep->len, hex);
 	if (strcmp(hex, ash) != 0) {
 		json_decref(s);
+		free(*bytes);
+		*bytes = NULL;
 		return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.seal.mismatch",
 			      "the artifact's SHA-256 differs from the seal: the artifact was "
 			      "modified after it was sealed");
@@ -460,7 +485,7 @@ static int check_chain(int root_fd, int run_fd, const json_t *seal, const char *
 			    "the previous run's seal was changed after this run linked to it");
 	}
 	char hhex[AG_SHA256_HEX_LEN + 1];
-	json_t *h = read_small(root_fd, AG_CHAIN_HEAD_FILE, &head_why, hhex, err);
+	json_t *h = read_small(root_fd, AG_CHAIN_HEAD_FILE, &head_why, hhex, NULL, NULL, err);
 	if (!h)
 		return ag_err_wrap(err, "chain head");
 	const char *hid = json_string_value(json_object_get(h, "run_id"));
@@ -468,7 +493,7 @@ static int check_chain(int root_fd, int run_fd, const json_t *seal, const char *
 	const char *hs = json_string_value(json_object_get(h, "schema"));
 	int rc = 0;
 	if (!hs || strcmp(hs, "agentguard.evidence-chain-head") != 0 || !safe_component(hid) ||
-	    !is_hex64(hsh)) {
+	    !ag_seal_is_hex64(hsh)) {
 		rc = ag_err(err, AG_E_UNVERIFIED, 0, "evidence.chain.head",
 			    "the chain head is malformed");
 	} else if (strcmp(hid, run_id) == 0) {
@@ -560,7 +585,60 @@ int ag_evidence_run_dir(const char *path, struct ag_error **err)
 	return fd;
 }
 
-int ag_evidence_verify(const char *path, struct ag_verify_report *rep, struct ag_error **err)
+static int check_patch(int run_fd, struct ag_verify_report *rep, struct ag_error **err)
+{
+	if (ag_evidence_patch_read(run_fd, rep->artifact, NULL, NULL, err) < 0)
+		return fail(rep, 11);
+	pass(rep, 11);
+	return 0;
+}
+
+static int verify_at(int run_fd, const char *name, const struct ag_verify_opts *o,
+		     struct ag_verify_report *rep, struct ag_error **err)
+{
+	if (ag_read_file_at(run_fd, name, name, AG_VERIFY_ARTIFACT_MAX_BYTES, &art_why, &rep->bytes,
+			    &rep->len, err) < 0)
+		return fail(rep, 0);
+	pass(rep, 0);
+	if (verify_bytes(rep, err) < 0)
+		return -1;
+
+	json_t *seal = NULL;
+	char seal_hex[AG_SHA256_HEX_LEN + 1];
+	char *sb = NULL;
+	size_t sl = 0;
+	if (check_seal(run_fd, rep, &seal, seal_hex, &sb, &sl, err) < 0)
+		return fail(rep, 8);
+	pass(rep, 8);
+	int sr = ag_seal_check_signature(run_fd, sb, sl, o ? o->trust : NULL, &rep->signer, err);
+	free(sb);
+	if (sr < 0) {
+		json_decref(seal);
+		return fail(rep, 9);
+	}
+	pass(rep, 9);
+	if (o && o->standalone) {
+		json_decref(seal);
+		return check_patch(run_fd, rep, err); /* chain_checked stays false */
+	}
+	int root_fd = openat(run_fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd < 0) {
+		json_decref(seal);
+		ag_err(err, AG_E_IO, errno, "evidence.chain.broken", "cannot open the runs root");
+		return fail(rep, 10);
+	}
+	int rc = check_chain(root_fd, run_fd, seal, seal_hex, rep->run_id, err);
+	close(root_fd);
+	json_decref(seal);
+	if (rc < 0)
+		return fail(rep, 10);
+	pass(rep, 10);
+	rep->chain_checked = true;
+	return check_patch(run_fd, rep, err);
+}
+
+int ag_evidence_verify(const char *path, const struct ag_verify_opts *o,
+		       struct ag_verify_report *rep, struct ag_error **err)
 {
 	memset(rep, 0, sizeof(*rep));
 	/* A directory is the run directory; anything else is the artifact file. */
@@ -579,32 +657,12 @@ int ag_evidence_verify(const char *path, struct ag_verify_report *rep, struct ag
 			return fail(rep, 0);
 		}
 	}
-	if (ag_read_file_at(run_fd, name, name, AG_VERIFY_ARTIFACT_MAX_BYTES, &art_why, &rep->bytes,
-			    &rep->len, err) < 0)
-		return fail(rep, 0);
-	pass(rep, 0);
-	if (verify_bytes(rep, err) < 0)
-		return -1;
+	return verify_at(run_fd, name, o, rep, err);
+}
 
-	json_t *seal = NULL;
-	char seal_hex[AG_SHA256_HEX_LEN + 1];
-	if (check_seal(run_fd, rep, &seal, seal_hex, err) < 0)
-		return fail(rep, 8);
-	pass(rep, 8);
-	int root_fd = openat(run_fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root_fd < 0) {
-		json_decref(seal);
-		ag_err(err, AG_E_IO, errno, "evidence.chain.broken", "cannot open the runs root");
-		return fail(rep, 9);
-	}
-	int rc = check_chain(root_fd, run_fd, seal, seal_hex, rep->run_id, err);
-	close(root_fd);
-	json_decref(seal);
-	if (rc < 0)
-		return fail(rep, 9);
-	pass(rep, 9);
-	if (ag_evidence_patch_read(run_fd, rep->artifact, NULL, NULL, err) < 0)
-		return fail(rep, 10);
-	pass(rep, 10);
-	return 0;
+int ag_evidence_verify_at(int run_fd, const struct ag_verify_opts *o, struct ag_verify_report *rep,
+			  struct ag_error **err)
+{
+	memset(rep, 0, sizeof(*rep));
+	return verify_at(run_fd, ARTIFACT_FILE, o, rep, err);
 }

@@ -19,20 +19,24 @@
  *   privacy    no string changes under ag_redact(NULL) beyond control-char
  *              escaping: private host path (evidence.host_path) or credential
  *              shape (evidence.secret); no NUL inside a string (evidence.nul)
- *   seal       contained-run.seal.json is well formed, names this run and
- *              artifact, and artifact_sha256 is the file's SHA-256
+ *   seal       contained-run.seal.json is a well-formed v2 seal, names this
+ *              run and artifact, and artifact_sha256 is the file's SHA-256
  *              (evidence.seal.missing/.malformed/.run_id/.mismatch)
+ *   signature  contained-run.seal.sig is a valid Ed25519 signature of the
+ *              seal's exact bytes by a trusted key (seal.h;
+ *              evidence.signature.missing/.malformed/.untrusted/.invalid)
  *   chain      previous run exists in the same runs root and its seal hashes
  *              to previous.seal_sha256 (evidence.chain.previous_missing,
  *              evidence.chain.broken); the chain head exists, names an
  *              existing run whose seal it hashes to (this seal, when it
  *              names this run)
- *              (evidence.chain.head)
- *   patch      when the artifact records patch.status "written": the run's
- *              changes.patch is an O_NOFOLLOW regular file of at most
- *              AG_PATCH_MAX_BYTES whose size and SHA-256 are the recorded
- *              ones (evidence.patch.missing/.symlink/.not_regular/
- *              .too_large/.mismatch); otherwise nothing to check
+ *              (evidence.chain.head). Skipped with opts.standalone (one
+ *              archived run on its own): rep.chain_checked stays false.
+ *   patch      (also with standalone) when the artifact records patch.status
+ *              "written": the run's changes.patch is an O_NOFOLLOW regular
+ *              file of at most AG_PATCH_MAX_BYTES whose size and SHA-256 are
+ *              the recorded ones (evidence.patch.missing/.symlink/
+ *              .not_regular/.too_large/.mismatch); otherwise nothing to check
  */
 #ifndef AG_VERIFY_H
 #define AG_VERIFY_H
@@ -43,7 +47,7 @@
 
 struct ag_error;
 
-#define AG_VERIFY_CHECKS 11
+#define AG_VERIFY_CHECKS 12
 
 struct ag_verify_report {
 	const char *passed[AG_VERIFY_CHECKS]; /* names of the checks that passed, in order */
@@ -53,6 +57,15 @@ struct ag_verify_report {
 	char *bytes;	    /* the artifact's exact bytes (caller frees) */
 	size_t len;
 	char *run_id; /* the artifact's run id (caller frees), once parsed */
+	char *signer; /* the signature's key fingerprint, once the signature file parsed */
+	char *chain_start; /* the seal's chain_start token (NULL when linked) */
+	bool chain_checked; /* the chain check ran and passed */
+};
+
+struct ag_trust;
+struct ag_verify_opts {
+	const struct ag_trust *trust; /* the only keys whose signatures count */
+	bool standalone;	      /* verify one run alone: no chain check */
 };
 
 /* The check names, in order (for --json and docs). */
@@ -65,7 +78,12 @@ extern const char *const ag_verify_check_names[AG_VERIFY_CHECKS];
  * (reason as above, AG_E_UNVERIFIED / AG_E_IO / AG_E_LIMIT) otherwise. The
  * report is filled either way; release it with ag_verify_report_release.
  */
-int ag_evidence_verify(const char *path, struct ag_verify_report *rep, struct ag_error **err);
+int ag_evidence_verify(const char *path, const struct ag_verify_opts *o,
+		       struct ag_verify_report *rep, struct ag_error **err);
+/* The same, on an open run directory (its contained-run.json); the chain,
+ * unless standalone, is looked up in the directory's parent. */
+int ag_evidence_verify_at(int run_fd, const struct ag_verify_opts *o, struct ag_verify_report *rep,
+			  struct ag_error **err);
 void ag_verify_report_release(struct ag_verify_report *rep);
 
 /* Only the in-memory checks (parse .. privacy) on bytes already read. */

@@ -23,6 +23,8 @@
 #include "lib/docker/preflight.h"
 #include "lib/evidence/canon.h"
 #include "lib/evidence/seal.h"
+#include "lib/evidence/sign.h"
+#include "lib/run/runs_audit.h"
 #include "lib/policy/checks.h"
 #include "lib/policy/pathmatch.h"
 #include "lib/run/evidence.h"
@@ -480,6 +482,17 @@ static int stage_workspace(struct run *r)
 		fail(r, "workspace_prep", AG_EXIT_WORKSPACE, "workspace.lifecycle_dir",
 		     "cannot open the lifecycle directory");
 		return -1;
+	}
+	/* CONTRACT: evidence.outside_agent_repo (.agentguard/ holds only what we wrote) */
+	if (r->o->runs_root_in_repo) {
+		const struct ag_sign_key *const keys[] = {r->o->signing_key};
+		const struct ag_trust own = {keys, 1};
+		if (ag_runs_audit(r->o->repo_fd, r->o->runs_root_rel, r->run_id,
+				  r->o->trust ? r->o->trust : &own, &e) < 0) {
+			fail_err(r, "workspace_prep", AG_EXIT_WORKSPACE, e);
+			ag_error_free(e);
+			return -1;
+		}
 	}
 	struct ag_ws_prepare_opts *po = &r->ws_opts;
 	const struct ag_config *c = r->o->cfg;
@@ -1320,21 +1333,42 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		out->pass = false;
 		out->exit_code = AG_EXIT_WORKSPACE;
 	}
-	/* CONTRACT: evidence.tamper_evident (seal + chain in the runs root) */
+	/* CONTRACT: evidence.tamper_evident (seal + signature + chain in the runs root) */
+	struct ag_seal_result sres = {0};
+	struct ag_seal_opts so = {.key = o->signing_key, .cancel = o->cancel};
 	if (out->artifact_written &&
-	    ag_seal_run(o->runs_root_fd, r->run_id, AG_RUN_ARTIFACT_FILE, &e) < 0) {
+	    ag_seal_run(o->runs_root_fd, r->run_id, AG_RUN_ARTIFACT_FILE, &so, &sres, &e) < 0) {
 		/*
 		 * Unsealed evidence cannot be trusted later: fail closed and say so
-		 * in the artifact itself (rewritten, and left without a seal).
+		 * in the artifact itself (rewritten). When only the chain lock was
+		 * out of reach (held too long, or the run was cancelled while
+		 * waiting) the rewritten artifact is still sealed and signed, outside
+		 * the chain, so it stays attributable; otherwise it stays unsealed.
 		 */
-		out->seal_failed = true;
-		fail_err(r, "evidence", AG_EXIT_WORKSPACE, e);
+		bool cancelled = strcmp(e->reason, "evidence.seal.cancelled") == 0;
+		const char *unchained = cancelled ? "cancelled"
+					: strcmp(e->reason, "evidence.seal.lock_timeout") == 0
+					    ? "lock_timeout"
+					    : NULL;
+		if (cancelled)
+			fail(r, "cancelled", 128 + (int)*o->cancel, e->reason, "%s", e->msg);
+		else
+			fail_err(r, "evidence", AG_EXIT_WORKSPACE, e);
 		ag_error_free(e);
 		e = NULL;
 		out->pass = false;
+		out->exit_code = r->exit_code;
 		artifact = rebuild_failed(r, &facts, artifact);
-		(void)write_json_file(r, AG_RUN_ARTIFACT_FILE, artifact, &ag_canon_artifact_bounds,
-				      &e);
+		if (write_json_file(r, AG_RUN_ARTIFACT_FILE, artifact, &ag_canon_artifact_bounds,
+				    &e) == 0 &&
+		    unchained &&
+		    ag_seal_run_unchained(o->runs_root_fd, r->run_id, AG_RUN_ARTIFACT_FILE,
+					  o->signing_key, unchained, &e) == 0)
+			out->chain_start = unchained;
+		else
+			out->seal_failed = true;
+	} else {
+		out->chain_start = sres.chain_start;
 	}
 	ag_error_free(e);
 	json_decref(artifact);

@@ -28,6 +28,8 @@ struct ag_config;
 struct ag_env_resolved;
 struct ag_redactor;
 struct ag_error;
+struct ag_sign_key;
+struct ag_trust;
 
 struct ag_run_opts {
 	const struct ag_config *cfg;
@@ -36,6 +38,10 @@ struct ag_run_opts {
 	int runs_root_fd;	   /* where <run-id>/ is created */
 	const char *runs_root_abs; /* its absolute path: the bind source prefix */
 	bool runs_root_in_repo;	   /* the runs root lies inside the repository */
+	const char *runs_root_rel; /* then: its path relative to the repository */
+	const struct ag_sign_key *signing_key; /* signs the seal (required) */
+	const struct ag_trust *trust; /* keys whose runs may sit in the repository's
+				       * runs root (runs_audit.h); NULL: signing_key */
 	const char *const *argv;   /* the agent argv, verbatim */
 	size_t argc;
 	int64_t timeout_seconds; /* effective agent timeout */
@@ -82,6 +88,8 @@ struct ag_run_outcome {
 		uint64_t policy, preflight, workspace, container, execution, cleanup, capture,
 		    checks, evidence, total;
 	} timings;
+	const char *chain_start; /* static: why the seal starts a chain segment or is
+				  * outside the chain (seal.h), NULL when linked */
 };
 
 void ag_run_outcome_release(struct ag_run_outcome *o);

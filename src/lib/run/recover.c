@@ -325,3 +325,13 @@ int ag_run_recover(int runs_root_fd, struct ag_engine *cli,
 	ag_strv_release(&names);
 	return rc;
 }
+
+/* ---- for the runs-root audit (runs_audit.c) ---- */
+
+bool ag_run_dir_owner_live(int run_fd, const char *run_id)
+{
+	json_t *m = valid_run_id(run_id) ? read_marker(run_fd, run_id) : NULL;
+	bool live = m && owner_alive(m);
+	json_decref(m);
+	return live;
+}

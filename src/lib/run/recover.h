@@ -57,4 +57,10 @@ int ag_run_recover(int runs_root_fd, struct ag_engine *cli,
 		   ag_recover_log_fn log, void *data, struct ag_recover_report *rep,
 		   struct ag_error **err);
 
+/*
+ * True when run_fd holds a valid marker for run_id whose owner process
+ * (pid + start time) is running: a run in progress, not yet sealed.
+ */
+bool ag_run_dir_owner_live(int run_fd, const char *run_id);
+
 #endif
