@@ -8,6 +8,8 @@ SANITIZE ?=
 PKGS := yaml-0.1 jansson libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS := $(shell pkg-config --libs $(PKGS)) -lm
+EVENT_CFLAGS := $(shell pkg-config --cflags libevent)
+EVENT_LIBS := $(shell pkg-config --libs libevent)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -30,17 +32,19 @@ LDFLAGS += $(HARDEN_LD) $(SAN)
 
 LIB_SRC := $(sort $(wildcard src/lib/*/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
+GW_SRC := $(sort $(wildcard src/gateway/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+GW_OBJ := $(GW_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/%)
 SCHEMA_JSON := data/schemas/agentguard-config-v1.schema.json
 
 .PHONY: all check check-asan check-valgrind fuzz fuzz-long install clean tests format-check
 
-all: $(BUILD)/agentguard
+all: $(BUILD)/agentguard $(BUILD)/agentguard-gateway
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -61,6 +65,11 @@ $(BUILD)/libagentguard.a: $(LIB_OBJ)
 $(BUILD)/agentguard: $(CLI_OBJ) $(BUILD)/libagentguard.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libagentguard.a $(PKG_LIBS)
 
+# The egress gateway: its own main, the base and egress libraries, libevent.
+$(GW_OBJ): CFLAGS += $(EVENT_CFLAGS)
+$(BUILD)/agentguard-gateway: $(GW_OBJ) $(BUILD)/libagentguard.a
+	$(CC) $(LDFLAGS) -o $@ $(GW_OBJ) $(BUILD)/libagentguard.a $(PKG_LIBS) $(EVENT_LIBS)
+
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libagentguard.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libagentguard.a $(PKG_LIBS) $(CMOCKA_LIBS) $(LDFLAGS)
@@ -70,7 +79,7 @@ $(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libagent
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libagentguard.a $(PKG_LIBS) $(LDFLAGS)
 
-tests: $(BUILD)/agentguard $(UNIT_BIN) $(FUZZ_REPLAY)
+tests: $(BUILD)/agentguard $(BUILD)/agentguard-gateway $(UNIT_BIN) $(FUZZ_REPLAY)
 
 # The whole suite; prints one closing line "N passed, M failed".
 check: tests
@@ -112,7 +121,7 @@ fuzz: build-fuzz/lib.a
 fuzz-long:
 	$(MAKE) fuzz FUZZ_SECONDS=1800 FUZZ_EGRESS_SECONDS=1800
 
-install: $(BUILD)/agentguard
+install: $(BUILD)/agentguard $(BUILD)/agentguard-gateway
 	install -D -m 0755 $(BUILD)/agentguard $(DESTDIR)$(PREFIX)/bin/agentguard
 	install -D -m 0644 $(SCHEMA_JSON) $(DESTDIR)$(PREFIX)/share/agentguard/schemas/agentguard-config-v1.schema.json
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/agentguard/schemas \
@@ -121,9 +130,10 @@ install: $(BUILD)/agentguard
 		data/schemas/live-study-egress-manifest-v1.schema.json
 
 format-check:
-	clang-format --dry-run -Werror $(LIB_SRC) $(CLI_SRC) $(wildcard src/lib/*/*.h)
+	clang-format --dry-run -Werror $(LIB_SRC) $(CLI_SRC) $(GW_SRC) $(wildcard src/lib/*/*.h) \
+		$(wildcard src/gateway/*.h)
 
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(GW_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d)
