@@ -60,6 +60,9 @@ struct gw {
 	struct gw_opts opts;
 	struct event_base *base;
 	struct evdns_base *dns;
+	struct sockaddr_storage resolver; /* the one nameserver */
+	socklen_t resolver_len;
+	bool dns_reset_pending;
 	struct evconnlistener *listener;
 	struct event *sig_term, *sig_int, *drain_timer;
 	struct ag_egress_policy *policy;
@@ -87,6 +90,9 @@ void gw_accept(struct gw *gw, int fd, const struct sockaddr *sa, int salen);
 void gw_close_all(struct gw *gw, const char *why);
 /* Called when a connection is gone; main.c ends the loop when stopping. */
 void gw_conn_gone(struct gw *gw);
+
+/* main.c: forgets and re-adds the one nameserver (see gw_dns_reset). */
+int gw_dns_set_nameserver(struct gw *gw);
 
 /* Parses "IP", "IP:PORT" or "[v6]:PORT" into a sockaddr (default port
  * `defport`). Returns 0 or -1. */

@@ -215,7 +215,13 @@ static json_t *start_record(const struct gw *gw)
 	return r;
 }
 
-static int setup_dns(struct gw *gw, const struct sockaddr_storage *ss, socklen_t len)
+int gw_dns_set_nameserver(struct gw *gw)
+{
+	return evdns_base_nameserver_sockaddr_add(gw->dns, (const struct sockaddr *)&gw->resolver,
+						  gw->resolver_len, 0);
+}
+
+static int setup_dns(struct gw *gw)
 {
 	/* Flags 0: no resolv.conf, no hosts file, no search list. */
 	gw->dns = evdns_base_new(gw->base, 0);
@@ -227,7 +233,9 @@ static int setup_dns(struct gw *gw, const struct sockaddr_storage *ss, socklen_t
 	if (evdns_base_set_option(gw->dns, "timeout:", t) < 0 ||
 	    evdns_base_set_option(gw->dns, "attempts:", a) < 0 ||
 	    evdns_base_set_option(gw->dns, "ndots:", "0") < 0 ||
-	    evdns_base_nameserver_sockaddr_add(gw->dns, (const struct sockaddr *)ss, len, 0) < 0)
+	    evdns_base_set_option(gw->dns, "max-timeouts:", "255") < 0 ||
+	    evdns_base_set_option(gw->dns, "initial-probe-timeout:", "3600") < 0 ||
+	    gw_dns_set_nameserver(gw) < 0)
 		return -1;
 	return 0;
 }
@@ -267,15 +275,13 @@ int main(int argc, char **argv)
 		rc = fail(2, "gateway.listen_address", "--listen-address must be one IP address");
 		goto out_policy;
 	}
-	struct sockaddr_storage rss;
-	socklen_t rlen;
-	if (gw_parse_hostport(gw.opts.resolver, 53, &rss, &rlen) < 0) {
+	if (gw_parse_hostport(gw.opts.resolver, 53, &gw.resolver, &gw.resolver_len) < 0) {
 		rc = fail(2, "gateway.resolver", "--resolver must be IP, IP:PORT or [IPv6]:PORT");
 		goto out_policy;
 	}
 
 	gw.base = event_base_new();
-	if (!gw.base || setup_dns(&gw, &rss, rlen) < 0) {
+	if (!gw.base || setup_dns(&gw) < 0) {
 		rc = fail(3, "gateway.start", "cannot set up the event loop or the resolver");
 		goto out_base;
 	}

@@ -454,8 +454,34 @@ static void test_loopback_escape(struct gw_conn *c)
 	}
 }
 
+/*
+ * libevent marks a nameserver that timed out or refused as failed and then
+ * probes it with an A query for a name of its own choosing ("google.com"),
+ * until it answers. The gateway asks the resolver nothing the policy did
+ * not approve, so after any failed answer it forgets the nameserver (which
+ * cancels the probe) and adds it again, fresh.
+ */
+static void dns_reset(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct gw *gw = arg;
+	gw->dns_reset_pending = false;
+	evdns_base_clear_nameservers_and_suspend(gw->dns);
+	/* If re-adding fails, every later lookup fails: requests are denied. */
+	(void)gw_dns_set_nameserver(gw);
+	evdns_base_resume(gw->dns);
+}
+
 static void dns_done(struct gw_conn *c, int result, char type, int count, void *addresses)
 {
+	if (result != DNS_ERR_NONE && result != DNS_ERR_NOTEXIST && result != DNS_ERR_NODATA &&
+	    result != DNS_ERR_CANCEL && result != DNS_ERR_SHUTDOWN && !c->gw->dns_reset_pending &&
+	    !c->gw->stopping) {
+		struct timeval now = {0};
+		if (event_base_once(c->gw->base, -1, EV_TIMEOUT, dns_reset, c->gw, &now) == 0)
+			c->gw->dns_reset_pending = true;
+	}
 	c->dns_pending--;
 	if (c->state == S_DONE) {
 		if (c->dns_pending == 0) {

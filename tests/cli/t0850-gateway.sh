@@ -23,6 +23,7 @@ unsafe.test A 127.0.0.2
 mixed.test A 127.0.0.1,127.0.0.2
 rebind.test REBIND 127.0.0.1,127.0.0.2
 other.test A 127.0.0.1
+refused.test REFUSED -
 EOF
 gw_fake dns dns --table "$T/table"
 HP=$GW_PORT_http UP=$GW_PORT_unsafe EP=$GW_PORT_echo
@@ -34,7 +35,8 @@ cat >"$T/policy.json" <<EOF
   {"host": "echo.test", "port": $EP, "test_only": true},
   {"host": "unsafe.test", "port": $UP, "test_only": true},
   {"host": "mixed.test", "port": $HP, "test_only": true},
-  {"host": "rebind.test", "port": $HP, "test_only": true}]}
+  {"host": "rebind.test", "port": $HP, "test_only": true},
+  {"host": "refused.test", "port": $HP, "test_only": true}]}
 EOF
 
 # ---- start-up refusals ----
@@ -178,6 +180,25 @@ t_is "... none reached the canary" "$(log_count http)" "$before_http"
 t_is "... the gateway says why" \
 	"$(jq -s -r --argjson b "$before_recs" '[.[]|select(.record=="decision")][$b:]|map(.gateway_reason//.event.reason)|join(",")' "$EV")" \
 	"malformed_request,unsupported_request,unsupported_request,malformed_request,invalid_authority,transfer_encoding_unsupported,header_too_large"
+
+# ---- a resolver that refuses: denied as uncertain ----
+# libevent marks a refusing nameserver as failed and later probes it with a
+# query for a name of its own choosing; the gateway resets the resolver so
+# that no such probe is ever sent (checked at the end, after the probe delay).
+refused_at=$SECONDS
+out=$(gw_curl -i "http://refused.test:$HP/" 2>&1 || true)
+t_like "a name the resolver refuses gets 403" "$out" '^HTTP/1.1 403'
+t_is "... deny record: resolution_uncertain" "$(rec refused.test "$HP" | jq -r '.event.reason')" \
+	resolution_uncertain
+
+# ---- the resolver only ever saw approved names ----
+# libevent's first probe of a failed nameserver would come 10 s after the
+# failure (no lookup in between); wait that out, then look at every query
+# the resolver got.
+while ((SECONDS - refused_at < 13)); do sleep 1; done
+t_is "every DNS query was for a name the policy approves" \
+	"$(sed -n 's/^query name=\([^ ]*\) .*/\1/p' "$T/dns.log" | sort -u | tr '\n' ' ')" \
+	"canary.test echo.test mixed.test rebind.test refused.test unsafe.test "
 
 # ---- SIGTERM: the stream ends complete ----
 kill -TERM "$GW_PID"

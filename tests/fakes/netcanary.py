@@ -10,6 +10,7 @@ forwards anywhere. Every server binds port 0 (or --port), writes its port to
                           NAME A ADDR[,ADDR...]     answers for type A
                           NAME AAAA ADDR[,ADDR...]  answers for type AAAA
                           NAME REBIND ADDR1,ADDR2   type A alternates ADDR1, ADDR2, ...
+                          NAME REFUSED -            every query: rcode REFUSED
                         A known name without the asked type: NOERROR, no
                         answer; an unknown name: NXDOMAIN. Log line:
                         "query name=NAME type=A|AAAA|N"
@@ -91,6 +92,8 @@ def dns(args):
         answers, rcode = [], 0
         if entry is None:
             rcode = 3
+        elif "REFUSED" in entry:
+            rcode = 5
         elif tname == "A" and "REBIND" in entry:
             k = turn.get(name, 0)
             turn[name] = k + 1
