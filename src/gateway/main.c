@@ -106,6 +106,9 @@ static void harden_self(void)
 		close(0);
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* A file-size limit makes write(2) fail (EFBIG) rather than kill us:
+	 * the stream is then marked incomplete and nothing more passes. */
+	signal(SIGXFSZ, SIG_IGN);
 }
 
 static int self_check(void)

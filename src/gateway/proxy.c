@@ -217,7 +217,8 @@ static void refuse(struct gw_conn *c, int status, const char *text)
 		conn_finish(c);
 		return;
 	}
-	const char *reason = c->d.reason ? c->d.reason : c->gw_reason ? c->gw_reason : "refused";
+	/* The gateway's own reason when it has one, else the decision's. */
+	const char *reason = c->gw_reason ? c->gw_reason : c->d.reason ? c->d.reason : "refused";
 	if (c->up) {
 		bufferevent_free(c->up);
 		c->up = NULL;

@@ -8,7 +8,8 @@
 #                               for its port; sets GW_PORT_<NAME>
 #   gw_start NAME ARGS...       start the gateway with $T/policy.json and the
 #                               fake resolver, events in $T/NAME.jsonl;
-#                               sets GW_PID, GW_ADDR (127.0.0.1:PORT)
+#                               sets GW_PID, GW_ADDR (127.0.0.1:PORT); with
+#                               GW_FSIZE_BLOCKS=N under `ulimit -f N`
 #   gw_curl ARGS...             curl through the gateway (bounded, no proxy env)
 #   gw_raw FILE [THEN]          raw bytes to the gateway; prints the answer
 
@@ -45,9 +46,11 @@ gw_free_port() {
 gw_start() {
 	local name=$1
 	shift
-	local port
+	local port pre=()
 	port=$(gw_free_port)
-	"$GW_BIN" --listen-address 127.0.0.1 --listen-port "$port" \
+	# GW_FSIZE_BLOCKS: start the gateway under `ulimit -f` (write failures).
+	[ -z "${GW_FSIZE_BLOCKS:-}" ] || pre=(bash -c 'ulimit -f "$0" && exec "$@"' "$GW_FSIZE_BLOCKS")
+	"${pre[@]}" "$GW_BIN" --listen-address 127.0.0.1 --listen-port "$port" \
 		--resolver "127.0.0.1:$GW_PORT_dns" --policy "$T/policy.json" \
 		--events "$T/$name.jsonl" "$@" 2>"$T/$name.err" &
 	GW_PID=$!

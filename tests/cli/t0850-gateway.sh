@@ -228,4 +228,22 @@ t_is "SIGKILL: the stream has its records but no end record (incomplete)" \
 	"$(jq -s -r '[(map(select(.record=="decision"))|length),(map(select(.record=="end"))|length)]|join(" ")' "$T/killed.jsonl")" \
 	"1 0"
 
+
+# ---- evidence that cannot be written: incomplete, and nothing more passes ----
+GW_FSIZE_BLOCKS=1 gw_start full --test-allow-loopback || exit 1
+before_http=$(log_count http)
+gw_curl "http://canary.test:$HP/f1" >/dev/null 2>&1 || true
+out=$(gw_curl -i "http://canary.test:$HP/f2" 2>&1 || true)
+t_like "after a failed evidence write every request is refused" "$out" '^HTTP/1.1 503'
+t_like "... naming the reason" "$out" 'evidence_lost'
+t_is "... only the request before the failure reached the canary" \
+	"$(($(log_count http) - before_http))" 1
+kill -TERM "$GW_PID"
+rc=0
+wait "$GW_PID" || rc=$?
+t_is "... SIGTERM then exits 1 (stream incomplete)" "$rc" 1
+t_like "... and says so" "$(cat "$T/full.err")" 'gateway.evidence_incomplete'
+t_is "... the stream has no end record saying complete" \
+	"$(grep -c '"complete":true' "$T/full.jsonl" || true)" 0
+
 t_done
