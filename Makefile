@@ -1,11 +1,11 @@
 # AgentGuard: plain GNU make. `make`, `make check`, `make check-asan`,
-# `make fuzz`, `make install PREFIX=...`. See README.md.
+# `make fuzz`, `make install PREFIX=...`, `make dist`. See README.md.
 
 CC ?= gcc
 BUILD ?= build
 PREFIX ?= /usr/local
 SANITIZE ?=
-PKGS := yaml-0.1 jansson libcrypto
+PKGS := yaml-0.1 jansson libcrypto libgit2
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS := $(shell pkg-config --libs $(PKGS)) -lm
 EVENT_CFLAGS := $(shell pkg-config --cflags libevent)
@@ -42,7 +42,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/%)
 SCHEMA_JSON := data/schemas/agentguard-config-v1.schema.json
 
-.PHONY: all check check-asan check-valgrind fuzz fuzz-long install clean tests format-check
+.PHONY: all check check-asan check-valgrind fuzz fuzz-long install clean tests format-check dist
 
 all: $(BUILD)/agentguard $(BUILD)/agentguard-gateway
 
@@ -127,13 +127,38 @@ install: $(BUILD)/agentguard $(BUILD)/agentguard-gateway
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/agentguard/schemas \
 		data/schemas/contained-run-v1.schema.json data/schemas/containment-evidence-v1.schema.json \
 		data/schemas/live-study-egress-policy-v1.schema.json \
-		data/schemas/live-study-egress-manifest-v1.schema.json
+		data/schemas/live-study-egress-manifest-v1.schema.json \
+		data/schemas/agentguard-cli-output-v1.schema.json
+
+	install -D -m 0644 man/agentguard.1 $(DESTDIR)$(PREFIX)/share/man/man1/agentguard.1
+	install -D -m 0644 completions/agentguard.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/agentguard
+	install -D -m 0644 completions/_agentguard $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_agentguard
+
+# A versioned source tarball of the tracked files (needs a git checkout):
+# agentguard-VERSION.tar.gz in DISTDIR. Reproducible: names sorted, every
+# mtime the last commit's time, owner 0:0, modes normalized, gzip without
+# a name or time stamp, so the same commit gives the same bytes.
+VERSION := $(shell sed -n 's/^\#define AG_VERSION "\(.*\)"/\1/p' src/lib/base/ag.h)
+DISTDIR ?= .
+DIST := agentguard-$(VERSION)
+dist:
+	@test -n "$(VERSION)" || { echo "make dist: no AG_VERSION in src/lib/base/ag.h" >&2; exit 1; }
+	@git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "make dist: needs a git checkout" >&2; exit 1; }
+	@mkdir -p $(DISTDIR)
+	git ls-files -z | LC_ALL=C tar --null -T - --sort=name \
+		--mtime=@$$(git log -1 --format=%ct) --owner=0 --group=0 --numeric-owner \
+		--mode='u+rw,go-w,a+rX' --format=posix \
+		--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
+		--transform 's,^,$(DIST)/,' -cf - | gzip -9 -n >$(DISTDIR)/$(DIST).tar.gz.tmp
+	mv -f $(DISTDIR)/$(DIST).tar.gz.tmp $(DISTDIR)/$(DIST).tar.gz
+	@echo "$(DISTDIR)/$(DIST).tar.gz"
 
 format-check:
 	clang-format --dry-run -Werror $(LIB_SRC) $(CLI_SRC) $(GW_SRC) $(wildcard src/lib/*/*.h) \
 		$(wildcard src/gateway/*.h)
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-clang
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(GW_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d)

@@ -6,6 +6,8 @@
 
 #include "lib/base/ag.h"
 
+#include <jansson.h>
+
 struct ag_error;
 
 /* Exit codes (docs/exit-codes.md); stable, below 126. */
@@ -25,8 +27,25 @@ enum ag_exit {
 void ag_cli_print_error(const struct ag_error *e);
 /* Prints a usage error for `cmd` and returns AG_EXIT_CONFIG. */
 int ag_cli_usage(const char *cmd, const char *fmt, ...) AG_PRINTF(2, 3);
-/* Writes s to f with control characters escaped as \xNN. */
+/* Writes untrusted s to f through the one terminal escaper (lib/base/termsafe.h). */
 void ag_cli_put_sanitized(FILE *f, const char *s);
+
+/*
+ * JSON output (json_out.c, docs/json-output.md). ag_cli_json_scan() runs
+ * before a command: --json before any "--" turns on JSON mode, in which
+ * errors also print one agentguard.error object on stdout (unless the
+ * command already printed its document).
+ */
+#define AG_CLI_JSON_SCHEMA_VERSION 1
+extern bool ag_cli_json_mode;
+void ag_cli_json_scan(const char *command, int argc, char **argv);
+/* Adds schema and schema_version to o, prints it on one line, frees o. */
+int ag_cli_json_print(json_t *o, const char *schema);
+/* "usage", "config", "docker", ... from the error's code. */
+const char *ag_cli_json_kind(const struct ag_error *e);
+/* In JSON mode (and nothing printed yet): the error object on stdout. */
+void ag_cli_json_error(const char *kind, const char *reason, const char *message,
+		       const struct ag_error *e);
 
 int ag_cmd_validate(int argc, char **argv);
 int ag_cmd_schema(int argc, char **argv);
@@ -38,6 +57,7 @@ int ag_cmd_cleanup(int argc, char **argv);
 int ag_cmd_evidence(int argc, char **argv);
 int ag_cmd_report(int argc, char **argv);
 int ag_cmd_study_egress(int argc, char **argv);
+int ag_cmd_patch(int argc, char **argv);
 
 extern const char ag_schema_json[];
 extern const char ag_schema_json_end[];

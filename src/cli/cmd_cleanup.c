@@ -5,8 +5,11 @@
 #include "lib/docker/docker_cli.h"
 #include "lib/run/recover.h"
 
+#include <ctype.h>
+
 static const char help[] =
-	"Usage: agentguard cleanup [--runs-root DIR] [--probe-age SECONDS] [--docker PATH]\n"
+	"Usage: agentguard cleanup [--runs-root DIR] [--probe-age SECONDS]\n"
+	"                          [--probe-label KEY=VALUE] [--docker PATH] [--json]\n"
 	"\n"
 	"After a crash (AgentGuard killed with SIGKILL, a reboot mid-run), remove\n"
 	"the containers and workspaces of runs in DIR (default\n"
@@ -21,32 +24,80 @@ static const char help[] =
 	"carrying all three probe labels (the name label equal to the container's\n"
 	"own name) and created more than --probe-age seconds ago (default 120; a\n"
 	"live preflight keeps its probe for well under a minute, so a smaller value\n"
-	"can make a concurrent preflight fail closed).\n"
+	"can make a concurrent preflight fail closed). --probe-label KEY=VALUE\n"
+	"narrows that pass to probes that also carry the label (a test suite on a\n"
+	"shared engine uses it to touch only probes it created itself).\n"
+	"\n"
+	"--json prints one JSON object (docs/json-output.md, agentguard.cleanup)\n"
+	"instead of the lines; an error is a JSON error object.\n"
 	"\n"
 	"Exit codes: 0 everything found was cleaned (or nothing to do), 8 something\n"
 	"could not be verified or removed, 2 usage error, 6 Docker unavailable.\n";
 
 static void log_line(const char *line, void *data)
 {
-	(void)data;
+	json_t *lines = data;
+	if (lines) { /* --json: collected (lines are sanitized by the library) */
+		json_t *s = json_string(line);
+		json_array_append_new(lines, s ? s : json_string("[UNREPRESENTABLE]"));
+		return;
+	}
 	ag_cli_put_sanitized(stdout, line);
 	putchar('\n');
+}
+
+/* The --json document (docs/json-output.md, agentguard.cleanup). */
+static int print_json(bool root_exists, const struct ag_recover_report *r, json_t *lines)
+{
+	json_t *o = json_pack(
+	    "{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:o}", "runs_root_exists", root_exists,
+	    "runs_examined", (json_int_t)r->runs_examined, "runs_recovered",
+	    (json_int_t)r->runs_recovered, "runs_live", (json_int_t)r->runs_live,
+	    "runs_incomplete", (json_int_t)r->runs_incomplete, "runs_unowned",
+	    (json_int_t)r->runs_unowned, "containers_removed", (json_int_t)r->containers_removed,
+	    "workspaces_removed", (json_int_t)r->workspaces_removed, "complete",
+	    r->runs_incomplete == 0, "log", lines ? json_incref(lines) : json_array());
+	return ag_cli_json_print(o, "agentguard.cleanup");
+}
+
+static bool valid_label_part(const char *s, size_t n, size_t max)
+{
+	if (n == 0 || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
+			return false;
+	return true;
 }
 
 int ag_cmd_cleanup(int argc, char **argv)
 {
 	const char *runs = ".agentguard/contained-runs", *docker = NULL;
 	int64_t probe_age = AG_RUN_PROBE_ORPHAN_SECONDS;
+	_cleanup_free_ char *probe_key = NULL;
+	const char *probe_value = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(help, stdout);
 			return AG_EXIT_PASS;
 		}
+		if (strcmp(a, "--json") == 0)
+			continue; /* JSON mode was set by ag_cli_json_scan */
 		if (strcmp(a, "--probe-age") == 0 && i + 1 < argc) {
 			if (ag_parse_i64(argv[++i], &probe_age) < 0 || probe_age < 0 ||
 			    probe_age > 86400 * 365)
 				return ag_cli_usage("cleanup", "--probe-age needs a number of seconds");
+			continue;
+		}
+		if (strcmp(a, "--probe-label") == 0 && i + 1 < argc) {
+			const char *kv = argv[++i], *eq = strchr(kv, '=');
+			if (probe_key || !eq || !valid_label_part(kv, (size_t)(eq - kv), AG_LABEL_KEY_MAX) ||
+			    !valid_label_part(eq + 1, strlen(eq + 1), AG_LABEL_VALUE_MAX))
+				return ag_cli_usage("cleanup", "--probe-label needs one KEY=VALUE "
+						    "of letters, digits, '.', '_' and '-'");
+			probe_key = ag_xstrndup(kv, (size_t)(eq - kv));
+			probe_value = eq + 1;
 			continue;
 		}
 		if ((strcmp(a, "--runs-root") == 0 || strcmp(a, "--docker") == 0) && i + 1 < argc) {
@@ -61,9 +112,14 @@ int ag_cmd_cleanup(int argc, char **argv)
 	int fd = open(runs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT) {
+			struct ag_recover_report none = {0};
+			if (ag_cli_json_mode)
+				return print_json(false, &none, NULL) == 0 ? AG_EXIT_PASS
+									   : AG_EXIT_FAIL;
 			puts("nothing to clean: the runs root does not exist");
 			return AG_EXIT_PASS;
 		}
+		ag_cli_json_error("config", "run.runs_root", "cannot open the runs root", NULL);
 		fprintf(stderr, "agentguard: error: cannot open the runs root: %s [run.runs_root]\n",
 			strerror(errno));
 		return AG_EXIT_CONFIG;
@@ -76,12 +132,22 @@ int ag_cmd_cleanup(int argc, char **argv)
 		return err->code == AG_E_USAGE ? AG_EXIT_CONFIG : AG_EXIT_DOCKER;
 	}
 	struct ag_recover_report rep;
-	int rc = ag_run_recover(fd, &cli, probe_age, log_line, NULL, &rep, &err);
+	const struct ag_recover_options opt = {probe_age, probe_key, probe_value};
+	json_t *lines = ag_cli_json_mode ? json_array() : NULL;
+	int rc = ag_run_recover(fd, &cli, &opt, log_line, lines, &rep, &err);
 	close(fd);
 	ag_docker_cli_release(&cli);
 	if (rc < 0) {
+		json_decref(lines);
 		ag_cli_print_error(err);
 		return AG_EXIT_CLEANUP;
+	}
+	if (lines) {
+		int prc = print_json(true, &rep, lines);
+		json_decref(lines);
+		if (prc < 0)
+			return AG_EXIT_FAIL;
+		return rep.runs_incomplete ? AG_EXIT_CLEANUP : AG_EXIT_PASS;
 	}
 	printf("cleanup: %zu run(s) examined, %zu recovered, %zu still running, %zu incomplete, "
 	       "%zu container(s) removed, %zu workspace(s) removed\n",

@@ -148,9 +148,13 @@ static void print_failure(const struct ag_run_outcome *o)
 {
 	if (!o->failure_stage)
 		return;
-	fprintf(stderr, "Failure: %s: ", o->failure_stage);
+	fputs("Failure: ", stderr);
+	ag_cli_put_sanitized(stderr, o->failure_stage);
+	fputs(": ", stderr);
 	ag_cli_put_sanitized(stderr, o->failure_message ? o->failure_message : "");
-	fprintf(stderr, " [%s]\n", o->failure_reason ? o->failure_reason : "run.failed");
+	fputs(" [", stderr);
+	ag_cli_put_sanitized(stderr, o->failure_reason ? o->failure_reason : "run.failed");
+	fputs("]\n", stderr);
 	if (o->cleanup_failure_reason)
 		fprintf(stderr, "Cleanup failure: [%s]\n", o->cleanup_failure_reason);
 }
@@ -252,6 +256,9 @@ int ag_cmd_contained_run(int argc, char **argv)
 		ag_redactor_add_secret(&red, c->agent_environment[i].value);
 	for (size_t i = 0; i < c->n_secret_content_patterns; i++)
 		ag_redactor_add_secret(&red, c->secret_content_patterns[i].contains);
+	/* credential arguments (--token X, -H "X-Api-Key: X", ...) of the agent argv */
+	ag_redactor_add_argv(&red, (const char *const *)argv + boundary + 1,
+			     (size_t)(argc - boundary - 1));
 	if (ag_env_resolve(&c->contained, host_lookup, NULL, &red, &env, &err) < 0) {
 		ag_cli_print_error(err);
 		ag_redactor_release(&red);
@@ -382,14 +389,17 @@ int ag_cmd_contained_run(int argc, char **argv)
 				    out.failure_reason ? json_string(out.failure_reason) : json_null());
 		json_t *rp = json_string(report);
 		json_object_set_new(j, "report", rp ? rp : json_null());
-		char *s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);
-		puts(s);
-		free(s);
-		json_decref(j);
+		char *pp = out.patch_written ? ag_xasprintf("%s/%s/changes.patch", runs, out.run_id) : NULL;
+		json_t *pj = pp ? json_string(pp) : NULL;
+		json_object_set_new(j, "patch", pj ? pj : json_null());
+		free(pp);
+		ag_cli_json_print(j, "agentguard.contained-run-summary");
 		print_failure(&out);
 	} else {
 		puts("AgentGuard Contained Run");
-		printf("Task: %s\n", c->task_id);
+		fputs("Task: ", stdout);
+		ag_cli_put_sanitized(stdout, c->task_id);
+		putchar('\n');
 		printf("Result: %s\n", out.pass ? "PASS" : "FAIL");
 		printf("Score: %d/100\n", out.score);
 		if (out.failed_checks.n) {
@@ -438,6 +448,11 @@ int ag_cmd_contained_run(int argc, char **argv)
 		fputs("Contained run report path: ", stdout);
 		ag_cli_put_sanitized(stdout, report);
 		putchar('\n');
+		if (out.patch_written) {
+			fputs("The agent's changes: agentguard patch ", stdout);
+			ag_cli_put_sanitized(stdout, runs);
+			printf("/%s (review before git apply)\n", out.run_id);
+		}
 	}
 	if (out.seal_failed)
 		fputs("agentguard: warning: the artifact was written but could not be sealed "

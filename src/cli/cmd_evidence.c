@@ -62,10 +62,7 @@ int ag_cmd_evidence(int argc, char **argv)
 		    rep.run_id && json_is_string(json_object_get(rep.artifact, "run_id"))
 			? json_deep_copy(json_object_get(rep.artifact, "run_id"))
 			: json_null());
-		char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
-		json_decref(o);
-		puts(s ? s : "{}");
-		free(s);
+		ag_cli_json_print(o, "agentguard.evidence-verify");
 	}
 	if (rc < 0) {
 		ag_cli_print_error(err);

@@ -123,10 +123,7 @@ int ag_cmd_preflight(int argc, char **argv)
 			    "contained_execution_contract", "reason", err->reason, "checks", "name",
 			    "contained_execution_contract", "passed", 0, "status", "unsafe", "reason",
 			    err->reason, "diagnostic", err->key ? err->key : "contained_execution");
-			char *s = ag_preflight_evidence_dump(ev);
-			puts(s);
-			free(s);
-			json_decref(ev);
+			ag_cli_json_print(ev, "agentguard.docker-preflight");
 		} else {
 			puts("Docker preflight: unsafe; claim: none");
 			printf("  failed: contained_execution_contract: unsafe: ");
@@ -145,9 +142,7 @@ int ag_cmd_preflight(int argc, char **argv)
 		return err->code == AG_E_USAGE ? AG_EXIT_CONFIG : AG_EXIT_PREFLIGHT;
 	}
 	if (as_json) {
-		char *s = ag_preflight_evidence_dump(r.evidence);
-		puts(s);
-		free(s);
+		ag_cli_json_print(json_incref(r.evidence), "agentguard.docker-preflight");
 	} else {
 		print_text(&r);
 	}

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 static const char help[] =
-    "Usage: agentguard render CONFIG [--workspace DIR] [--name NAME]\n"
+    "Usage: agentguard render CONFIG [--workspace DIR] [--name NAME] [--json]\n"
     "                         [--label KEY=VALUE]... [--mode run|create] -- ARGV...\n"
     "\n"
     "Dry run: print the docker argv that contained execution would use for\n"
@@ -36,6 +36,8 @@ static const char help[] =
     "  --name NAME        container name, agentguard-[a-z0-9][a-z0-9_.-]{0,62}\n"
     "  --label KEY=VALUE  an AgentGuard label (KEY agentguard.[a-z0-9.-]+)\n"
     "  --mode run|create  \"run --rm\" (default) or \"create\"\n"
+    "  --json             print {schema, schema_version, argv} instead of the bare\n"
+    "                     array (errors become a JSON error object too)\n"
     "  -h, --help         show this help\n"
     "\n"
     "Exit codes: 0 rendered, 2 config, render or usage error.\n";
@@ -185,6 +187,12 @@ static int render(const struct render_args *ra)
 		}
 		json_array_append_new(arr, s);
 	}
+	if (ag_cli_json_mode) {
+		/* --json: the versioned object {schema, schema_version, argv} */
+		json_t *o = json_object();
+		json_object_set_new(o, "argv", arr);
+		return ag_cli_json_print(o, "agentguard.render") == 0 ? AG_EXIT_PASS : AG_EXIT_FAIL;
+	}
 	char *txt = json_dumps(arr, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(arr);
 	if (!txt)
@@ -230,6 +238,8 @@ int ag_cmd_render(int argc, char **argv)
 			name = argv[++i];
 		} else if (strcmp(a, "--label") == 0) {
 			ag_strv_push(&label_kv, argv[++i]);
+		} else if (strcmp(a, "--json") == 0) {
+			/* JSON mode was set by ag_cli_json_scan */
 		} else if (strcmp(a, "--mode") == 0) {
 			const char *m = argv[++i];
 			if (strcmp(m, "run") == 0) {

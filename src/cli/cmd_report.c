@@ -4,6 +4,7 @@
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
 #include "lib/base/fsx.h"
+#include "lib/base/termsafe.h"
 #include "lib/evidence/verify.h"
 #include "lib/report/report.h"
 
@@ -14,7 +15,7 @@
 
 static const char help[] =
     "Usage: agentguard report RUN_DIR|FILE [--format FORMAT]\n"
-    "       agentguard report --list [--runs-root DIR]\n"
+    "       agentguard report --list [--runs-root DIR] [--json]\n"
     "\n"
     "Render a contained-run artifact after verifying it exactly as\n"
     "`agentguard evidence verify` does; an artifact that does not verify is\n"
@@ -28,13 +29,15 @@ static const char help[] =
     "The report goes to standard output.\n"
     "\n"
     "--list prints the runs of DIR (default .agentguard/contained-runs), newest\n"
-    "first, one line each: run id, result, exit code, time (UTC), evidence state.\n"
+    "first, one line each: run id, result, exit code, time (UTC), evidence state;\n"
+    "with --json one object (docs/json-output.md, agentguard.run-list).\n"
     "\n"
     "Exit codes: 0 written, 2 invalid artifact or usage error.\n";
 
 struct row {
 	char *run_id;
 	char *line;
+	json_t *obj; /* --json */
 	time_t mtime;
 };
 
@@ -49,16 +52,25 @@ static int row_cmp(const void *a, const void *b)
 static void put_field(struct ag_buf *b, const char *s)
 {
 	struct ag_error *e = NULL;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		char x[8];
-		if (*p < 0x20 || *p == 0x7f)
-			snprintf(x, sizeof(x), "\\x%02x", *p);
-		else
-			snprintf(x, sizeof(x), "%c", *p);
-		if (ag_buf_adds(b, x, &e) < 0)
-			break;
-	}
-	ag_error_free(e);
+	if (ag_termsafe_add(b, s, strlen(s), &e) < 0)
+		ag_error_free(e); /* the line stays cut at its bound */
+}
+
+/* A JSON string of an untrusted value, or null when it is not UTF-8. */
+static json_t *jstr_or_null(const char *s)
+{
+	json_t *j = s ? json_string(s) : NULL;
+	return j ? j : json_null();
+}
+
+static int print_list_json(struct row *rows, size_t n, bool exists, bool more)
+{
+	json_t *runs = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append(runs, rows[i].obj);
+	json_t *o = json_pack("{s:b, s:o, s:b}", "runs_root_exists", exists, "runs", runs,
+			      "truncated", more);
+	return ag_cli_json_print(o, "agentguard.run-list") == 0 ? AG_EXIT_PASS : AG_EXIT_FAIL;
 }
 
 static int list_runs(const char *root)
@@ -66,9 +78,12 @@ static int list_runs(const char *root)
 	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT) {
+			if (ag_cli_json_mode)
+				return print_list_json(NULL, 0, false, false);
 			puts("no runs: the runs root does not exist");
 			return AG_EXIT_PASS;
 		}
+		ag_cli_json_error("config", "report.runs_root", "cannot open the runs root", NULL);
 		fprintf(stderr,
 			"agentguard: error: cannot open the runs root: %s [report.runs_root]\n",
 			strerror(errno));
@@ -77,6 +92,7 @@ static int list_runs(const char *root)
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
+		ag_cli_json_error("config", "report.runs_root", "cannot read the runs root", NULL);
 		fprintf(stderr,
 			"agentguard: error: cannot read the runs root [report.runs_root]\n");
 		return AG_EXIT_CONFIG;
@@ -133,24 +149,36 @@ static int list_runs(const char *root)
 		rows = ag_xrealloc(rows, (n + 1) * sizeof(*rows));
 		rows[n].run_id = ag_xstrdup(de->d_name);
 		rows[n].line = ag_buf_detach(&b, NULL);
+		rows[n].obj = json_pack(
+		    "{s:o, s:o, s:o, s:s, s:b, s:o}", "run_id", jstr_or_null(de->d_name), "result",
+		    jstr_or_null(result), "exit_code",
+		    json_is_integer(ec) ? json_integer(json_integer_value(ec)) : json_null(), "time",
+		    when, "verified", rc == 0, "reason",
+		    rc < 0 && err ? jstr_or_null(err->reason) : json_null());
 		rows[n].mtime = mt;
 		n++;
 		ag_error_free(err);
 		ag_verify_report_release(&rep);
 	}
 	closedir(d);
-	qsort(rows, n, sizeof(*rows), row_cmp);
-	if (n == 0)
+	if (n > 1)
+		qsort(rows, n, sizeof(*rows), row_cmp);
+	int rc = AG_EXIT_PASS;
+	if (ag_cli_json_mode)
+		rc = print_list_json(rows, n, true, more);
+	else if (n == 0)
 		puts("no runs");
 	for (size_t i = 0; i < n; i++) {
-		puts(rows[i].line);
+		if (!ag_cli_json_mode)
+			puts(rows[i].line);
 		free(rows[i].line);
 		free(rows[i].run_id);
+		json_decref(rows[i].obj);
 	}
 	free(rows);
-	if (more)
+	if (more && !ag_cli_json_mode)
 		printf("(more than %d runs; the rest are not listed)\n", AG_REPORT_LIST_RUNS_MAX);
-	return AG_EXIT_PASS;
+	return rc;
 }
 
 int ag_cmd_report(int argc, char **argv)
@@ -165,6 +193,8 @@ int ag_cmd_report(int argc, char **argv)
 		}
 		if (strcmp(a, "--list") == 0) {
 			list = true;
+		} else if (strcmp(a, "--json") == 0) {
+			/* JSON mode was set by ag_cli_json_scan; only with --list */
 		} else if (strcmp(a, "--format") == 0 || strcmp(a, "--runs-root") == 0) {
 			if (i + 1 >= argc)
 				return ag_cli_usage("report", "%s needs a value", a);
@@ -191,6 +221,9 @@ int ag_cmd_report(int argc, char **argv)
 	}
 	if (runs_given)
 		return ag_cli_usage("report", "--runs-root goes with --list");
+	if (ag_cli_json_mode)
+		return ag_cli_usage("report", "--json goes with --list (the artifact itself is "
+					      "--format json)");
 	if (!path)
 		return ag_cli_usage("report", "missing argument RUN_DIR|FILE");
 	enum ag_report_format fmt;

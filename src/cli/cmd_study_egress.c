@@ -46,16 +46,6 @@ static const char help[] =
     "Exit codes: 0 valid / allow, 1 deny (decide only), 2 invalid input or\n"
     "usage error (the reason token is printed).\n";
 
-static int print_json(json_t *o)
-{
-	char *t = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);
-	if (!t)
-		abort();
-	puts(t);
-	free(t);
-	return fflush(stdout) == 0 ? 0 : -1;
-}
-
 static json_t *error_json(const struct ag_error *err)
 {
 	json_t *e = json_object();
@@ -73,21 +63,30 @@ static json_t *file_json(const char *path)
 	return f ? f : json_string("<non-UTF-8 path>");
 }
 
-/* Prints a refusal (JSON on stdout or a line on stderr); returns 2. */
-static int refuse(const char *path, const struct ag_error *err, bool as_json)
+/*
+ * Prints a refusal and returns 2. The two validators answer with their own
+ * document ({valid: false, file, error}) under `schema`; every other
+ * command (schema NULL) prints the error line, which under --json is also
+ * the agentguard.error document (docs/json-output.md).
+ */
+static int refuse(const char *path, const struct ag_error *err, bool as_json, const char *schema)
 {
-	if (as_json) {
+	if (as_json && schema) {
 		json_t *o = json_object();
 		json_object_set_new(o, "valid", json_false());
 		json_object_set_new(o, "file", file_json(path));
 		json_object_set_new(o, "error", error_json(err));
-		print_json(o);
-		json_decref(o);
+		ag_cli_json_print(o, schema);
 	} else {
 		ag_cli_print_error(err);
 	}
 	return AG_EXIT_CONFIG;
 }
+
+#define SCHEMA_POLICY "agentguard.study-egress-policy"
+#define SCHEMA_DECISION "agentguard.study-egress-decision"
+#define SCHEMA_MANIFEST "agentguard.study-egress-manifest-validate"
+#define SCHEMA_PLAN "agentguard.study-egress-plan"
 
 /* Positional args and --json / --policy; anything else is a usage error. */
 struct opts {
@@ -136,7 +135,7 @@ static int cmd_policy(int argc, char **argv)
 	_cleanup_err_ struct ag_error *err = NULL;
 	struct ag_egress_policy *p = NULL;
 	if (ag_egress_policy_load(o.pos[0], o.pos[0], &p, &err) < 0)
-		return refuse(o.pos[0], err, o.as_json && !digest_only);
+		return refuse(o.pos[0], err, o.as_json && !digest_only, SCHEMA_POLICY);
 	if (digest_only) {
 		puts(p->digest);
 	} else if (o.as_json) {
@@ -145,8 +144,7 @@ static int cmd_policy(int argc, char **argv)
 		json_object_set_new(j, "file", file_json(o.pos[0]));
 		json_object_set_new(j, "digest", json_string(p->digest));
 		json_object_set_new(j, "normalized", ag_egress_policy_json(p));
-		print_json(j);
-		json_decref(j);
+		ag_cli_json_print(j, SCHEMA_POLICY);
 	} else {
 		printf("policy valid: %zu destination rule%s, digest %s\n", p->n_rules,
 		       p->n_rules == 1 ? "" : "s", p->digest);
@@ -170,7 +168,7 @@ static int cmd_decide(int argc, char **argv)
 	_cleanup_err_ struct ag_error *err = NULL;
 	struct ag_egress_policy *p = NULL;
 	if (ag_egress_policy_load(o.pos[0], o.pos[0], &p, &err) < 0)
-		return refuse(o.pos[0], err, o.as_json);
+		return refuse(o.pos[0], err, o.as_json, NULL);
 	static const struct ag_read_reasons why = {"egress.event.symlink", "egress.event.not_regular",
 						   "egress.event.read", "egress.event.size"};
 	_cleanup_free_ char *data = NULL;
@@ -187,14 +185,12 @@ static int cmd_decide(int argc, char **argv)
 	if (!j || ag_egress_event_from_json(j, &ev, &err) < 0) {
 		json_decref(j);
 		ag_egress_policy_free(p);
-		return refuse(o.pos[1], err, o.as_json);
+		return refuse(o.pos[1], err, o.as_json, NULL);
 	}
 	struct ag_egress_decision d;
 	bool allow = ag_egress_decide(p, &ev, &d);
 	if (o.as_json) {
-		json_t *out = ag_egress_decision_json(&d);
-		print_json(out);
-		json_decref(out);
+		ag_cli_json_print(ag_egress_decision_json(&d), SCHEMA_DECISION);
 	} else {
 		printf("%s %s\n", allow ? "allow" : "deny", d.reason);
 	}
@@ -217,7 +213,7 @@ static int cmd_manifest(int argc, char **argv)
 	_cleanup_err_ struct ag_error *err = NULL;
 	struct ag_egress_policy *p = NULL;
 	if (o.policy && ag_egress_policy_load(o.policy, o.policy, &p, &err) < 0)
-		return refuse(o.policy, err, o.as_json);
+		return refuse(o.policy, err, o.as_json, NULL);
 	static const struct ag_read_reasons why = {
 	    "egress.manifest.symlink", "egress.manifest.not_regular", "egress.manifest.read",
 	    "egress.manifest.size"};
@@ -228,7 +224,7 @@ static int cmd_manifest(int argc, char **argv)
 			    &len, &err) < 0 ||
 	    ag_egress_manifest_validate(data, len, p, &c, &err) < 0) {
 		ag_egress_policy_free(p);
-		return refuse(o.pos[0], err, o.as_json);
+		return refuse(o.pos[0], err, o.as_json, SCHEMA_MANIFEST);
 	}
 	ag_egress_policy_free(p);
 	if (o.as_json) {
@@ -240,8 +236,7 @@ static int cmd_manifest(int argc, char **argv)
 		json_object_set_new(cj, "reason", json_string(c.reason));
 		json_object_set_new(cj, "success_eligible", json_boolean(c.success_eligible));
 		json_object_set_new(j, "completion", cj);
-		print_json(j);
-		json_decref(j);
+		ag_cli_json_print(j, SCHEMA_MANIFEST);
 	} else {
 		printf("manifest valid: completion %s (%s)\n", c.status, c.reason);
 	}
@@ -316,10 +311,10 @@ static int cmd_plan(int argc, char **argv)
 	_cleanup_err_ struct ag_error *err = NULL;
 	_cleanup_config_ struct ag_config *c = NULL;
 	if (ag_config_load(config, &c, &err) < 0)
-		return refuse(config, err, as_json);
+		return refuse(config, err, as_json, NULL);
 	struct ag_egress_policy *p = NULL;
 	if (ag_egress_policy_load(policy, policy, &p, &err) < 0)
-		return refuse(policy, err, as_json);
+		return refuse(policy, err, as_json, NULL);
 	struct ag_egress_plan_inputs in = {
 	    .config = c,
 	    .policy = p,
@@ -338,9 +333,10 @@ static int cmd_plan(int argc, char **argv)
 	ag_egress_plan_release(&plan);
 	ag_egress_policy_free(p);
 	if (rc < 0)
-		return refuse(config, err, as_json);
+		return refuse(config, err, as_json, NULL);
 	if (as_json) {
-		print_json(j);
+		ag_cli_json_print(j, SCHEMA_PLAN);
+		return fflush(stdout) == 0 ? AG_EXIT_PASS : AG_EXIT_FAIL;
 	} else {
 		printf("# study-egress plan for trial %s (token %s)\n",
 		       json_string_value(json_object_get(j, "trial_id")),

@@ -105,20 +105,14 @@ static json_t *effective_json(const struct ag_config *c)
 	return o;
 }
 
-static void print_json(json_t *o)
-{
-	char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);
-	if (s) {
-		puts(s);
-		free(s);
-	}
-}
 
 static void print_text(const struct ag_config *c)
 {
 	fputs("valid: ", stdout);
 	ag_cli_put_sanitized(stdout, c->file);
-	printf("\ntask_id: %s\n", c->task_id);
+	fputs("\ntask_id: ", stdout);
+	ag_cli_put_sanitized(stdout, c->task_id);
+	putchar('\n');
 	const struct ag_contained *ce = &c->contained;
 	if (!ce->present) {
 		puts("contained_execution: not configured (contained-run needs it)");
@@ -185,8 +179,7 @@ int ag_cmd_validate(int argc, char **argv)
 			json_object_set_new(e, "column", json_integer(err->column));
 			json_object_set_new(e, "message", json_string(err->msg));
 			json_object_set_new(o, "error", e);
-			print_json(o);
-			json_decref(o);
+			ag_cli_json_print(o, "agentguard.validate");
 		} else {
 			ag_cli_print_error(err);
 		}
@@ -198,8 +191,7 @@ int ag_cmd_validate(int argc, char **argv)
 		json_t *f = json_string(path);
 		json_object_set_new(o, "file", f ? f : json_string("<non-UTF-8 path>"));
 		json_object_set_new(o, "effective", effective_json(c));
-		print_json(o);
-		json_decref(o);
+		ag_cli_json_print(o, "agentguard.validate");
 	} else {
 		print_text(c);
 	}

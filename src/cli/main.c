@@ -17,6 +17,8 @@ static const char main_help[] =
 	"                             of runs AgentGuard can prove it owns\n"
 	"  evidence verify FILE|RUN_DIR [--json]\n"
 	"                             verify a run's artifact, seal and hash chain\n"
+	"  patch RUN_DIR              print the run's changes.patch (verified; review it\n"
+	"                             before git apply: it is the agent's content)\n"
 	"  report RUN_DIR|FILE [--format text|md|html|json|sarif|junit]\n"
 	"  report --list [--runs-root DIR]\n"
 	"                             render a verified run artifact, or list runs\n"
@@ -73,6 +75,7 @@ static const struct command commands[] = {
 	{"evidence", ag_cmd_evidence},
 	{"report", ag_cmd_report},
 	{"study-egress", ag_cmd_study_egress},
+	{"patch", ag_cmd_patch},
 };
 
 static const struct command *find_command(const char *name)
@@ -115,7 +118,9 @@ int main(int argc, char **argv)
 		return c->fn(2, hargv);
 	}
 	const struct command *c = find_command(cmd);
+	ag_cli_json_scan(c ? c->name : "agentguard", argc - 1, argv + 1);
 	if (!c) {
+		ag_cli_json_error("usage", "usage", "unknown command", NULL);
 		fputs("agentguard: unknown command '", stderr);
 		ag_cli_put_sanitized(stderr, cmd);
 		fputs("' [usage]\nTry 'agentguard --help'.\n", stderr);

@@ -1,19 +1,16 @@
 #include "lib/base/ag.h"
 #include "cli/cli.h"
 #include "lib/base/error.h"
+#include "lib/base/termsafe.h"
 
 void ag_cli_put_sanitized(FILE *f, const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\x%02x", *p);
-		else
-			fputc(*p, f);
-	}
+	ag_termsafe_fput(f, s);
 }
 
 void ag_cli_print_error(const struct ag_error *e)
 {
+	ag_cli_json_error(ag_cli_json_kind(e), e ? e->reason : NULL, e ? e->msg : NULL, e);
 	char *s = ag_error_format(e);
 	fputs("agentguard: error: ", stderr);
 	ag_cli_put_sanitized(stderr, s);
@@ -27,6 +24,7 @@ int ag_cli_usage(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	char *msg = ag_xvasprintf(fmt, ap);
 	va_end(ap);
+	ag_cli_json_error("usage", "usage", msg, NULL);
 	fputs("agentguard: usage error: ", stderr);
 	ag_cli_put_sanitized(stderr, msg);
 	fprintf(stderr, " [usage]\nTry 'agentguard %s --help'.\n", cmd);

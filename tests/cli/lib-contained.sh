@@ -65,6 +65,7 @@ run() {
 	REPORT=$(printf '%s\n' "$AG_OUT" | grep -m1 '^{' |
 		"$PY" -c 'import json,sys; print(json.load(sys.stdin).get("report") or "")' 2>/dev/null || true)
 	[ -n "$REPORT" ] && REPORT="$W/$REPORT"
+	ledger_runs
 	return 0
 }
 
@@ -80,6 +81,32 @@ run_suffix() {
 	id=${id,,}
 	printf '%s\n' "$id" | sed 's/^[^a-z0-9]*//'
 }
+
+# ledger_runs: record every run of $W in this test run's ledger (t_ledger_run).
+ledger_runs() {
+	local d
+	for d in "$W"/.agentguard/contained-runs/*/; do
+		[ -d "$d" ] && t_ledger_run "$(run_suffix "$d")"
+	done
+	return 0
+}
+
+# remove_own_runs: at exit, remove any container of a run made from $W,
+# found by that run's own label (and AgentGuard's owner label), nothing else.
+# shellcheck disable=SC2317 # called from the EXIT trap
+remove_own_runs() {
+	local d s ids
+	for d in "$W"/.agentguard/contained-runs/*/; do
+		[ -d "$d" ] || continue
+		s=$(run_suffix "$d")
+		t_ledger_run "$s"
+		ids=$("$AG_DOCKER" ps -aq --filter "label=agentguard.contained-run.id=$s" \
+			--filter label=agentguard.owner=contained-run) || continue
+		# shellcheck disable=SC2086 # one id per word
+		[ -z "$ids" ] || "$AG_DOCKER" rm -f $ids >/dev/null 2>&1 || true
+	done
+}
+t_cleanup remove_own_runs
 
 # no_containers: none of the runs made from $W left a container. Checked by
 # each run's own label, so tests running at the same time cannot interfere.
@@ -100,6 +127,7 @@ wait_running() {
 		d=$(ls -1d "$W"/.agentguard/contained-runs/*/ 2>/dev/null | sort | tail -n 1)
 		if [ -n "$d" ]; then
 			s=$(run_suffix "$d")
+			t_ledger_run "$s"
 			[ -n "$("$AG_DOCKER" ps -q --filter "label=agentguard.contained-run.id=$s")" ] && return 0
 		fi
 		sleep 0.1

@@ -42,6 +42,20 @@
 #                             skip the whole script, or, with AG_REQUIRE_DOCKER=1,
 #                             fail it.
 #
+# Sharing an engine (other test runs, a developer's real AgentGuard runs)
+#   $AG_TEST_RUN_ID           this test run's id (tests/run exports it; a script
+#                             run by hand makes its own)
+#   $AG_TEST_LABEL            "agentguard.test-run=$AG_TEST_RUN_ID": every
+#                             container, network, volume or image a test creates
+#                             carries it, and a test finds and removes only
+#                             objects carrying it (plus its own file's label)
+#   t_docker_rm_own KEY=VALUE remove the containers carrying both $AG_TEST_LABEL
+#                             and KEY=VALUE (the test file's own label)
+#   t_ledger_run SUFFIX       record an AgentGuard contained run of this test
+#                             run (its container label value) so
+#                             `scripts/test-env sweep ID` can find its container
+#                             by the run's own label after a crash
+#
 # Every helper returns 0 even when its test point fails, so scripts may use
 # `set -e`; use t_last_ok to branch on a result.
 
@@ -62,6 +76,12 @@ _t_cleanups=()
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/ag-cli.XXXXXX")
 export T
+
+if ! [[ "${AG_TEST_RUN_ID:-}" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$ ]]; then
+	AG_TEST_RUN_ID=manual-$(date -u +%Y%m%d%H%M%S)-$$-${T##*.}
+fi
+AG_TEST_LABEL=agentguard.test-run=$AG_TEST_RUN_ID
+export AG_TEST_RUN_ID AG_TEST_LABEL
 
 _t_on_exit() {
 	local rc=$? c
@@ -204,6 +224,22 @@ t_done() {
 		exit 1
 	fi
 	exit 0
+}
+
+# t_docker_rm_own KEY=VALUE: see the header.
+t_docker_rm_own() {
+	local ids
+	ids=$("${AG_DOCKER:-docker}" ps -aq --filter "label=$AG_TEST_LABEL" --filter "label=$1") || return 0
+	# shellcheck disable=SC2086 # one id per word
+	[ -z "$ids" ] || "${AG_DOCKER:-docker}" rm -f $ids >/dev/null 2>&1 || true
+}
+
+# t_ledger_run SUFFIX: see the header. The ledger exists only under tests/run.
+t_ledger_run() {
+	local dir=${AG_TEST_LEDGER_ROOT:-/tmp/agentguard-test-runs}/$AG_TEST_RUN_ID
+	[[ "$1" =~ ^[a-z0-9][a-z0-9_.-]{0,31}$ ]] || return 0
+	[ -d "$dir" ] && [ ! -L "$dir" ] && [ -O "$dir" ] || return 0
+	printf '%s\n' "$1" >>"$dir/runs" 2>/dev/null || true
 }
 
 # require_docker: see the header.

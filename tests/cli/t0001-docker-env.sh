@@ -9,21 +9,12 @@ require_docker
 
 label=agentguard.test=t0001
 docker=$AG_DOCKER
-# shellcheck disable=SC2317 # called from the EXIT trap
-remove_labelled() {
-	local ids
-	ids=$("$docker" ps -aq --filter "label=$label") || return 0
-	if [ -n "$ids" ]; then
-		# shellcheck disable=SC2086 # one id per word
-		"$docker" rm -f $ids >/dev/null 2>&1 || true
-	fi
-}
-t_cleanup remove_labelled
+t_cleanup t_docker_rm_own "$label"
 
 # A locked-down, throwaway container of the test image, labelled for cleanup.
 # shellcheck disable=SC2317 # called through t_run
 run_locked() {
-	"$docker" run --rm --pull never --label "$label" --network none --read-only \
+	"$docker" run --rm --pull never --label "$label" --label "$AG_TEST_LABEL" --network none --read-only \
 		--cap-drop ALL --security-opt no-new-privileges \
 		--user "$AG_TEST_UID:$AG_TEST_GID" "$@"
 }
@@ -75,7 +66,7 @@ else
 fi
 
 # --- nothing left behind
-t_run "$docker" ps -aq --filter "label=$label"
+t_run "$docker" ps -aq --filter "label=$label" --filter "label=$AG_TEST_LABEL"
 t_is "no t0001 container left behind" "$AG_OUT" ""
 
 t_done

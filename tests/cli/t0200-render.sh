@@ -103,14 +103,7 @@ if ! command -v jq >/dev/null 2>&1 || ! "$AG_ROOT/scripts/test-env" status >/dev
 fi
 require_docker
 label=agentguard.test=t0200
-# shellcheck disable=SC2317 # called from the EXIT trap
-remove_labelled() {
-	local ids
-	ids=$("$AG_DOCKER" ps -aq --filter "label=$label") || return 0
-	# shellcheck disable=SC2086 # one id per word
-	[ -z "$ids" ] || "$AG_DOCKER" rm -f $ids >/dev/null 2>&1 || true
-}
-t_cleanup remove_labelled
+t_cleanup t_docker_rm_own "$label"
 
 write_config "$T/real.yaml" "$AG_TEST_IMAGE" "$AG_TEST_UID" "  memory_limit: 128m" \
 	"  environment:" "    - name: AGENT_MODE" "      value: batch"
@@ -118,7 +111,7 @@ write_config "$T/real.yaml" "$AG_TEST_IMAGE" "$AG_TEST_UID" "  memory_limit: 128
 # run_rendered [render options...] -- CHILD...: renders, then runs docker with the argv.
 run_rendered() {
 	local json
-	json=$("$AG_BIN" render "$T/real.yaml" --label "$label" "$@") || return 90
+	json=$("$AG_BIN" render "$T/real.yaml" --label "$label" --label "$AG_TEST_LABEL" "$@") || return 90
 	local -a args
 	readarray -d '' args < <(jq -j '.[] | (., "\u0000")' <<<"$json")
 	[ "${args[0]}" = run ] && [ "${args[1]}" = --rm ] || return 91
@@ -150,6 +143,6 @@ t_is "bind workspace write visible on the host" "$(cat "$T/realws/out" 2>/dev/nu
 t_run run_rendered -- /bin/sh -c 'exit 42'
 t_is "child exit code comes back through docker run" "$AG_RC" 42
 
-t_run "$AG_DOCKER" ps -aq --filter "label=$label"
+t_run "$AG_DOCKER" ps -aq --filter "label=$label" --filter "label=$AG_TEST_LABEL"
 t_is "no t0200 container left behind" "$AG_OUT" ""
 t_done

@@ -17,14 +17,7 @@ owner_filter=label=agentguard.owner=preflight
 # $T is 0700; the unprivileged user needs to read its configs.
 chmod 755 "$T"
 
-# shellcheck disable=SC2317 # called from the EXIT trap
-remove_test_containers() {
-	local ids
-	ids=$("$docker" ps -aq --filter label=agentguard.test=t0300) || return 0
-	# shellcheck disable=SC2086 # one id per word
-	[ -z "$ids" ] || "$docker" rm -f $ids >/dev/null 2>&1 || true
-}
-t_cleanup remove_test_containers
+t_cleanup t_docker_rm_own agentguard.test=t0300
 
 # write_config FILE IMAGE [PLATFORM] [EXTRA-CONTAINED-LINE]
 write_config() {
@@ -53,17 +46,48 @@ CFG
 	chmod 644 "$1"
 }
 
-leftovers() { "$docker" ps -aq --filter "$owner_filter"; }
+# Other suites' preflights share the engine, so "left behind" must mean this
+# test's own probes: as root, preflight runs through a recording client (it
+# notes each probe name it creates, then runs the real client; an explicit
+# client's path is not recorded in the evidence) and leftovers are looked up
+# by those names. Without root, every preflight probe on the engine counts.
+rec=
+if [ "$(id -u)" -eq 0 ]; then
+	mkdir -m 755 "$T/rec"
+	: >"$T/rec/names"
+	chmod 666 "$T/rec/names" # the unprivileged preflight below records too
+	cat >"$T/rec/docker" <<REC
+#!/bin/bash
+if [ "\${1:-}" = create ] && [ "\${2:-}" = --name ]; then printf '%s\n' "\$3" >>$T/rec/names; fi
+exec $docker "\$@"
+REC
+	chmod 755 "$T/rec/docker"
+	rec=$T/rec/docker
+fi
+pf() { "$AG_BIN" preflight "$@" ${rec:+--docker "$rec"}; }
+leftovers() {
+	local n
+	if [ -z "$rec" ]; then
+		"$docker" ps -aq --filter "$owner_filter"
+		return
+	fi
+	while IFS= read -r n; do
+		[[ "$n" =~ ^agentguard-preflight-[0-9a-f]+$ ]] || continue
+		"$docker" ps -aq --filter "$owner_filter" --filter "name=^/$n\$"
+	done <"$T/rec/names"
+}
 
 # --- supported, as root
 write_config "$T/ok.yaml" "$AG_TEST_IMAGE"
-t_run "$AG_BIN" preflight "$T/ok.yaml"
+t_run pf "$T/ok.yaml"
 t_is "preflight: supported on the real engine (root): exit 0" "$AG_RC" 0
 t_like "preflight: status line says supported, linux-docker-engine" "$AG_OUT" \
 	'^Docker preflight: supported; claim: linux-docker-engine'
 t_is "preflight: the probe left no container behind" "$(leftovers)" ""
+[ -z "$rec" ] || t_like "the recording client saw this test's probe" "$(cat "$T/rec/names")" '^agentguard-preflight-[0-9a-f]+'
 
-t_run "$AG_BIN" preflight "$T/ok.yaml" --json
+
+t_run pf "$T/ok.yaml" --json
 t_is "preflight --json: exit 0" "$AG_RC" 0
 json=$AG_OUT
 t_like "preflight --json: status supported" "$json" '"status":"supported"'
@@ -94,13 +118,13 @@ t_is "preflight --json: no container left behind" "$(leftovers)" ""
 # --- explicit bridge opt-in: the probe is inspected on the bridge network
 sed 's/network: none/network: bridge/' "$T/ok.yaml" >"$T/bridge.yaml"
 chmod 644 "$T/bridge.yaml"
-t_run "$AG_BIN" preflight "$T/bridge.yaml" --json
+t_run pf "$T/bridge.yaml" --json
 t_is "preflight: bridge opt-in is supported: exit 0" "$AG_RC" 0
 t_like "preflight: bridge opt-in: inspected NetworkMode bridge" "$AG_OUT" '"network":"bridge"'
 
 # --- supported, as the unprivileged test user (config uid/gid 2001)
 if [ "$(id -u)" -eq 0 ]; then
-	t_run runuser -u "$AG_TEST_USER" -- "$AG_BIN" preflight "$T/ok.yaml"
+	t_run runuser -u "$AG_TEST_USER" -- "$AG_BIN" preflight "$T/ok.yaml" --docker "$rec"
 	t_is "preflight: supported as $AG_TEST_USER via runuser: exit 0" "$AG_RC" 0
 	t_like "preflight: $AG_TEST_USER status line" "$AG_OUT" \
 		'^Docker preflight: supported; claim: linux-docker-engine'
@@ -175,9 +199,9 @@ fi
 look=agentguard-preflight-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
 t_run "$docker" create --name "$look" --label agentguard.owner=someone-else \
 	--label agentguard.preflight=resource-controls --label "agentguard.preflight.name=$look" \
-	--label agentguard.test=t0300 --network none -- "$AG_TEST_IMAGE" /bin/true
+	--label agentguard.test=t0300 --label "$AG_TEST_LABEL" --network none -- "$AG_TEST_IMAGE" /bin/true
 t_is "look-alike container created" "$AG_RC" 0
-t_run "$AG_BIN" preflight "$T/ok.yaml"
+t_run pf "$T/ok.yaml"
 t_is "preflight: supported with a look-alike present" "$AG_RC" 0
 t_run "$docker" container inspect --format '{{index .Config.Labels "agentguard.owner"}}' "$look"
 t_is "preflight: the look-alike with a foreign owner survives" "$AG_OUT" someone-else

@@ -45,8 +45,13 @@ t_unlike "pass: no private host path in the artifact" "$(cat "$REPORT")" '/tmp/|
 t_ok "pass: the artifact is canonical JSON (sorted, compact)" "$PY" -c 'import json,sys; s=open(sys.argv[1]).read().rstrip("\n"); assert s==json.dumps(json.loads(s),sort_keys=True,separators=(",",":"),ensure_ascii=True)' "$REPORT"
 
 # --- source integrity can fail: something else edits the source during the run
-(sleep 1.5 && echo "edited behind the agent's back" >>"$W/repo/src/edit.txt") &
-run -- /bin/sleep 3
+# The edit waits for the agent's container to run (so the baseline is already
+# taken) instead of a fixed delay, which lost the race on a loaded machine.
+(
+	for _ in $(seq 1 6); do wait_running && break; done
+	echo "edited behind the agent's back" >>"$W/repo/src/edit.txt"
+) &
+run -- /bin/sleep 5
 wait
 t_is "source: recorded as changed" "$(art 'a["source_integrity"]["source_unchanged"]')" False
 t_is "source: the differing path is named" "$(art 'a["source_integrity"]["differing_paths"]')" "['src/edit.txt']"

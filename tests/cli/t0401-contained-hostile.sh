@@ -79,35 +79,52 @@ kill -KILL "$(cat "$W/kill.pid")"
 wait || true
 t_run no_containers
 t_is "sigkill: a container is left by the crash" "$AG_RC" 1
-# A look-alike that is not ours must survive cleanup.
-"$AG_DOCKER" create --name agentguard-lookalike-t0401 --label agentguard.owner=contained-run \
-	--label agentguard.contained-run.id=not-a-run-of-ours "$AG_TEST_IMAGE" /bin/true >/dev/null
-t_cleanup "$AG_DOCKER" rm -f agentguard-lookalike-t0401
-t_run as_user "$AG_BIN" cleanup
+# A look-alike that is not ours must survive cleanup. Names are random and
+# every container made here carries this test run's label, so suites sharing
+# the engine never collide; cleanup's probe pass is narrowed to that label.
+rnd=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+look=agentguard-lookalike-$rnd
+t_cleanup t_docker_rm_own agentguard.test=t0401
+"$AG_DOCKER" create --pull never --name "$look" --label agentguard.owner=contained-run \
+	--label agentguard.contained-run.id=not-a-run-of-ours --label agentguard.test=t0401 \
+	--label "$AG_TEST_LABEL" "$AG_TEST_IMAGE" /bin/true >/dev/null
+t_run as_user "$AG_BIN" cleanup --probe-label "$AG_TEST_LABEL"
 t_is "cleanup: exit 0" "$AG_RC" 0
 t_like "cleanup: reports the recovered run" "$AG_OUT" 'recovered'
 t_ok "cleanup: the crashed run's container is gone" no_containers
-t_ok "cleanup: the look-alike survives" "$AG_DOCKER" inspect agentguard-lookalike-t0401
-"$AG_DOCKER" rm -f agentguard-lookalike-t0401 >/dev/null
+t_ok "cleanup: the look-alike survives" "$AG_DOCKER" inspect "$look"
+"$AG_DOCKER" rm -f "$look" >/dev/null
 t_ok "cleanup: no workspace is left" bash -c '! ls -d "$1"/.agentguard/contained-runs/*/workspace-lifecycle 2>/dev/null | grep -q .' _ "$W"
-t_run as_user "$AG_BIN" cleanup
+t_run as_user "$AG_BIN" cleanup --probe-label "$AG_TEST_LABEL"
 t_like "cleanup: a second pass finds nothing to do" "$AG_OUT" '0 recovered'
 check_clean "sigkill"
 
 # --- preflight probes orphaned by a crash: only a fully labelled one goes
-"$AG_DOCKER" create --name agentguard-preflight-00000000000000aa --label agentguard.owner=preflight \
-	--label agentguard.preflight=resource-controls \
-	--label agentguard.preflight.name=agentguard-preflight-00000000000000aa "$AG_TEST_IMAGE" /bin/true >/dev/null
-"$AG_DOCKER" create --name agentguard-preflight-00000000000000bb --label agentguard.owner=preflight \
-	--label agentguard.preflight=resource-controls \
-	--label agentguard.preflight.name=agentguard-preflight-somebody-else "$AG_TEST_IMAGE" /bin/true >/dev/null
-t_cleanup "$AG_DOCKER" rm -f agentguard-preflight-00000000000000bb agentguard-preflight-00000000000000aa
-t_run as_user "$AG_BIN" cleanup
-t_ok "probes: a young probe is never touched (it may be a live preflight's)" "$AG_DOCKER" inspect agentguard-preflight-00000000000000aa
-t_run as_user "$AG_BIN" cleanup --probe-age 0
+# (--probe-label narrows the pass to this test run's own probes: a real
+# preflight's probe, or another suite's, is never a candidate.)
+pa=agentguard-preflight-${rnd}a
+pb=agentguard-preflight-${rnd}b
+pc=agentguard-preflight-${rnd}c
+mkprobe() { # NAME NAME-LABEL [extra docker create args]
+	local n=$1 nl=$2
+	shift 2
+	"$AG_DOCKER" create --pull never --name "$n" --label agentguard.owner=preflight \
+		--label agentguard.preflight=resource-controls --label "agentguard.preflight.name=$nl" \
+		--label agentguard.test=t0401 "$@" "$AG_TEST_IMAGE" /bin/true >/dev/null
+}
+mkprobe "$pa" "$pa" --label "$AG_TEST_LABEL"
+mkprobe "$pb" agentguard-preflight-somebody-else --label "$AG_TEST_LABEL"
+mkprobe "$pc" "$pc" --label agentguard.test-run=another-suite-run
+t_cleanup "$AG_DOCKER" rm -f "$pc"
+t_run as_user "$AG_BIN" cleanup --probe-label "$AG_TEST_LABEL"
+t_ok "probes: a young probe is never touched (it may be a live preflight's)" "$AG_DOCKER" inspect "$pa"
+t_run as_user "$AG_BIN" cleanup --probe-age 0 --probe-label "$AG_TEST_LABEL"
 t_like "probes: the orphaned probe is reported" "$AG_OUT" 'orphaned preflight probe'
-t_run "$AG_DOCKER" inspect agentguard-preflight-00000000000000aa
+t_run "$AG_DOCKER" inspect "$pa"
 t_is "probes: the fully labelled orphan is removed" "$AG_RC" 1
-t_ok "probes: a probe whose name label is not its own survives" "$AG_DOCKER" inspect agentguard-preflight-00000000000000bb
-"$AG_DOCKER" rm -f agentguard-preflight-00000000000000bb >/dev/null
+t_ok "probes: a probe whose name label is not its own survives" "$AG_DOCKER" inspect "$pb"
+t_ok "probes: a probe of another test run (other label) survives --probe-age 0" "$AG_DOCKER" inspect "$pc"
+ag_must_fail 2 usage "cleanup: a malformed --probe-label is a usage error" \
+	"$AG_BIN" cleanup --probe-label 'no equals'
+"$AG_DOCKER" rm -f "$pb" "$pc" >/dev/null
 t_done

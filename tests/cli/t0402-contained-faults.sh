@@ -39,7 +39,8 @@ t_is "fault: cleanup failure after a passing agent exits 8" "$AG_RC" 8
 t_is "fault: cleanup state" "$(art '(a["cleanup"]["status"], a["cleanup_complete"], a["failure"]["stage"])')" "('cleanup_incomplete', False, 'cleanup')"
 t_is "fault: the workspace is retained while the container lives" "$(art 'a["cleanup"]["workspace_status"]')" retained
 t_is "fault: liveness not verified" "$(art 'a["containment_evidence"]["cleanup"]["liveness_verified"]')" False
-t_ok "fault: the container really is still there" test -n "$("$AG_DOCKER" ps -aq --filter label=agentguard.owner=contained-run)"
+d=$(ls -1d "$W"/.agentguard/contained-runs/*/ | sort | tail -n 1)
+t_ok "fault: the container really is still there" test -n "$("$AG_DOCKER" ps -aq --filter label=agentguard.owner=contained-run --filter "label=agentguard.contained-run.id=$(run_suffix "$d")")"
 
 run --docker "$wrap/docker" --timeout 2 -- /bin/sh -c 'trap "" TERM; while :; do sleep 1; done'
 t_is "fault: timeout stays the primary failure (exit 7)" "$AG_RC" 7
@@ -64,7 +65,7 @@ t_is "fault: the container Docker made anyway is found by label and removed" "$(
 t_is "fault: and no residue of that run" "$(art 'a["residue"]["this_run_after"]')" 0
 
 # Both retained runs are recovered by `agentguard cleanup` (their processes are gone).
-t_run as_user "$AG_BIN" cleanup
+t_run as_user "$AG_BIN" cleanup --probe-label "$AG_TEST_LABEL"
 t_is "fault: cleanup recovers the retained runs" "$AG_RC" 0
 t_like "fault: it says so" "$AG_OUT" '2 recovered'
 check_clean "fault"

@@ -85,4 +85,36 @@ ag_must_fail 2 egress.manifest.approved_destination "an approved destination not
 	SE manifest validate "$T/m-dest.json" --policy "$T/p.json"
 ag_must_fail 2 egress.manifest.private_path "a private path is refused" SE manifest validate "$T/m-path.json"
 t_unlike "the refusal does not echo the private path" "$AG_OUT" 'alice|secret-file'
+# Every --json document carries schema/schema_version and validates against
+# the CLI output schema (docs/json-output.md).
+conforms() { # WANT-SCHEMA JSON-TEXT
+	/usr/bin/python3 -c '
+import json, sys
+from jsonschema import Draft202012Validator
+schema = json.load(open(sys.argv[1]))
+lines = sys.argv[3].splitlines()
+assert len(lines) == 1, f"{len(lines)} lines on stdout"
+d = json.loads(lines[0])
+assert d.get("schema") == sys.argv[2] and d.get("schema_version") == 1, d.get("schema")
+errs = [e.message[:200] for e in Draft202012Validator(schema).iter_errors(d)]
+assert not errs, errs[:3]
+' "$AG_ROOT/data/schemas/agentguard-cli-output-v1.schema.json" "$1" "$2"
+}
+json_of() { "$@" 2>/dev/null || true; }
+t_ok "policy validate --json conforms" conforms agentguard.study-egress-policy "$(json_of SE policy validate "$T/p.json" --json)"
+t_ok "policy validate --json (refused) conforms" conforms agentguard.study-egress-policy "$(json_of SE policy validate "$T/big.json" --json)"
+t_ok "decide --json conforms" conforms agentguard.study-egress-decision "$(json_of SE decide "$T/p.json" "$T/deny.json" --json)"
+t_ok "manifest validate --json conforms" conforms agentguard.study-egress-manifest-validate "$(json_of SE manifest validate "$T/m.json" --json)"
+t_ok "manifest validate --json (refused) conforms" conforms agentguard.study-egress-manifest-validate "$(json_of SE manifest validate "$T/m-path.json" --json)"
+D=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+printf '%s\n' "task_id: t0803" "description: d" "test_command: 'true'" "repo_template: repo" \
+	"expected_modified_files: {min: 0, max: 3}" "sandbox:" "  type: docker" "  image: 'r/agent@$D'" \
+	"contained_execution:" "  version: 1" "  platform: linux-docker-engine" \
+	"  required_uid: 1000" "  required_gid: 1000" >"$T/c.yaml"
+t_ok "plan --json conforms" conforms agentguard.study-egress-plan \
+	"$(json_of SE plan "$T/c.yaml" --policy "$T/p.json" --trial-id t1 --gateway-image "r/gw@${D/0123/4567}" --json -- true)"
+t_ok "a plan refusal under --json is one agentguard.error" conforms agentguard.error \
+	"$(json_of SE plan "$T/c.yaml" --policy "$T/p.json" --trial-id t1 --gateway-image r/gw:latest --json -- true)"
+t_ok "a decide refusal under --json is one agentguard.error" conforms agentguard.error \
+	"$(json_of SE decide "$T/p.json" "$T/bad-event.json" --json)"
 t_done

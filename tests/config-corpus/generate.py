@@ -60,6 +60,8 @@ def q(s):
             out.append("\\\\")
         elif o < 0x20 or o == 0x7F:
             out.append("\\x%02x" % o)
+        elif 0x80 <= o <= 0x9F or o in (0x2028, 0x2029):
+            out.append("\\u%04x" % o)  # YAML streams cannot carry them raw
         else:
             out.append(ch)
     out.append('"')
@@ -891,9 +893,13 @@ def reserved_entry(n):
     return e
 
 
-for n in RESERVED:
+def reject_reserved_exact(n):
     R("env-reserved-" + n.lower().replace("_", "-"), env({"name": "OK_FIRST", "value": "x"}, reserved_entry(n)),
       "config.env.reserved", "contained_execution.environment[1].name", "reserved exact name %s" % n)
+
+
+for n in RESERVED:
+    reject_reserved_exact(n)
 for n, kind in [("DOCKER_X", "prefix DOCKER_"), ("COMPOSE_X", "prefix COMPOSE_"),
                 ("DYLD_INSERT_LIBRARIES", "prefix DYLD_"), ("LD_PRELOAD", "prefix LD_"),
                 ("TOOL_CONFIG", "suffix _CONFIG"), ("TOOL_CONFIG_DIR", "suffix _CONFIG_DIR"),
@@ -1151,6 +1157,36 @@ R("unknown-key-value-canary", BASE + "agent_environment_typo: %s\n" % q(CAN + "t
   "agent_environment_typo", "the value under an unknown key is not echoed")
 
 rejects = [r for r in rejects if r is not None]
+
+# ---------------------------------------------------------------- issue 9: names and values
+# Appended last so earlier documents keep their numbers.
+ISSUE9_RESERVED = ("AWS_CA_BUNDLE CARGO_HTTP_CAINFO CURL_CA_BUNDLE DBUS_SESSION_BUS_ADDRESS DBUS_SYSTEM_BUS_ADDRESS "
+                   "GIT_PROXY_COMMAND GIT_SSH GIT_SSH_COMMAND GIT_SSL_CAINFO GIT_SSL_CAPATH NODE_EXTRA_CA_CERTS "
+                   "NPM_CONFIG_CAFILE PIP_CERT TMUX TMUX_PANE").split()
+for n in ISSUE9_RESERVED:
+    reject_reserved_exact(n)
+for n, kind in [("GIT_CONFIG_COUNT", "prefix GIT_CONFIG_"), ("GIT_CONFIG_KEY_0", "prefix GIT_CONFIG_"),
+                ("GIT_CONFIG_PARAMETERS", "prefix GIT_CONFIG_"), ("GIT_CONFIG", "suffix _CONFIG (git's own)")]:
+    R("env-reserved-" + n.lower().replace("_", "-"), env(reserved_entry(n)), "config.env.reserved",
+      "contained_execution.environment[0].name", "reserved by %s" % kind)
+R("env-value-c1-csi", env({"name": "MODE_X", "value": q(CAN + "\u009b31m")}), "config.env.value_control",
+  "contained_execution.environment[0].value", "a C1 control (U+009B CSI) in a value")
+R("env-value-c1-nel", env({"name": "MODE_X", "value": q(CAN + "\u0085x")}), "config.env.value_control",
+  "contained_execution.environment[0].value", "a C1 control (U+0085 NEL) in a value")
+R("env-value-c1-osc", env({"name": "MODE_X", "value": q("\u009d8;;x" + CAN)}), "config.env.value_control",
+  "contained_execution.environment[0].value", "a C1 control (U+009D OSC) in a value")
+R("env-value-line-separator", env({"name": "MODE_X", "value": q(CAN + "\u2028x")}), "config.env.value_control",
+  "contained_execution.environment[0].value", "a line separator (U+2028) in a value")
+R("env-value-paragraph-separator", env({"name": "MODE_X", "value": q(CAN + "\u2029x")}),
+  "config.env.value_control", "contained_execution.environment[0].value",
+  "a paragraph separator (U+2029) in a value")
+A("env-near-miss-issue9",
+  env(*[{"name": n, "value": "x"} for n in ["GIT_CONFIGURED", "TMUX_MODE", "CURL_CA", "NODE_EXTRA",
+                                             "DBUS_SESSION", "GIT_SSH_USER", "GIT_COMMITTER_NAME"]]),
+  "look-alikes of the issue-9 reserved names (GIT_CONFIG_ needs the underscore; TMUX is exact)")
+A("env-value-unicode-ok",
+  env({"name": "MODE_X", "value": q("caf\u00e9 \u00a0nbsp \u20ac \U0001F600")}),
+  "printable non-ASCII (U+00A0 and above, not U+2028/U+2029) is accepted")
 
 
 # ---------------------------------------------------------------- write

@@ -326,6 +326,29 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
 #define AG_EGRESS_GATEWAY_PORT 8080
 
 _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "events are a list");
+/* ---- reports for tools, JSON output, the run's patch (issue 14, h-user) ---- */
+/* Most locations on one SARIF result (distinct changed paths named by a
+ * check's evidence; a check keeps at most AG_CHECK_EVIDENCE_MAX_ITEMS). */
+#define AG_REPORT_SARIF_LOCATIONS_MAX 16
+/* Longest SARIF artifact URI (bytes, after percent-encoding a path). */
+#define AG_REPORT_SARIF_URI_MAX 4096
+/* Largest changes.patch (bytes); over it the patch is not written and the
+ * artifact says why (patch.status omitted, reason limit.patch.size). */
+#define AG_PATCH_MAX_BYTES (32u * 1024 * 1024)
+/* Most file content read to build it (old + new sides, all files; one side
+ * of one file at most this too): limit.patch.input. */
+#define AG_PATCH_MAX_INPUT_BYTES (128u * 1024 * 1024)
+/* Lines of context around each hunk (git's default). */
+#define AG_PATCH_CONTEXT_LINES 3
+/* ---- redaction and terminal output (src/lib/base/redact.c, termsafe.c) ---- */
+/* Longest credential flag or header name the argv rules look at (bytes,
+ * without the dashes); a longer name is not a credential flag. */
+#define AG_REDACT_FLAG_NAME_MAX 64
+/* Longest secret whose encoded forms (percent, JSON) are searched too; a
+ * longer one (only an argv credential can be) is searched as given. The
+ * automaton holds each form, so this bounds its size at about 7 times the
+ * secret bytes. */
+#define AG_REDACT_ENCODED_SECRET_MAX 16384
 
 /* ---- egress gateway (src/gateway; docs/study-egress.md "The gateway") ---- */
 /* Most client connections open at once; one more gets 503 and a deny record. */

@@ -4,6 +4,7 @@
 #include "lib/base/error.h"
 #include "lib/config/config.h"
 #include "lib/base/redact.h"
+#include "lib/base/termsafe.h"
 #include "lib/config/walk.h"
 
 #include <strings.h>
@@ -16,16 +17,19 @@ const char *const ag_env_defaults[4] = {
 };
 
 static const char *const reserved_exact[] = {
-	"BASH_ENV",	   "BUILDKIT_HOST",	"CDPATH",	  "COMPOSE_FILE",
-	"COMPOSE_PROJECT_NAME", "DOCKER_CERT_PATH", "DOCKER_CONFIG", "DOCKER_CONTEXT",
-	"DOCKER_HOST",	   "DOCKER_TLS",	"DOCKER_TLS_VERIFY", "ENV",
-	"GIT_ASKPASS",	   "GNUPGHOME",		"GPG_AGENT_INFO", "HOME",
-	"KUBECONFIG",	   "LANG",		"LC_ALL",	  "LD_LIBRARY_PATH",
-	"PATH",		   "PYTHONHOME",	"PYTHONPATH",	  "REQUESTS_CA_BUNDLE",
-	"SSL_CERT_DIR",	   "SSL_CERT_FILE",	"SSH_AGENT_PID",  "SSH_AUTH_SOCK",
-	"XDG_CONFIG_HOME", "XDG_RUNTIME_DIR",	NULL,
+	"AWS_CA_BUNDLE", "BASH_ENV", "BUILDKIT_HOST", "CARGO_HTTP_CAINFO", "CDPATH",
+	"COMPOSE_FILE", "COMPOSE_PROJECT_NAME", "CURL_CA_BUNDLE", "DBUS_SESSION_BUS_ADDRESS",
+	"DBUS_SYSTEM_BUS_ADDRESS", "DOCKER_CERT_PATH", "DOCKER_CONFIG", "DOCKER_CONTEXT",
+	"DOCKER_HOST", "DOCKER_TLS", "DOCKER_TLS_VERIFY", "ENV", "GIT_ASKPASS",
+	"GIT_PROXY_COMMAND", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSL_CAINFO", "GIT_SSL_CAPATH",
+	"GNUPGHOME", "GPG_AGENT_INFO", "HOME", "KUBECONFIG", "LANG", "LC_ALL",
+	"LD_LIBRARY_PATH", "NODE_EXTRA_CA_CERTS", "NPM_CONFIG_CAFILE", "PATH", "PIP_CERT",
+	"PYTHONHOME", "PYTHONPATH", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR", "SSL_CERT_FILE",
+	"SSH_AGENT_PID", "SSH_AUTH_SOCK", "TMUX", "TMUX_PANE", "XDG_CONFIG_HOME",
+	"XDG_RUNTIME_DIR", NULL,
 };
-static const char *const reserved_prefix[] = {"COMPOSE_", "DOCKER_", "DYLD_", "LD_", NULL};
+static const char *const reserved_prefix[] = {"COMPOSE_", "DOCKER_", "DYLD_", "GIT_CONFIG_", "LD_",
+					      NULL};
 static const char *const reserved_suffix[] = {
 	"_CONFIG", "_CONFIG_DIR", "_CONFIG_HOME", "_HOME", "_PATH",
 	"_RUNTIME_DIR", "_SOCK", "_SOCKET", "_STORE", NULL,
@@ -69,12 +73,21 @@ bool ag_env_name_sensitive(const char *name)
 	return false;
 }
 
+bool ag_env_name_is_reserved(const char *name)
+{
+	return ag_env_name_reserved(name);
+}
+
 bool ag_env_value_has_control(const char *value, size_t len)
 {
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)value[i];
-		if (c < 0x20 || c == 0x7f)
+	const unsigned char *u = (const unsigned char *)value;
+	for (size_t i = 0; i < len;) {
+		uint32_t cp = 0;
+		size_t k = ag_utf8_decode(u + i, len - i, &cp);
+		if (k == 0 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 ||
+		    cp == 0x2029)
 			return true;
+		i += k;
 	}
 	return false;
 }

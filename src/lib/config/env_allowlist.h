@@ -20,11 +20,20 @@ struct ag_contained;
 extern const char *const ag_env_defaults[4];
 
 bool ag_env_name_valid(const char *name);
-/* True for reserved exact names, prefixes and suffixes. */
+/*
+ * True for reserved exact names, prefixes and suffixes (host or Docker
+ * control state: Docker/Compose client settings, loader and interpreter
+ * paths, certificate bundles, git's ssh/proxy/config overrides, session
+ * buses, terminal multiplexers, and *_PATH, *_HOME, *_CONFIG... names).
+ * ag_env_name_is_reserved is the same predicate under the name other
+ * modules (image ENV checks) call.
+ */
 bool ag_env_name_reserved(const char *name);
+bool ag_env_name_is_reserved(const char *name);
 /* True when the name looks secret-like (TOKEN, SECRET, PASSWORD...). */
 bool ag_env_name_sensitive(const char *name);
-/* True when the value has a byte in U+0000-U+001F or U+007F. */
+/* True when the value has a control character (U+0000-U+001F, U+007F-U+009F),
+ * a line or paragraph separator (U+2028, U+2029), or is not valid UTF-8. */
 bool ag_env_value_has_control(const char *value, size_t len);
 
 /* Parses and checks the `environment` list node into c->env. */

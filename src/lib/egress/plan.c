@@ -512,7 +512,7 @@ int ag_egress_plan_json(const struct ag_egress_plan *p, json_t **out, struct ag_
 	if (ag_egress_plan_render(p, &steps, &n, err) < 0)
 		return -1;
 	json_t *o = json_object();
-	json_object_set_new(o, "schema", json_string("agentguard.live-study-egress-plan"));
+	json_object_set_new(o, "schema", json_string("agentguard.study-egress-plan"));
 	json_object_set_new(o, "schema_version", json_integer(1));
 	json_object_set_new(o, "trial_id", json_string(p->trial_id));
 	json_object_set_new(o, "token", json_string(p->token));

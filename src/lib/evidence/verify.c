@@ -9,6 +9,7 @@
 #include "lib/evidence/canon.h"
 #include "lib/evidence/jschema.h"
 #include "lib/evidence/seal.h"
+#include "lib/workspace/patch.h"
 
 #include <sys/stat.h>
 
@@ -16,7 +17,7 @@
 
 const char *const ag_verify_check_names[AG_VERIFY_CHECKS] = {
     "read",	 "parse",    "version", "bounds", "structure",
-    "canonical", "identity", "privacy", "seal",	  "chain",
+    "canonical", "identity", "privacy", "seal",	  "chain", "patch",
 };
 
 static const struct ag_read_reasons art_why = {"evidence.read.symlink", "evidence.read.not_regular",
@@ -147,6 +148,33 @@ static int check_string(const char *s, size_t len, struct ag_error **err)
 	return rc;
 }
 
+/*
+ * A recorded argv (every "command" array): a credential flag's or header's
+ * value must be "[REDACTED]" (the writer replaces it whatever the secret set
+ * holds, with the same rules, so only an edited or foreign artifact fails).
+ */
+static int check_argv(const json_t *a, struct ag_error **err)
+{
+	size_t n = json_array_size(a);
+	const char **argv = ag_xcalloc(n + 1, sizeof(*argv));
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		argv[i] = json_string_value(json_array_get(a, i));
+		if (!argv[i]) {
+			free(argv);
+			return 0; /* not an argv: the schema decides */
+		}
+	}
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (ag_argv_item_leaks_credential(argv, n, i))
+			rc = ag_err(err, AG_E_UNVERIFIED, 0, "evidence.credential_argument",
+				    "a recorded argv holds a credential argument that is not "
+				    "redacted (item %zu)",
+				    i);
+	free(argv);
+	return rc;
+}
+
 static int check_privacy(const json_t *v, unsigned depth, struct ag_error **err)
 {
 	if (depth > 64)
@@ -160,6 +188,7 @@ static int check_privacy(const json_t *v, unsigned depth, struct ag_error **err)
 		json_object_foreach((json_t *)v, k, x)
 		{
 			if (check_string(k, strlen(k), err) < 0 ||
+			    (strcmp(k, "command") == 0 && json_is_array(x) && check_argv(x, err) < 0) ||
 			    check_privacy(x, depth + 1, err) < 0)
 				return -1;
 		}
@@ -446,6 +475,65 @@ static int check_chain(int root_fd, int run_fd, const json_t *seal, const char *
 	return rc;
 }
 
+/* ---- patch ---- */
+
+int ag_evidence_patch_read(int run_fd, const json_t *artifact, char **out, size_t *len,
+			   struct ag_error **err)
+{
+	static const struct ag_read_reasons why = {"evidence.patch.symlink",
+						   "evidence.patch.not_regular",
+						   "evidence.patch.missing", "evidence.patch.too_large"};
+	const json_t *p = json_object_get(artifact, "patch");
+	const char *status = json_string_value(json_object_get(p, "status"));
+	const char *want = json_string_value(json_object_get(p, "sha256"));
+	const json_t *bytes = json_object_get(p, "bytes");
+	if (!status || strcmp(status, "written") != 0) {
+		if (!out)
+			return 0;
+		return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.patch.none",
+			      "this run has no changes.patch (patch status %s)",
+			      status ? status : "not recorded");
+	}
+	if (!want || !json_is_integer(bytes))
+		return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.patch.mismatch",
+			      "the artifact's patch record has no hash or size");
+	char *data = NULL;
+	size_t n = 0;
+	if (ag_read_file_at(run_fd, AG_RUN_PATCH_FILE, AG_RUN_PATCH_FILE, AG_PATCH_MAX_BYTES, &why,
+			    &data, &n, err) < 0)
+		return -1;
+	char hex[AG_SHA256_HEX_LEN + 1];
+	ag_sha256_hex(data, n, hex);
+	if ((json_int_t)n != json_integer_value(bytes) || strcmp(hex, want) != 0) {
+		free(data);
+		return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.patch.mismatch",
+			      "changes.patch is not the patch the sealed artifact records");
+	}
+	if (out) {
+		*out = data;
+		*len = n;
+	} else {
+		free(data);
+	}
+	return 0;
+}
+
+int ag_evidence_run_dir(const char *path, struct ag_error **err)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? ag_xstrndup(path, slash == path ? 1 : (size_t)(slash - path))
+			  : ag_xstrdup(".");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (fd < 0)
+		return ag_err(err, AG_E_IO, errno, "evidence.read.io",
+			      "cannot open the artifact's directory");
+	return fd;
+}
+
 int ag_evidence_verify(const char *path, struct ag_verify_report *rep, struct ag_error **err)
 {
 	memset(rep, 0, sizeof(*rep));
@@ -489,5 +577,8 @@ int ag_evidence_verify(const char *path, struct ag_verify_report *rep, struct ag
 	if (rc < 0)
 		return fail(rep, 9);
 	pass(rep, 9);
+	if (ag_evidence_patch_read(run_fd, rep->artifact, NULL, NULL, err) < 0)
+		return fail(rep, 10);
+	pass(rep, 10);
 	return 0;
 }

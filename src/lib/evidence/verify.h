@@ -28,6 +28,11 @@
  *              existing run whose seal it hashes to (this seal, when it
  *              names this run)
  *              (evidence.chain.head)
+ *   patch      when the artifact records patch.status "written": the run's
+ *              changes.patch is an O_NOFOLLOW regular file of at most
+ *              AG_PATCH_MAX_BYTES whose size and SHA-256 are the recorded
+ *              ones (evidence.patch.missing/.symlink/.not_regular/
+ *              .too_large/.mismatch); otherwise nothing to check
  */
 #ifndef AG_VERIFY_H
 #define AG_VERIFY_H
@@ -38,7 +43,7 @@
 
 struct ag_error;
 
-#define AG_VERIFY_CHECKS 10
+#define AG_VERIFY_CHECKS 11
 
 struct ag_verify_report {
 	const char *passed[AG_VERIFY_CHECKS]; /* names of the checks that passed, in order */
@@ -66,5 +71,16 @@ void ag_verify_report_release(struct ag_verify_report *rep);
 /* Only the in-memory checks (parse .. privacy) on bytes already read. */
 int ag_evidence_verify_bytes(const char *bytes, size_t len, struct ag_verify_report *rep,
 			     struct ag_error **err);
+
+/*
+ * The run's changes.patch, checked against the (verified) artifact's patch
+ * record exactly as the patch check does; with out, its bytes are handed to
+ * the caller (the same bytes that were hashed). A run without a written
+ * patch is evidence.patch.none when out is given, fine otherwise.
+ */
+int ag_evidence_patch_read(int run_fd, const json_t *artifact, char **out, size_t *len,
+			   struct ag_error **err);
+/* Opens the run directory of `path` (a run directory or its artifact file). */
+int ag_evidence_run_dir(const char *path, struct ag_error **err);
 
 #endif

@@ -3,7 +3,9 @@
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
+#include "lib/base/termsafe.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 
@@ -59,19 +61,16 @@ static void val(struct out *o, enum esc mode, const char *s)
 		unsigned char c = (unsigned char)s[i];
 		char e[16];
 		const char *r = NULL;
-		unsigned char c1 = i + 1 < n ? (unsigned char)s[i + 1] : 0;
-		unsigned char c2 = i + 2 < n ? (unsigned char)s[i + 2] : 0;
-		if (c < 0x20 || c == 0x7f) {
-			snprintf(e, sizeof(e), "\\x%02x", c);
-			r = e;
-		} else if (c == 0xe2 && ((c1 == 0x80 && c2 >= 0xaa && c2 <= 0xae) ||
-					 (c1 == 0x81 && c2 >= 0xa6 && c2 <= 0xa9))) {
-			/* bidirectional overrides (U+202A..E, U+2066..9) could make a
-			 * name read differently from what it is: show them */
-			snprintf(e, sizeof(e), "\\u%04x",
-				 0x2000u | ((c1 & 0x3fu) << 6) | (c2 & 0x3fu));
+		size_t adv = 1;
+		/* controls, C1, bidi, line separators, invalid UTF-8: the one escaper */
+		if (ag_termsafe_step(s + i, n - i, e, &adv)) {
 			put(o, e);
-			i += 2;
+			i += adv - 1;
+			continue;
+		}
+		if (adv > 1) { /* a safe multi-byte character */
+			putn(o, s + i, adv);
+			i += adv - 1;
 			continue;
 		} else if (mode == ESC_HTML || mode == ESC_XML || mode == ESC_MD) {
 			switch (c) {
@@ -135,11 +134,24 @@ static const char *jstr(const json_t *v, const char *path)
 }
 
 /* A scalar as display text ("-" for null/missing); *buf holds numbers. */
+/*
+ * A scalar as short text for a fixed slot of every format (results, counts,
+ * statuses, image references: tokens). A string is shown only when it is
+ * such a token (at most 512 bytes of [A-Za-z0-9 ._:/@+-]), so nothing from
+ * the artifact reaches a terminal or markup unescaped through here;
+ * anything else reads "(unexpected)".
+ */
 static const char *jtext(const json_t *v, const char *path, char buf[64])
 {
 	const json_t *x = jget(v, path);
-	if (json_is_string(x))
-		return json_string_value(x);
+	if (json_is_string(x)) {
+		const char *t = json_string_value(x);
+		size_t n = json_string_length(x);
+		if (n > 512 || strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+					 "0123456789 ._:/@+-") != n)
+			return "(unexpected)";
+		return t;
+	}
 	if (json_is_integer(x))
 		snprintf(buf, 64, "%" JSON_INTEGER_FORMAT, json_integer_value(x));
 	else if (json_is_real(x))
@@ -165,6 +177,37 @@ static size_t count_failed(const json_t *checks)
 	const json_t *c;
 	json_array_foreach(checks, i, c) if (!json_is_true(json_object_get(c, "passed"))) n++;
 	return n;
+}
+
+/* The agent's command was executed (a run refused earlier has no score). */
+static bool agent_ran(const json_t *a)
+{
+	return json_is_object(json_object_get(a, "command_result"));
+}
+
+/* The score, or a plain statement that there is none. */
+static const char *score_text(const json_t *a, char buf[64])
+{
+	return agent_ran(a) ? jtext(a, "score", buf) : "none (the agent never ran)";
+}
+
+/*
+ * The run's start time, UTC, from its id ("TASK-contained-YYYYMMDDhhmmss..."),
+ * which is sealed with the artifact: "YYYY-MM-DDThh:mm:ss" (the form JUnit's
+ * timestamp attribute takes) or false when the id has no such stamp.
+ */
+static bool run_started(const json_t *a, char out[32])
+{
+	const char *id = jstr(a, "run_id"), *p = NULL;
+	for (const char *q = id; q && (q = strstr(q, "-contained-")); q++)
+		p = q + 11;
+	if (!p)
+		return false;
+	for (int i = 0; i < 14; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return false;
+	snprintf(out, 32, "%.4s-%.2s-%.2sT%.2s:%.2s:%.2s", p, p + 4, p + 6, p + 8, p + 10, p + 12);
+	return true;
 }
 
 struct control_row;
@@ -439,9 +482,23 @@ static void render_text(const json_t *a, struct out *o)
 	put(o, " (task ");
 	val(o, ESC_TEXT, jstr(a, "task_id"));
 	put(o, ")\n");
+	bool pass = jstr(a, "result") && strcmp(jstr(a, "result"), "PASS") == 0;
+	bool failed_stage = json_is_object(json_object_get(a, "failure"));
+	put(o, pass ? "Passed:     yes\n" : "Passed:     no");
+	if (!pass && failed_stage) {
+		put(o, ", it failed at the ");
+		val(o, ESC_TEXT, jstr(a, "failure.stage"));
+		put(o, " stage\n");
+	} else if (!pass && count_failed(json_object_get(a, "checks")) > 0) {
+		putf(o, ", it failed at the checks stage (%zu failed)\n",
+		     count_failed(json_object_get(a, "checks")));
+	} else if (!pass) {
+		put(o, "\n");
+	}
+	putf(o, "Agent ran:  %s\n", agent_ran(a) ? "yes" : "no");
 	putf(o, "Result:     %s  score %s  exit %s  duration %s s\n", jtext(a, "result", b1),
-	     jtext(a, "score", b2), jtext(a, "exit_code", b3), jtext(a, "duration_seconds", b1));
-	if (json_is_object(json_object_get(a, "failure"))) {
+	     score_text(a, b2), jtext(a, "exit_code", b3), jtext(a, "duration_seconds", b1));
+	if (failed_stage) {
 		put(o, "Failure:    stage ");
 		val(o, ESC_TEXT, jstr(a, "failure.stage"));
 		put(o, " [");
@@ -539,7 +596,7 @@ static void render_md(const json_t *a, struct out *o)
 	val(o, ESC_MD, jstr(a, "run_id"));
 	put(o, " | ");
 	val(o, ESC_MD, jstr(a, "task_id"));
-	putf(o, " | **%s** | %s | %s | %s s |\n\n", pass ? "PASS" : "FAIL", jtext(a, "score", b1),
+	putf(o, " | **%s** | %s | %s | %s s |\n\n", pass ? "PASS" : "FAIL", score_text(a, b1),
 	     jtext(a, "exit_code", b2), jtext(a, "duration_seconds", b3));
 	if (json_is_object(json_object_get(a, "failure"))) {
 		put(o, "**Failure:** stage `");
@@ -745,7 +802,7 @@ static void render_html(const json_t *a, struct out *o)
 	put(o, "<table>\n");
 	html_row(o, "Run", jstr(a, "run_id"));
 	html_row(o, "Task", jstr(a, "task_id"));
-	html_row(o, "Score", jtext(a, "score", b1));
+	html_row(o, "Score", score_text(a, b1));
 	html_row(o, "AgentGuard exit code", jtext(a, "exit_code", b1));
 	html_row(o, "Duration (s)", jtext(a, "duration_seconds", b1));
 	html_row(o, "Command outcome",
@@ -910,6 +967,151 @@ static json_t *jbounded(const char *s)
 	return j ? j : json_string("[UNREPRESENTABLE]");
 }
 
+/* The configuration file: where a result that names no changed path is located. */
+#define SARIF_CONFIG_URI "agentguard.yaml"
+
+/* s is one of the run's changed paths (either end of a rename). */
+static bool changed_path(const json_t *a, const char *s, size_t n)
+{
+	static const char *const keys[] = {"mutations.modified_files", "mutations.added_files",
+					   "mutations.deleted_files"};
+	size_t i;
+	const json_t *p;
+	for (size_t k = 0; k < AG_ARRAY_SIZE(keys); k++)
+		json_array_foreach(jget(a, keys[k]), i, p)
+		{
+			const char *v = json_string_value(p);
+			if (v && strlen(v) == n && memcmp(v, s, n) == 0)
+				return true;
+		}
+	json_array_foreach(jget(a, "mutations.renamed_files"), i, p)
+	{
+		const char *x = jstr(p, "source_path"), *y = jstr(p, "destination_path");
+		if ((x && strlen(x) == n && memcmp(x, s, n) == 0) ||
+		    (y && strlen(y) == n && memcmp(y, s, n) == 0))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A relative URI reference for a repository path (RFC 3986): every byte
+ * outside the unreserved set and '/' is percent-encoded. NULL for a path
+ * that is not relative or is too long.
+ */
+static char *sarif_uri(const char *s, size_t n)
+{
+	if (n == 0 || s[0] == '/' || n * 3 >= AG_REPORT_SARIF_URI_MAX)
+		return NULL;
+	char *u = ag_xmalloc(n * 3 + 1), *q = u;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (isalnum(c) || strchr("-._~/", c))
+			*q++ = (char)c;
+		else {
+			static const char hex[] = "0123456789ABCDEF";
+			*q++ = '%';
+			*q++ = hex[c >> 4];
+			*q++ = hex[c & 15];
+		}
+	}
+	*q = '\0';
+	return u;
+}
+
+static json_t *sarif_location(const char *uri, long long line)
+{
+	return json_pack("{s:{s:{s:s, s:s}, s:{s:I}}}", "physicalLocation", "artifactLocation",
+			 "uri", uri, "uriBaseId", "%SRCROOT%", "region", "startLine",
+			 (json_int_t)(line > 0 ? line : 1));
+}
+
+/* Adds the location of path s[0..n) once. */
+static void sarif_add(json_t *locs, const char *s, size_t n, long long line)
+{
+	if (json_array_size(locs) >= AG_REPORT_SARIF_LOCATIONS_MAX)
+		return;
+	char *uri = sarif_uri(s, n);
+	if (!uri)
+		return;
+	size_t i;
+	const json_t *l;
+	json_array_foreach(locs, i, l)
+	{
+		const char *have = jstr(json_object_get(l, "physicalLocation"), "artifactLocation.uri");
+		if (have && strcmp(have, uri) == 0) {
+			free(uri);
+			return;
+		}
+	}
+	json_array_append_new(locs, sarif_location(uri, line));
+	free(uri);
+}
+
+/*
+ * The changed paths a failed check's evidence names: "`PATH`..." (a path
+ * rule), "`PATH:LINE`..." (a content match) and "Outside allowed paths:
+ * PATH[ (rename ...)]". A name counts only when it is one of the run's own
+ * changed paths, so a command in backquotes is never taken for a file.
+ */
+static void sarif_locations(const json_t *a, const json_t *check, json_t *locs)
+{
+	static const char outside[] = "Outside allowed paths: ";
+	size_t i;
+	const json_t *e;
+	json_array_foreach(json_object_get(check, "evidence"), i, e)
+	{
+		const char *s = json_string_value(e), *p = NULL;
+		size_t n = 0;
+		if (!s)
+			continue;
+		if (s[0] == '`' && strchr(s + 1, '`')) {
+			p = s + 1;
+			n = (size_t)(strchr(p, '`') - p);
+		} else if (strncmp(s, outside, sizeof(outside) - 1) == 0) {
+			p = s + sizeof(outside) - 1;
+			n = strlen(p);
+			static const char *const roles[] = {" (rename source)",
+							    " (rename destination)"};
+			for (size_t k = 0; k < AG_ARRAY_SIZE(roles); k++)
+				if (n > strlen(roles[k]) && strcmp(p + n - strlen(roles[k]), roles[k]) == 0)
+					n -= strlen(roles[k]);
+		}
+		if (!p)
+			continue;
+		if (changed_path(a, p, n)) {
+			sarif_add(locs, p, n, 1);
+			continue;
+		}
+		/* PATH:LINE */
+		const char *colon = memrchr(p, ':', n);
+		if (colon && colon > p && (size_t)(colon - p) + 1 < n) {
+			long long line = 0;
+			const char *d = colon + 1;
+			for (; d < p + n && *d >= '0' && *d <= '9' && line < 1000000000; d++)
+				line = line * 10 + (*d - '0');
+			if (d == p + n && changed_path(a, p, (size_t)(colon - p)))
+				sarif_add(locs, p, (size_t)(colon - p), line);
+		}
+	}
+	if (json_array_size(locs) == 0)
+		json_array_append_new(locs, sarif_location(SARIF_CONFIG_URI, 1));
+}
+
+static json_t *sarif_rule(const char *id, const char *disp, const char *level)
+{
+	return json_pack("{s:o, s:o, s:{s:o}, s:{s:s}}", "id", jbounded(id), "name",
+			 jbounded(disp), "shortDescription", "text", jbounded(disp),
+			 "defaultConfiguration", "level", level);
+}
+
+/*
+ * SARIF 2.1.0 as GitHub code scanning takes it: every result has a rule
+ * (by id and index), a message and at least one location, a relative URI
+ * under %SRCROOT% with a start line. A run that failed at a stage other than
+ * the checks (preflight, workspace, execution, cleanup) has one more result,
+ * of the rule "contained-run", naming the stage.
+ */
 static void render_sarif(const json_t *a, struct out *o)
 {
 	json_t *rules = json_array(), *results = json_array();
@@ -919,11 +1121,7 @@ static void render_sarif(const json_t *a, struct out *o)
 	{
 		const char *name = jstr(c, "name") ? jstr(c, "name") : "check";
 		const char *disp = jstr(c, "display_name") ? jstr(c, "display_name") : name;
-		json_t *rule =
-		    json_pack("{s:o, s:o, s:{s:o}, s:{s:s}}", "id", jbounded(name), "name",
-			      jbounded(disp), "shortDescription", "text", jbounded(disp),
-			      "defaultConfiguration", "level", sarif_level(jstr(c, "severity")));
-		json_array_append_new(rules, rule);
+		json_array_append_new(rules, sarif_rule(name, disp, sarif_level(jstr(c, "severity"))));
 		if (json_is_true(json_object_get(c, "passed")))
 			continue;
 		struct ag_buf b = AG_BUF_INIT(AG_REPORT_VALUE_MAX * 16, "limit.report.value");
@@ -934,21 +1132,53 @@ static void render_sarif(const json_t *a, struct out *o)
 		ag_error_free(e);
 		json_t *msg = json_string(b.buf);
 		ag_buf_release(&b);
+		json_t *locs = json_array();
+		sarif_locations(a, c, locs);
 		json_array_append_new(
 		    results,
-		    json_pack("{s:o, s:I, s:s, s:{s:o}, s:{s:o}}", "ruleId", jbounded(name),
+		    json_pack("{s:o, s:I, s:s, s:{s:o}, s:o, s:{s:o}}", "ruleId", jbounded(name),
 			      "ruleIndex", (json_int_t)i, "level", sarif_level(jstr(c, "severity")),
-			      "message", "text", msg ? msg : json_string("check failed"),
-			      "properties", "severity", jbounded(jstr(c, "severity"))));
+			      "message", "text", msg ? msg : json_string("check failed"), "locations",
+			      locs, "properties", "severity", jbounded(jstr(c, "severity"))));
+	}
+	if (json_is_object(json_object_get(a, "failure"))) {
+		struct ag_buf b = AG_BUF_INIT(AG_REPORT_VALUE_MAX * 4, "limit.report.value");
+		struct ag_error *e = NULL;
+		struct out mo = {&b, &e, false};
+		put(&mo, "The contained run failed at the ");
+		val(&mo, ESC_TEXT, jstr(a, "failure.stage") ? jstr(a, "failure.stage") : "unknown");
+		put(&mo, " stage [");
+		val(&mo, ESC_TEXT, jstr(a, "failure.reason") ? jstr(a, "failure.reason") : "-");
+		put(&mo, "]: ");
+		val(&mo, ESC_TEXT, jstr(a, "failure.message") ? jstr(a, "failure.message") : "-");
+		ag_error_free(e);
+		json_t *msg = json_string(b.buf);
+		ag_buf_release(&b);
+		json_array_append_new(rules, sarif_rule("contained-run", "Contained run", "error"));
+		json_array_append_new(
+		    results, json_pack("{s:s, s:I, s:s, s:{s:o}, s:[o]}", "ruleId", "contained-run",
+				       "ruleIndex", (json_int_t)(json_array_size(rules) - 1), "level",
+				       "error", "message", "text",
+				       msg ? msg : json_string("the run failed"), "locations",
+				       sarif_location(SARIF_CONFIG_URI, 1)));
+	}
+	char when[32];
+	json_t *inv = json_pack("{s:b}", "executionSuccessful",
+				agent_ran(a) && json_is_true(json_object_get(a, "cleanup_complete")));
+	if (run_started(a, when)) {
+		char z[40];
+		snprintf(z, sizeof(z), "%sZ", when);
+		json_object_set_new(inv, "startTimeUtc", json_string(z));
 	}
 	json_t *s = json_pack(
-	    "{s:s, s:s, s:[{s:{s:{s:s, s:o, s:o}}, s:o, s:{s:{s:s, s:s, s:o, s:o, s:o}}}]}",
+	    "{s:s, s:s, s:[{s:{s:{s:s, s:o, s:o}}, s:o, s:[o], s:{s:{s:s, s:s, s:o, s:o, s:o}}}]}",
 	    "$schema", "https://json.schemastore.org/sarif-2.1.0.json", "version", "2.1.0", "runs",
 	    "tool", "driver", "name", "AgentGuard", "version",
-	    jbounded(jstr(a, "tool.version") ? jstr(a, "tool.version") : "unknown"), "rules", rules,
-	    "results", results, "properties", "agentguard", "input", "contained-run", "export",
-	    "sarif", "run_id", jbounded(jstr(a, "run_id")), "task_id", jbounded(jstr(a, "task_id")),
-	    "result", jbounded(jstr(a, "result")));
+	    jbounded(jstr(a, "tool.version") ? jstr(a, "tool.version") : "unknown"),
+	    "rules", rules, "results",
+	    results, "invocations", inv, "properties", "agentguard", "input", "contained-run",
+	    "export", "sarif", "run_id", jbounded(jstr(a, "run_id")), "task_id",
+	    jbounded(jstr(a, "task_id")), "result", jbounded(jstr(a, "result")));
 	char *txt = s ? json_dumps(s, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII) : NULL;
 	json_decref(s);
 	if (!txt) {
@@ -977,15 +1207,20 @@ static void render_junit(const json_t *a, struct out *o)
 	char dur[64];
 	const json_t *d = json_object_get(a, "duration_seconds");
 	snprintf(dur, sizeof(dur), "%.3f", json_is_number(d) ? json_number_value(d) : 0.0);
+	/* The run's start (UTC, from its sealed id), in JUnit's timestamp form. */
+	char when[32], stamp[48] = "";
+	if (run_started(a, when))
+		snprintf(stamp, sizeof(stamp), " timestamp=\"%s\"", when);
 	put(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	putf(o,
 	     "<testsuites name=\"agentguard\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
-	     "skipped=\"0\" time=\"%s\">\n",
-	     n, nf, dur);
+	     "skipped=\"0\" time=\"%s\"%s>\n",
+	     n, nf, dur, stamp);
 	put(o, "  <testsuite name=\"agentguard.contained-run.");
 	val(o, ESC_XML, jstr(a, "task_id"));
-	putf(o, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\" time=\"%s\">\n", n,
-	     nf, dur);
+	putf(o,
+	     "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\" time=\"%s\"%s>\n",
+	     n, nf, dur, stamp);
 	put(o, "    <properties><property name=\"run_id\" value=\"");
 	val(o, ESC_XML, jstr(a, "run_id"));
 	put(o, "\"/></properties>\n");

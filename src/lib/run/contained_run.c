@@ -25,6 +25,7 @@
 #include "lib/policy/checks.h"
 #include "lib/run/evidence.h"
 #include "lib/workspace/mutation.h"
+#include "lib/workspace/patch.h"
 #include "lib/workspace/snapshot.h"
 #include "lib/workspace/workspace.h"
 
@@ -103,6 +104,8 @@ struct run {
 	struct ag_strv source_diff;
 	size_t source_diff_total;
 	const char *source_reason;
+	struct ag_run_patch patch;
+	bool patch_recorded;
 
 	/* container */
 	bool create_attempted;
@@ -760,6 +763,19 @@ static void stage_capture(struct run *r)
 	r->mut_ok = true;
 }
 
+/* The workspace beneath its run directory, no link followed; -1 if gone. */
+static int open_workspace(struct run *r)
+{
+	struct ag_error *e = NULL;
+	int wsfd = -1, rundir = ag_ws_open_run(r->lifecycle_fd, AG_RUN_WORKSPACE_ID, &e);
+	if (rundir >= 0) {
+		wsfd = openat(rundir, "workspace", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(rundir);
+	}
+	ag_error_free(e);
+	return wsfd;
+}
+
 /*
  * Post-execution policy checks: after the capture, while the workspace
  * still exists (the content scan reads it beneath its fd, no links).
@@ -767,17 +783,7 @@ static void stage_capture(struct run *r)
 static void stage_checks(struct run *r)
 {
 	struct ag_error *e = NULL;
-	int wsfd = -1;
-	if (r->mut_ok) {
-		int rundir = ag_ws_open_run(r->lifecycle_fd, AG_RUN_WORKSPACE_ID, &e);
-		if (rundir >= 0) {
-			wsfd = openat(rundir, "workspace",
-				      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			close(rundir);
-		}
-		ag_error_free(e);
-		e = NULL;
-	}
+	int wsfd = r->mut_ok ? open_workspace(r) : -1;
 	bool exited = r->outcome && strcmp(r->outcome, "exited") == 0;
 	struct ag_check_input in = {
 		.cfg = r->o->cfg,
@@ -798,6 +804,64 @@ static void stage_checks(struct run *r)
 	ag_error_free(e);
 	if (wsfd >= 0)
 		close(wsfd);
+}
+
+/*
+ * changes.patch: after the capture and the proof that the source is
+ * unchanged (the old side is read from it), before the workspace (the new
+ * side) is deleted. Not a failure of the run when it cannot be made: the
+ * artifact says why. Never written when the secret scan failed (the patch
+ * would carry what it found) or when it holds a configured secret value.
+ */
+static void stage_patch(struct run *r)
+{
+	struct ag_run_patch *p = &r->patch;
+	r->patch_recorded = r->mut_ok;
+	if (!r->mut_ok)
+		return;
+	p->status = "none";
+	if (r->mut.n == 0)
+		return;
+	p->status = "omitted";
+	if (!r->source_checked || !r->source_unchanged) {
+		p->reason = "patch.source_changed";
+		return;
+	}
+	/* The patch carries file content: never one the secret scan flagged. */
+	const struct ag_check_result *ss = r->checks_ok ? &r->checks.v[AG_CK_SECRET_SCAN] : NULL;
+	if (ss && ss->evaluated && !ss->passed) {
+		p->reason = "patch.secret_scan";
+		return;
+	}
+	int wsfd = open_workspace(r);
+	if (wsfd < 0) {
+		p->reason = "patch.workspace";
+		return;
+	}
+	struct ag_buf b = AG_BUF_INIT(AG_PATCH_MAX_BYTES, "limit.patch.size");
+	struct ag_patch_stats st;
+	struct ag_error *e = NULL;
+	if (ag_patch_build(r->o->repo_fd, wsfd, &r->mut, &b, &st, &e) < 0) {
+		p->reason = e ? e->reason : "patch.failed";
+	} else if (b.len == 0) {
+		p->status = "none"; /* only changes a git patch does not carry */
+	} else if (ag_redact_contains_secret(r->o->redact, b.buf, b.len)) {
+		p->reason = "patch.secret"; /* a configured secret value in the agent's files */
+	} else if (ag_write_file_atomic_at(r->run_fd, AG_RUN_PATCH_FILE, AG_RUN_PATCH_FILE, b.buf,
+					   b.len, 0644, true, &e) < 0) {
+		p->reason = "patch.write";
+	} else {
+		p->status = "written";
+		ag_sha256_hex(b.buf, b.len, p->sha256);
+		p->bytes = b.len;
+		r->out->patch_written = true;
+	}
+	p->files = st.files;
+	p->binary = st.binary;
+	p->dirs_skipped = st.dirs_skipped;
+	ag_error_free(e);
+	ag_buf_release(&b);
+	close(wsfd);
 }
 
 static void stage_workspace_cleanup(struct run *r)
@@ -881,6 +945,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 	stage_checks(r);
 	if (r->ws_prepared)
 		stage_source_integrity(r);
+	stage_patch(r);
 	stage_workspace_cleanup(r);
 	record_cleanup_failure(r);
 
@@ -956,6 +1021,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		.pass = out->pass,
 		.exit_code = out->exit_code,
 		.checks = r->checks_ok ? &r->checks : NULL,
+		.patch = r->patch_recorded ? &r->patch : NULL,
 		.stage = r->stage,
 		.reason = r->reason,
 		.message = r->message,

@@ -68,6 +68,7 @@ struct ag_run_outcome {
 	const char *workspace_status;	   /* removed, retained, incomplete, not_prepared */
 	bool source_unchanged_known, source_unchanged;
 	bool artifact_written;
+	bool patch_written; /* changes.patch is beside the artifact */
 	bool seal_failed; /* the artifact exists but could not be sealed */
 };
 

@@ -1,5 +1,6 @@
 #include "lib/base/ag.h"
 #include "lib/run/evidence.h"
+#include "lib/workspace/patch.h"
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
@@ -60,16 +61,24 @@ static json_t *rstr(const struct ag_redactor *r, const char *s, size_t max)
 	return rstr_flags(r, s, max, 0);
 }
 
-/* A workspace-relative path: lossless ASCII-safe encoding, then redaction. */
+/*
+ * A workspace-relative path: redacted raw (a secret is found as it is, even
+ * when it holds '%' or a byte the encoding rewrites), then the lossless
+ * ASCII-safe encoding, then redacted again (the redactor also knows each
+ * secret's encoded forms, and shapes see the text as recorded).
+ */
 static json_t *rpath(const struct ag_redactor *r, const char *p)
 {
-	struct ag_buf b = AG_BUF_INIT(AG_WS_MAX_PATH_BYTES * 3 + 16, "limit.evidence.path");
+	struct ag_buf b = AG_BUF_INIT(AG_WS_MAX_PATH_BYTES * 3 + 64, "limit.evidence.path");
 	struct ag_error *e = NULL;
 	json_t *j;
-	if (ag_ws_path_encode(&b, p, strlen(p), &e) < 0)
+	size_t pl = strlen(p);
+	char *raw = ag_redact(r, p, pl, pl * 4 + 64, AG_REDACT_KEEP_CONTROLS, NULL);
+	if (ag_ws_path_encode(&b, raw, strlen(raw), &e) < 0)
 		j = json_string("[UNREPRESENTABLE_PATH]");
 	else
 		j = rstr(r, b.buf, 4096);
+	free(raw);
 	ag_error_free(e);
 	ag_buf_release(&b);
 	return j;
@@ -104,7 +113,10 @@ static json_t *command_json(const struct ag_run_facts *f, size_t max_items, size
 	json_t *a = json_array();
 	size_t used = 0;
 	for (size_t i = 0; i < f->argc; i++) {
-		json_t *s = rstr(f->redact, f->argv[i], EVIDENCE_STRING_MAX);
+		/* argv-level: a credential flag's value goes whatever the secret set holds */
+		char *t = ag_redact_argv_item(f->redact, f->argv, f->argc, i, EVIDENCE_STRING_MAX);
+		json_t *s = rstr(NULL, t, EVIDENCE_STRING_MAX);
+		free(t);
 		size_t n = json_string_length(s);
 		if (i + 1 >= max_items || used + n > max_bytes) {
 			json_decref(s);
@@ -382,6 +394,20 @@ static json_t *mutations_json(const struct ag_run_facts *f, json_t **diff_summar
 	return m;
 }
 
+/* The patch record: sealed with the artifact, so its hash seals the patch. */
+static json_t *patch_json(const struct ag_run_patch *p)
+{
+	bool w = p && strcmp(p->status, "written") == 0;
+	return json_pack("{s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:o}", "status",
+			 p ? p->status : "not_captured", "file",
+			 w ? json_string(AG_RUN_PATCH_FILE) : json_null(), "sha256",
+			 w ? json_string(p->sha256) : json_null(), "bytes",
+			 w ? json_integer((json_int_t)p->bytes) : json_null(), "files",
+			 (json_int_t)(p ? p->files : 0), "binary_files", (json_int_t)(p ? p->binary : 0),
+			 "directories_skipped", (json_int_t)(p ? p->dirs_skipped : 0), "reason",
+			 p && p->reason ? json_string(p->reason) : json_null());
+}
+
 json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 {
 	const struct ag_config *c = f->config;
@@ -440,6 +466,7 @@ json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 	json_t *diff = NULL;
 	json_object_set_new(a, "mutations", mutations_json(f, &diff));
 	json_object_set_new(a, "diff_summary", diff);
+	json_object_set_new(a, "patch", patch_json(f->patch));
 
 	/* post-execution policy checks (src/lib/policy/checks.c, docs/checks.md) */
 	json_object_set_new(a, "checks", f->checks ? ag_checks_json(f->checks, f->redact) : json_array());

@@ -25,6 +25,15 @@ struct ag_ws_mutations;
 struct ag_cleanup_result;
 struct ag_checks;
 
+/* The run's changes.patch (docs/evidence.md, "patch"). */
+struct ag_run_patch {
+	const char *status; /* written, none, omitted, not_captured */
+	const char *reason; /* omitted: static reason token; else NULL */
+	char sha256[65];    /* written: SHA-256 of the file's bytes */
+	uint64_t bytes;
+	size_t files, binary, dirs_skipped;
+};
+
 struct ag_run_facts {
 	const char *run_id;
 	const struct ag_config *config;
@@ -66,6 +75,7 @@ struct ag_run_facts {
 	const struct ag_checks *checks; /* NULL: not evaluated (empty `checks`, score 0) */
 	const char *stage, *reason, *message;
 	const char *cleanup_reason, *cleanup_message;
+	const struct ag_run_patch *patch; /* NULL: not_captured */
 };
 
 /* The whole contained-run.json object (new reference). */

@@ -232,11 +232,13 @@ static long long age_seconds(const char *created)
  * AG_RUN_PROBE_ORPHAN_SECONDS that carries all three probe labels (the name
  * label equal to its own name) cannot belong to a live preflight.
  */
-static void recover_probes(const struct ag_docker_cli *cli, long long min_age,
+static void recover_probes(const struct ag_docker_cli *cli, const struct ag_recover_options *opt,
 			   ag_recover_log_fn log, void *data, struct ag_recover_report *rep)
 {
 	struct ag_strv ids = AG_STRV_INIT;
-	if (ag_container_list_labelled(cli, AG_PF_LABEL_OWNER, AG_PF_LABEL_OWNER_VALUE,
+	bool extra = opt->probe_label_key && opt->probe_label_value;
+	if (ag_container_list_labelled(cli, extra ? opt->probe_label_key : AG_PF_LABEL_OWNER,
+				       extra ? opt->probe_label_value : AG_PF_LABEL_OWNER_VALUE,
 				       AG_DOCKER_CONTROL_TIMEOUT_MS, &ids) < 0) {
 		rep->runs_incomplete++;
 		logf_(log, data, "preflight probes: cannot list them; nothing removed");
@@ -250,14 +252,15 @@ static void recover_probes(const struct ag_docker_cli *cli, long long min_age,
 		long long age = age_seconds(ag_json_path_str(v, "Created"));
 		char *bare = name && name[0] == '/' ? ag_xstrdup(name + 1) : NULL;
 		json_decref(v);
-		if (!bare || age < 0 || age < min_age) {
+		if (!bare || age < 0 || age < opt->probe_age_s) {
 			free(bare);
 			continue;
 		}
 		const struct ag_label_expect le[] = {{AG_PF_LABEL_OWNER, AG_PF_LABEL_OWNER_VALUE},
 						     {AG_PF_LABEL_KIND, AG_PF_LABEL_KIND_VALUE},
-						     {AG_PF_LABEL_NAME, bare}};
-		struct ag_container_owner own = {bare, le, 3};
+						     {AG_PF_LABEL_NAME, bare},
+						     {opt->probe_label_key, opt->probe_label_value}};
+		struct ag_container_owner own = {bare, le, extra ? 4 : 3};
 		struct ag_cleanup_result cr;
 		ag_container_cleanup(cli, ids.v[i], &own, AG_DOCKER_CONTROL_TIMEOUT_MS, &cr);
 		if (ag_cleanup_state_complete(cr.state)) {
@@ -278,7 +281,8 @@ static int cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int ag_run_recover(int runs_root_fd, const struct ag_docker_cli *cli, long long probe_age_s,
+int ag_run_recover(int runs_root_fd, const struct ag_docker_cli *cli,
+		   const struct ag_recover_options *opt,
 		   ag_recover_log_fn log, void *data, struct ag_recover_report *rep,
 		   struct ag_error **err)
 {
@@ -317,7 +321,7 @@ int ag_run_recover(int runs_root_fd, const struct ag_docker_cli *cli, long long 
 			qsort(names.v, names.n, sizeof(*names.v), cmp);
 		for (size_t i = 0; i < names.n; i++)
 			recover_one(runs_root_fd, names.v[i], cli, log, data, rep);
-		recover_probes(cli, probe_age_s, log, data, rep);
+		recover_probes(cli, opt, log, data, rep);
 	}
 	ag_strv_release(&names);
 	return rc;

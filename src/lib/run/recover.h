@@ -40,8 +40,20 @@ struct ag_recover_report {
 /* Called once per run with a one-line, sanitized description. */
 typedef void (*ag_recover_log_fn)(const char *line, void *data);
 
-/* probe_age_s: the orphan age for preflight probes (AG_RUN_PROBE_ORPHAN_SECONDS). */
-int ag_run_recover(int runs_root_fd, const struct ag_docker_cli *cli, long long probe_age_s,
+struct ag_recover_options {
+	/* The orphan age for preflight probes (AG_RUN_PROBE_ORPHAN_SECONDS). */
+	long long probe_age_s;
+	/*
+	 * Optional (both or neither): only probes that also carry this label
+	 * are candidates. A test suite sharing an engine uses it to touch only
+	 * the probes it created itself.
+	 */
+	const char *probe_label_key;
+	const char *probe_label_value;
+};
+
+int ag_run_recover(int runs_root_fd, const struct ag_docker_cli *cli,
+		   const struct ag_recover_options *opt,
 		   ag_recover_log_fn log, void *data, struct ag_recover_report *rep,
 		   struct ag_error **err);
 

@@ -3,6 +3,7 @@
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
 #include "lib/base/sha256.h"
+#include "lib/base/termsafe.h"
 #include "lib/workspace/snapshot.h"
 
 #include <dirent.h>
@@ -169,35 +170,8 @@ int ag_ws_reserved_component(const char *name, size_t len)
 /* Length of the valid UTF-8 sequence at p (1..4), or 0 when invalid. */
 static size_t utf8_seq(const unsigned char *p, size_t n)
 {
-	unsigned char c = p[0];
-	if (c < 0x80)
-		return 1;
-	size_t need;
-	unsigned char lo = 0x80, hi = 0xBF;
-	if (c >= 0xC2 && c <= 0xDF)
-		need = 1;
-	else if (c == 0xE0)
-		need = 2, lo = 0xA0;
-	else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
-		need = 2;
-	else if (c == 0xED)
-		need = 2, hi = 0x9F;
-	else if (c == 0xF0)
-		need = 3, lo = 0x90;
-	else if (c >= 0xF1 && c <= 0xF3)
-		need = 3;
-	else if (c == 0xF4)
-		need = 3, hi = 0x8F;
-	else
-		return 0;
-	if (n < need + 1)
-		return 0;
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i <= need; i++)
-		if (p[i] < 0x80 || p[i] > 0xBF)
-			return 0;
-	return need + 1;
+	uint32_t cp;
+	return ag_utf8_decode(p, n, &cp);
 }
 
 bool ag_ws_utf8_valid(const unsigned char *p, size_t n)

@@ -1,0 +1,126 @@
+#include "lib/base/ag.h"
+#include "cli/cli.h"
+#include "lib/base/error.h"
+#include "lib/evidence/verify.h"
+
+static const char help[] =
+    "Usage: agentguard patch RUN_DIR|FILE [--raw]\n"
+    "\n"
+    "Print the run's changes.patch: the agent's changes as a git-style patch\n"
+    "(renames, mode changes, deletions, binary files as git binary patches).\n"
+    "The run is verified first exactly as `agentguard evidence verify` does,\n"
+    "which includes the patch's SHA-256 sealed in the artifact; a run that\n"
+    "does not verify, or has no patch, is refused (exit 2).\n"
+    "\n"
+    "The patch is the agent's work and agent-controlled content: AgentGuard\n"
+    "never applies or executes it. Read it before you apply it:\n"
+    "    agentguard patch RUN > agent.patch && less agent.patch\n"
+    "    git apply --check agent.patch && git apply agent.patch\n"
+    "\n"
+    "Piped or redirected, the bytes are written exactly as sealed. On a\n"
+    "terminal, control characters (other than newline and tab), bytes that\n"
+    "are not UTF-8 and bidirectional overrides are shown as \\xNN escapes, so\n"
+    "the patch cannot drive the terminal; --raw (exact bytes) is refused on a\n"
+    "terminal.\n"
+    "\n"
+    "Exit codes: 0 printed, 2 not verified, no patch, or usage error.\n";
+
+/* Length of a valid UTF-8 sequence at p (n bytes left) for a code point that
+ * is safe on a terminal: not C1, not a bidi control; 0 otherwise. */
+static size_t safe_utf8(const unsigned char *p, size_t n)
+{
+	unsigned cp;
+	size_t len;
+	if (p[0] < 0xc2 || p[0] > 0xf4)
+		return 0;
+	len = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
+	if (len > n)
+		return 0;
+	cp = p[0] & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp < 0xa0 || (cp >= 0x202a && cp <= 0x202e) ||
+	    (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e || cp == 0x200f || cp == 0x061c)
+		return 0;
+	return len;
+}
+
+static bool put_escaped(const char *data, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)data;
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) {
+			putchar(c);
+			i++;
+			continue;
+		}
+		size_t k = c >= 0x80 ? safe_utf8(p + i, n - i) : 0;
+		if (k) {
+			fwrite(p + i, 1, k, stdout);
+			i += k;
+		} else {
+			printf("\\x%02x", c);
+			i++;
+		}
+	}
+	return !ferror(stdout);
+}
+
+int ag_cmd_patch(int argc, char **argv)
+{
+	const char *path = NULL;
+	bool raw = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(help, stdout);
+			return AG_EXIT_PASS;
+		}
+		if (strcmp(a, "--raw") == 0)
+			raw = true;
+		else if (a[0] == '-' && a[1])
+			return ag_cli_usage("patch", "unknown option '%s'", a);
+		else if (!path)
+			path = a;
+		else
+			return ag_cli_usage("patch", "unexpected argument '%s'", a);
+	}
+	if (!path)
+		return ag_cli_usage("patch", "missing argument RUN_DIR|FILE");
+	bool tty = isatty(STDOUT_FILENO);
+	if (raw && tty)
+		return ag_cli_usage("patch", "--raw is refused on a terminal: the patch is the "
+					     "agent's content (redirect it to a file)");
+	_cleanup_err_ struct ag_error *err = NULL;
+	struct ag_verify_report rep;
+	if (ag_evidence_verify(path, &rep, &err) < 0) {
+		ag_err_wrap(&err, "refusing to print the patch of a run that does not verify");
+		ag_cli_print_error(err);
+		ag_verify_report_release(&rep);
+		return AG_EXIT_CONFIG;
+	}
+	char *data = NULL;
+	size_t n = 0;
+	int run_fd = ag_evidence_run_dir(path, &err);
+	int rc = run_fd < 0 ? -1 : ag_evidence_patch_read(run_fd, rep.artifact, &data, &n, &err);
+	if (run_fd >= 0)
+		close(run_fd);
+	ag_verify_report_release(&rep);
+	if (rc < 0) {
+		ag_cli_print_error(err);
+		return AG_EXIT_CONFIG;
+	}
+	bool ok = tty ? put_escaped(data, n) : fwrite(data, 1, n, stdout) == n;
+	ok = fflush(stdout) == 0 && ok;
+	free(data);
+	if (!ok) {
+		fprintf(stderr, "agentguard: error: cannot write the patch [patch.io]\n");
+		return AG_EXIT_CONFIG;
+	}
+	return AG_EXIT_PASS;
+}
