@@ -14,6 +14,8 @@
  *   {"record":"decision","seq":N,"event":{...},   one per decision; "event"
  *    "decision":{...},"connected_address":...}    is the manifest's event item
  *   {"record":"end","complete":B,"records":N,...} last line, on SIGTERM
+ * A connection that closes or times out before sending one byte is not a
+ * request: it is counted in the end line ("empty_connections"), not recorded.
  * A stream without an end line, or with "complete":false, is incomplete.
  */
 #ifndef AG_GATEWAY_H
@@ -53,6 +55,7 @@ struct gw_stream {
 	int64_t bytes;
 	int64_t records; /* decision records written */
 	int64_t lost;	 /* records that could not be written */
+	int64_t empty;	 /* connections that sent no byte (not requests) */
 	bool broken;	 /* a write failed or the bound was hit: incomplete */
 };
 

@@ -52,6 +52,8 @@ struct gw_conn {
 	const char *close_reason; /* how a relayed connection ended */
 	char connected[AG_EGRESS_ADDR_TEXT_MAX];
 	int linger_reads;
+	bool head_seen;		/* at least one byte of a request arrived */
+	bool gw_reason_forced;	/* refused before reading (limits): always recorded */
 	int64_t bytes_in, bytes_out; /* from the destination / to the destination */
 };
 
@@ -138,8 +140,13 @@ static void conn_finish(struct gw_conn *c)
 	if (c->state == S_DONE)
 		return;
 	struct gw *gw = c->gw;
-	if (gw_stream_write(&gw->stream, record_of(c)) == 0)
+	if (c->state == S_HEAD && !c->head_seen && !c->gw_reason_forced) {
+		/* Opened and closed (or timed out) without sending one byte: not
+		 * a request, nothing was judged or connected. Counted, not recorded. */
+		gw->stream.empty++;
+	} else if (gw_stream_write(&gw->stream, record_of(c)) == 0) {
 		gw->stream.records++;
+	}
 	c->state = S_DONE;
 	if (c->cli)
 		bufferevent_free(c->cli);
@@ -248,6 +255,12 @@ static void total_timeout(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	struct gw_conn *c = arg;
 	if (c->state == S_HEAD) {
+		/* The head deadline (AG_GW_HEADER_SECS from accept), however
+		 * slowly the bytes trickle in. */
+		if (!c->head_seen) {
+			conn_finish(c);
+			return;
+		}
 		refuse_gw(c, 408, "Request Timeout", "header_timeout");
 		return;
 	}
@@ -664,6 +677,8 @@ static bool head_bytes_ok(const char *h, size_t n)
 
 static void handle_head(struct gw_conn *c, char *head, size_t n)
 {
+	struct timeval total = {.tv_sec = c->gw->opts.total_secs};
+	evtimer_add(c->total_timer, &total);
 	/* head holds the request line and headers, ending with CRLF CRLF. */
 	if (!head_bytes_ok(head, n)) {
 		refuse_gw(c, 400, "Bad Request", "malformed_request");
@@ -752,6 +767,8 @@ static void head_read(struct bufferevent *bev, void *arg)
 {
 	struct gw_conn *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
+	if (evbuffer_get_length(in) > 0)
+		c->head_seen = true;
 	struct evbuffer_ptr p = evbuffer_search(in, "\r\n\r\n", 4, NULL);
 	if (p.pos < 0) {
 		if (evbuffer_get_length(in) >= AG_GW_HEADER_MAX)
@@ -782,6 +799,10 @@ static void head_event(struct bufferevent *bev, short what, void *arg)
 	(void)bev;
 	struct gw_conn *c = arg;
 	if (what & BEV_EVENT_TIMEOUT) {
+		if (!c->head_seen) {
+			conn_finish(c);
+			return;
+		}
 		refuse_gw(c, 408, "Request Timeout", "header_timeout");
 		return;
 	}
@@ -810,15 +831,18 @@ void gw_accept(struct gw *gw, int fd, const struct sockaddr *sa, int salen)
 		conn_finish(c);
 		return;
 	}
+	/* First the head deadline; handle_head re-arms it as the lifetime. */
 	c->total_timer = evtimer_new(gw->base, total_timeout, c);
-	struct timeval total = {.tv_sec = gw->opts.total_secs};
-	evtimer_add(c->total_timer, &total);
+	struct timeval head_deadline = {.tv_sec = AG_GW_HEADER_SECS};
+	evtimer_add(c->total_timer, &head_deadline);
 	if (gw->n_conns > (size_t)gw->opts.max_connections) {
+		c->gw_reason_forced = true;
 		refuse_gw(c, 503, "Service Unavailable", "connection_limit");
 		return;
 	}
 	if (gw->stream.broken) {
 		/* Nothing may pass that cannot be recorded. */
+		c->gw_reason_forced = true;
 		refuse_gw(c, 503, "Service Unavailable", "evidence_lost");
 		return;
 	}

@@ -186,6 +186,12 @@ t_is "... the gateway says why" \
 # query for a name of its own choosing; the gateway resets the resolver so
 # that no such probe is ever sent (checked at the end, after the probe delay).
 refused_at=$SECONDS
+# Meanwhile: a client that never finishes its request head, and one that
+# connects and sends nothing at all.
+printf 'GET http://canary.test:%s/slow HTTP/1.1\r\nX-Slow: 1\r\n' "$HP" >"$T/slow"
+python3 "$GW_FAKE" client --proxy "$GW_ADDR" --send "$T/slow" --wait 15 >"$T/slow.out" 2>&1 &
+slow_pid=$!
+(exec 3<>"/dev/tcp/127.0.0.1/${GW_ADDR##*:}" && exec 3<&-) 2>/dev/null || true
 out=$(gw_curl -i "http://refused.test:$HP/" 2>&1 || true)
 t_like "a name the resolver refuses gets 403" "$out" '^HTTP/1.1 403'
 t_is "... deny record: resolution_uncertain" "$(rec refused.test "$HP" | jq -r '.event.reason')" \
@@ -196,6 +202,9 @@ t_is "... deny record: resolution_uncertain" "$(rec refused.test "$HP" | jq -r '
 # failure (no lookup in between); wait that out, then look at every query
 # the resolver got.
 while ((SECONDS - refused_at < 13)); do sleep 1; done
+wait "$slow_pid" || true
+t_like "a request head not finished within 10 s gets 408" "$(cat "$T/slow.out")" '^HTTP/1.1 408 '
+t_is "... with a deny record" "$(jq -r 'select(.gateway_reason=="header_timeout")|.event.decision' "$EV")" deny
 t_is "every DNS query was for a name the policy approves" \
 	"$(sed -n 's/^query name=\([^ ]*\) .*/\1/p' "$T/dns.log" | sort -u | tr '\n' ' ')" \
 	"canary.test echo.test mixed.test rebind.test refused.test unsafe.test "
@@ -208,6 +217,8 @@ t_is "SIGTERM: the gateway exits 0" "$rc" 0
 last=$(tail -n 1 "$EV")
 t_is "... the last record marks the stream complete" "$(jq -r '[.record,.complete,.reason]|join(" ")' <<<"$last")" \
 	"end true sigterm"
+t_is "... a connection that sent nothing is counted, not recorded as a request" \
+	"$(jq -r '.empty_connections' <<<"$last")" 1
 t_is "... it counts every decision record" "$(jq -r '.records' <<<"$last")" \
 	"$(jq -s '[.[]|select(.record=="decision")]|length' "$EV")"
 t_is "... the first record starts the stream" \

@@ -21,7 +21,8 @@ forwards anywhere. Every server binds port 0 (or --port), writes its port to
   echo                  a TCP echo. Log line: "conn"; echoes until EOF.
   client --proxy HOST:PORT --send BYTES-FILE [--expect-tunnel LINE]
                         sends the file's bytes, prints what comes back
-                        (bounded: 64 KiB, 5 s), for raw and CONNECT probes.
+                        (bounded: 64 KiB, --wait seconds per read, default 5),
+                        for raw and CONNECT probes.
 """
 import argparse
 import ipaddress
@@ -185,7 +186,7 @@ def echo(args):
 def client(args):
     host, port = args.proxy.rsplit(":", 1)
     data = open(args.send, "rb").read()
-    c = socket.create_connection((host, int(port)), timeout=5)
+    c = socket.create_connection((host, int(port)), timeout=args.wait)
     out = b""
     try:
         if args.then:
@@ -233,6 +234,7 @@ def main():
     p.add_argument("--proxy")
     p.add_argument("--send")
     p.add_argument("--then")
+    p.add_argument("--wait", type=float, default=5)
     args = p.parse_args()
     {"dns": dns, "http": http, "echo": echo, "client": client}[args.mode](args)
 
