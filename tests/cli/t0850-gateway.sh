@@ -16,6 +16,7 @@ command -v jq >/dev/null || skip_all "jq is needed to read the evidence"
 gw_fake http http --redirect-to 'http://other.test:{port}/landed'
 gw_fake unsafe http --bind 127.0.0.2
 gw_fake echo echo
+gw_fake v6 http --bind ::1
 cat >"$T/table" <<EOF
 canary.test A 127.0.0.1
 echo.test A 127.0.0.1
@@ -24,9 +25,10 @@ mixed.test A 127.0.0.1,127.0.0.2
 rebind.test REBIND 127.0.0.1,127.0.0.2
 other.test A 127.0.0.1
 refused.test REFUSED -
+v6.test AAAA ::1
 EOF
 gw_fake dns dns --table "$T/table"
-HP=$GW_PORT_http UP=$GW_PORT_unsafe EP=$GW_PORT_echo
+HP=$GW_PORT_http UP=$GW_PORT_unsafe EP=$GW_PORT_echo V6P=$GW_PORT_v6
 
 cat >"$T/policy.json" <<EOF
 {"schema": "agentguard.live-study-egress-policy", "schema_version": 1,
@@ -36,7 +38,8 @@ cat >"$T/policy.json" <<EOF
   {"host": "unsafe.test", "port": $UP, "test_only": true},
   {"host": "mixed.test", "port": $HP, "test_only": true},
   {"host": "rebind.test", "port": $HP, "test_only": true},
-  {"host": "refused.test", "port": $HP, "test_only": true}]}
+  {"host": "refused.test", "port": $HP, "test_only": true},
+  {"host": "v6.test", "port": $V6P, "test_only": true}]}
 EOF
 
 # ---- start-up refusals ----
@@ -92,6 +95,12 @@ r=$(jq -c 'select(.record=="decision" and .event.protocol=="connect")' "$EV" | h
 t_is "... recorded: allow over CONNECT, TLS left to the client" \
 	"$(jq -r '[.event.decision,.tls,.connected_address]|join(" ")' <<<"$r")" \
 	"allow client-owned-not-intercepted 127.0.0.1"
+
+out=$(gw_curl -i "http://v6.test:$V6P/six" 2>&1 || true)
+t_like "a name with only an AAAA answer (::1) reaches the IPv6 canary" "$out" 'CANARY-OK'
+t_is "... recorded with the IPv6 address connected" \
+	"$(rec v6.test "$V6P" | jq -r '[.event.decision,(.event.resolved_addresses|join(",")),.connected_address]|join(" ")')" \
+	"allow ::1 ::1"
 
 printf 'CONNECT echo.test:%s HTTP/1.1\r\nHost: echo.test:%s\r\n\r\n' "$EP" "$EP" >"$T/connect"
 printf 'PING-0850\n' >"$T/ping"
@@ -207,7 +216,7 @@ t_like "a request head not finished within 10 s gets 408" "$(cat "$T/slow.out")"
 t_is "... with a deny record" "$(jq -r 'select(.gateway_reason=="header_timeout")|.event.decision' "$EV")" deny
 t_is "every DNS query was for a name the policy approves" \
 	"$(sed -n 's/^query name=\([^ ]*\) .*/\1/p' "$T/dns.log" | sort -u | tr '\n' ' ')" \
-	"canary.test echo.test mixed.test rebind.test refused.test unsafe.test "
+	"canary.test echo.test mixed.test rebind.test refused.test unsafe.test v6.test "
 
 # ---- SIGTERM: the stream ends complete ----
 kill -TERM "$GW_PID"

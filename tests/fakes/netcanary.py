@@ -18,7 +18,8 @@ forwards anywhere. Every server binds port 0 (or --port), writes its port to
                         /redirect answers 302 with Location: URL ("{port}"
                         in URL becomes the canary's own port); anything
                         else 200 "CANARY-OK\n".
-  echo                  a TCP echo. Log line: "conn"; echoes until EOF.
+  echo [--echo-max N]   a TCP echo. Log line: "conn"; echoes until EOF
+                        (at most N bytes, default 1 MiB).
   client --proxy HOST:PORT --send BYTES-FILE [--expect-tunnel LINE]
                         sends the file's bytes, prints what comes back
                         (bounded: 64 KiB, --wait seconds per read, default 5),
@@ -114,7 +115,8 @@ def dns(args):
 
 
 def serve_tcp(args, handle):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    fam = socket.AF_INET6 if ":" in args.bind else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     bounded_bind(s, args.bind, args.port, args.port_file)
     args.own_port = s.getsockname()[1]
@@ -170,7 +172,7 @@ def echo(args):
         logline(args.log, "conn")
         try:
             total = 0
-            while total < 1 << 20:
+            while total < args.echo_max:
                 d = c.recv(4096)
                 if not d:
                     break
@@ -235,6 +237,7 @@ def main():
     p.add_argument("--send")
     p.add_argument("--then")
     p.add_argument("--wait", type=float, default=5)
+    p.add_argument("--echo-max", type=int, default=1 << 20)
     args = p.parse_args()
     {"dns": dns, "http": http, "echo": echo, "client": client}[args.mode](args)
 
