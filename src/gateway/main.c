@@ -57,6 +57,13 @@ void gw_conn_gone(struct gw *gw)
 		event_base_loopexit(gw->base, NULL);
 }
 
+static void hard_stop(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	event_base_loopexit(((struct gw *)arg)->base, NULL);
+}
+
 static void drain_over(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -64,6 +71,11 @@ static void drain_over(evutil_socket_t fd, short what, void *arg)
 	struct gw *gw = arg;
 	gw_close_all(gw, "shutdown");
 	gw_conn_gone(gw);
+	/* Cancelled lookups report back on the next turn of the loop; should
+	 * one not, the loop still ends (evdns_base_free fails it after). */
+	struct timeval tv = {.tv_sec = 1};
+	evtimer_assign(gw->drain_timer, gw->base, hard_stop, gw);
+	evtimer_add(gw->drain_timer, &tv);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)

@@ -249,6 +249,16 @@ static void refuse_gw(struct gw_conn *c, int status, const char *text, const cha
 	refuse(c, status, text);
 }
 
+/* No complete head in time: 408 and a record, unless not one byte came
+ * (then it was no request; conn_finish counts it). */
+static void head_timed_out(struct gw_conn *c)
+{
+	if (!c->head_seen)
+		conn_finish(c);
+	else
+		refuse_gw(c, 408, "Request Timeout", "header_timeout");
+}
+
 static void total_timeout(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -257,11 +267,7 @@ static void total_timeout(evutil_socket_t fd, short what, void *arg)
 	if (c->state == S_HEAD) {
 		/* The head deadline (AG_GW_HEADER_SECS from accept), however
 		 * slowly the bytes trickle in. */
-		if (!c->head_seen) {
-			conn_finish(c);
-			return;
-		}
-		refuse_gw(c, 408, "Request Timeout", "header_timeout");
+		head_timed_out(c);
 		return;
 	}
 	c->close_reason = "total_timeout";
@@ -799,11 +805,7 @@ static void head_event(struct bufferevent *bev, short what, void *arg)
 	(void)bev;
 	struct gw_conn *c = arg;
 	if (what & BEV_EVENT_TIMEOUT) {
-		if (!c->head_seen) {
-			conn_finish(c);
-			return;
-		}
-		refuse_gw(c, 408, "Request Timeout", "header_timeout");
+		head_timed_out(c);
 		return;
 	}
 	c->gw_reason = "client_closed_before_request";

@@ -15,7 +15,7 @@ command -v jq >/dev/null || skip_all "jq is needed to read the evidence"
 # /redirect on the canary points at a host the policy does not approve.
 gw_fake http http --redirect-to 'http://other.test:{port}/landed'
 gw_fake unsafe http --bind 127.0.0.2
-gw_fake echo echo
+gw_fake echo echo --idle 30
 gw_fake v6 http --bind ::1
 cat >"$T/table" <<EOF
 canary.test A 127.0.0.1
@@ -219,10 +219,22 @@ t_is "every DNS query was for a name the policy approves" \
 	"canary.test echo.test mixed.test rebind.test refused.test unsafe.test v6.test "
 
 # ---- SIGTERM: the stream ends complete ----
+# An idle tunnel is open when SIGTERM comes: the gateway stops accepting,
+# waits its bounded drain time, cuts the tunnel and records it.
+printf 'CONNECT echo.test:%s HTTP/1.1\r\n\r\n' "$EP" >"$T/hold"
+python3 "$GW_FAKE" client --proxy "$GW_ADDR" --send "$T/hold" --wait 20 >"$T/hold.out" 2>&1 &
+hold_pid=$!
+before_echo=$(log_count echo)
+for _ in $(seq 1 50); do [ "$(log_count echo)" -gt "$before_echo" ] && break; sleep 0.1; done
+term_at=$SECONDS
 kill -TERM "$GW_PID"
 rc=0
 wait "$GW_PID" || rc=$?
 t_is "SIGTERM: the gateway exits 0" "$rc" 0
+wait "$hold_pid" || true
+t_like "... after the drain time (5 s), not at once and not never" "$((SECONDS - term_at))" '^[4-9]$'
+t_is "... the cut tunnel was recorded" \
+	"$(jq -r 'select(.close_reason=="shutdown")|[.event.decision,.event.protocol]|join(" ")' "$EV")" "allow connect"
 last=$(tail -n 1 "$EV")
 t_is "... the last record marks the stream complete" "$(jq -r '[.record,.complete,.reason]|join(" ")' <<<"$last")" \
 	"end true sigterm"

@@ -4,7 +4,8 @@
 Real sockets on addresses the test owns (127.0.0.0/8 only); nothing here
 forwards anywhere. Every server binds port 0 (or --port), writes its port to
 --port-file, logs one line per contact to --log (flushed), and exits after
---max contacts or --lifetime seconds, whichever comes first.
+--max contacts or --lifetime seconds, whichever comes first. A TCP server
+drops a connection idle for --idle seconds (default 5).
 
   dns   --table FILE    a DNS responder over UDP. Table lines:
                           NAME A ADDR[,ADDR...]     answers for type A
@@ -45,6 +46,20 @@ def bounded_bind(sock, addr, port, port_file):
     os.rename(port_file + ".tmp", port_file)
 
 
+def bounded(args, sock, op):
+    """Yields op() results: at most --max of them, until --lifetime is over."""
+    deadline = time.time() + args.lifetime
+    for _ in range(args.max):
+        left = deadline - time.time()
+        if left <= 0:
+            return
+        sock.settimeout(left)
+        try:
+            yield op()
+        except socket.timeout:
+            return
+
+
 def logline(path, text):
     with open(path, "a") as f:
         f.write(text + "\n")
@@ -62,16 +77,7 @@ def dns(args):
     turn = {}
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     bounded_bind(s, args.bind, args.port, args.port_file)
-    deadline = time.time() + args.lifetime
-    for _ in range(args.max):
-        left = deadline - time.time()
-        if left <= 0:
-            break
-        s.settimeout(left)
-        try:
-            pkt, peer = s.recvfrom(512)
-        except socket.timeout:
-            break
+    for pkt, peer in bounded(args, s, lambda: s.recvfrom(512)):
         if len(pkt) < 17:
             continue
         qid, flags, qd = struct.unpack("!HHH", pkt[:6])
@@ -121,17 +127,8 @@ def serve_tcp(args, handle):
     bounded_bind(s, args.bind, args.port, args.port_file)
     args.own_port = s.getsockname()[1]
     s.listen(16)
-    deadline = time.time() + args.lifetime
-    for _ in range(args.max):
-        left = deadline - time.time()
-        if left <= 0:
-            break
-        s.settimeout(left)
-        try:
-            c, _peer = s.accept()
-        except socket.timeout:
-            break
-        c.settimeout(5)
+    for c, _peer in bounded(args, s, s.accept):
+        c.settimeout(args.idle)
         threading.Thread(target=handle, args=(c,), daemon=True).start()
 
 
@@ -238,6 +235,7 @@ def main():
     p.add_argument("--then")
     p.add_argument("--wait", type=float, default=5)
     p.add_argument("--echo-max", type=int, default=1 << 20)
+    p.add_argument("--idle", type=float, default=5)
     args = p.parse_args()
     {"dns": dns, "http": http, "echo": echo, "client": client}[args.mode](args)
 
