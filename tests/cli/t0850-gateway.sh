@@ -254,12 +254,28 @@ t_unlike "no query string anywhere in the evidence" "$(cat "$EV")" 'QS0850|secre
 # ---- a killed gateway leaves an incomplete stream ----
 gw_start killed --test-allow-loopback || exit 1
 gw_curl "http://canary.test:$HP/k" >/dev/null 2>&1 || true
-kill -KILL "$GW_PID"
-wait "$GW_PID" 2>/dev/null || true
+{ kill -KILL "$GW_PID" && wait "$GW_PID"; } 2>/dev/null || true
 t_is "SIGKILL: the stream has its records but no end record (incomplete)" \
 	"$(jq -s -r '[(map(select(.record=="decision"))|length),(map(select(.record=="end"))|length)]|join(" ")' "$T/killed.jsonl")" \
 	"1 0"
 
+
+# ---- bounds: connections and idle time ----
+gw_start limit --test-allow-loopback --max-connections 1 --idle-timeout 2 || exit 1
+before_echo=$(log_count echo)
+python3 "$GW_FAKE" client --proxy "$GW_ADDR" --send "$T/hold" --wait 20 >"$T/hold2.out" 2>&1 &
+hold_pid=$!
+for _ in $(seq 1 50); do [ "$(log_count echo)" -gt "$before_echo" ] && break; sleep 0.1; done
+out=$(gw_curl -i "http://canary.test:$HP/over" 2>&1 || true)
+t_like "one connection over --max-connections gets 503" "$out" '^HTTP/1.1 503'
+t_like "... naming the bound" "$out" 'connection_limit'
+wait "$hold_pid" || true
+t_like "the idle tunnel is closed by --idle-timeout" "$(cat "$T/hold2.out")" '200 Connection established'
+for _ in $(seq 1 30); do [ "$(wc -l <"$T/limit.jsonl")" -ge 3 ] && break; sleep 0.1; done
+t_is "... both recorded (deny connection_limit, allow cut by idle_timeout)" \
+	"$(jq -r 'select(.record=="decision")|[.event.decision,(.gateway_reason//.close_reason)]|join(" ")' "$T/limit.jsonl" | sort | tr '\n' ';')" \
+	"allow idle_timeout;deny connection_limit;"
+{ kill -KILL "$GW_PID" && wait "$GW_PID"; } 2>/dev/null || true
 
 # ---- evidence that cannot be written: incomplete, and nothing more passes ----
 GW_FSIZE_BLOCKS=1 gw_start full --test-allow-loopback || exit 1
