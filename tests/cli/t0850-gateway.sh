@@ -251,6 +251,31 @@ t_ok "the seq numbers run 1..N without gaps" \
 	bash -c '[ "$(jq -s "[.[]|select(.record==\"decision\")|.seq]==[range(1;(map(select(.record==\"decision\"))|length)+1)]" "$1")" = true ]' _ "$EV"
 t_unlike "no query string anywhere in the evidence" "$(cat "$EV")" 'QS0850|secret=|token='
 
+# The "event" of every decision record is the manifest's event item as is:
+# a manifest assembled from them passes the egress library's validator,
+# which recomputes the completion (denies present: failed, destination_denied).
+h=$(printf 'a%.0s' {1..64})
+jq -s --arg h "$h" --arg d "$(head -n 1 "$EV" | jq -r .policy_digest)" '{
+  schema: "agentguard.live-study-egress-manifest", schema_version: 1,
+  plan_digest: $h, profile_hash: $h, fixture_hash: $h, trial_id: "t0850",
+  authorization_id: "auth-t0850", egress_policy_digest: $d, approved_destination: null,
+  gateway_image_identity: {configured_reference: "127.0.0.1:5000/agentguard-gateway@sha256:\($h)",
+    registry_digest: "127.0.0.1:5000/agentguard-gateway@sha256:\($h)", local_image_id: "sha256:\($h)",
+    container_bound_image_id: "sha256:\($h)", platform: null, pull_policy: "never", cache_status: "local"},
+  events: [.[] | select(.record == "decision") | .event],
+  gateway_status: {state: "running", evidence_complete: true, evidence_truncated: false},
+  cleanup_status: {agent: "removed", gateway: "removed", internal_network: "removed",
+    outbound_network: "removed", overall_complete: true},
+  liveness_status: {verified: true},
+  completion: {status: "failed", reason: "destination_denied", success_eligible: false}}' \
+	"$EV" >"$T/manifest.json"
+t_ok "the records' events make a manifest the egress validator accepts" \
+	"$AG_BIN" study-egress manifest validate "$T/manifest.json"
+jq -c '.events |= map(select(.decision == "allow")) | .completion = {status: "complete", reason: "complete", success_eligible: true}' \
+	"$T/manifest.json" >"$T/manifest-allow.json"
+t_ok "... and with only the allowed events it is complete" \
+	"$AG_BIN" study-egress manifest validate "$T/manifest-allow.json"
+
 # ---- a killed gateway leaves an incomplete stream ----
 gw_start killed --test-allow-loopback || exit 1
 gw_curl "http://canary.test:$HP/k" >/dev/null 2>&1 || true
