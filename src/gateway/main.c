@@ -20,22 +20,22 @@
 #include <sys/resource.h>
 
 static const char usage[] =
-	"Usage: agentguard-gateway --listen-address IP --listen-port PORT --resolver IP[:PORT]\n"
-	"                          --policy FILE --events FILE [--policy-digest HEX]\n"
-	"                          [--trial-id ID] [--idle-timeout SECS] [--total-timeout SECS]\n"
-	"                          [--max-connections N] [--test-allow-loopback]\n"
-	"       agentguard-gateway --self-check | --help | --version\n"
-	"\n"
-	"The live-study egress gateway: an HTTP proxy that accepts CONNECT host:port\n"
-	"and absolute-form http:// requests, judges each against the destination\n"
-	"policy before any DNS lookup, resolves approved names only through the one\n"
-	"--resolver, connects only to the address it checked, never follows\n"
-	"redirects and never intercepts TLS. One JSON record per decision goes to\n"
-	"--events (a new file); SIGTERM ends the stream with a completion record.\n"
-	"\n"
-	"  --test-allow-loopback  tests only: with a policy whose every rule is\n"
-	"                         test_only, answers 127.0.0.1 and ::1 count as safe\n"
-	"  --self-check           start nothing; check the binary runs; exit 0\n";
+    "Usage: agentguard-gateway --listen-address IP --listen-port PORT --resolver IP[:PORT]\n"
+    "                          --policy FILE --events FILE [--policy-digest HEX]\n"
+    "                          [--trial-id ID] [--idle-timeout SECS] [--total-timeout SECS]\n"
+    "                          [--max-connections N] [--test-allow-loopback]\n"
+    "       agentguard-gateway --self-check | --help | --version\n"
+    "\n"
+    "The live-study egress gateway: an HTTP proxy that accepts CONNECT host:port\n"
+    "and absolute-form http:// requests, judges each against the destination\n"
+    "policy before any DNS lookup, resolves approved names only through the one\n"
+    "--resolver, connects only to the address it checked, never follows\n"
+    "redirects and never intercepts TLS. One JSON record per decision goes to\n"
+    "--events (a new file); SIGTERM ends the stream with a completion record.\n"
+    "\n"
+    "  --test-allow-loopback  tests only: with a policy whose every rule is\n"
+    "                         test_only, answers 127.0.0.1 and ::1 count as safe\n"
+    "  --self-check           start nothing; check the binary runs; exit 0\n";
 
 static void die_usage(const char *what)
 {
@@ -139,8 +139,22 @@ static int self_check(void)
 
 static void parse_args(int argc, char **argv, struct gw_opts *o)
 {
-	enum { O_LADDR = 256, O_LPORT, O_RESOLVER, O_POLICY, O_DIGEST, O_EVENTS, O_TRIAL,
-	       O_IDLE, O_TOTAL, O_MAXC, O_LOOP, O_SELF, O_HELP, O_VERSION };
+	enum {
+		O_LADDR = 256,
+		O_LPORT,
+		O_RESOLVER,
+		O_POLICY,
+		O_DIGEST,
+		O_EVENTS,
+		O_TRIAL,
+		O_IDLE,
+		O_TOTAL,
+		O_MAXC,
+		O_LOOP,
+		O_SELF,
+		O_HELP,
+		O_VERSION
+	};
 	static const struct option lo[] = {
 	    {"listen-address", required_argument, NULL, O_LADDR},
 	    {"listen-port", required_argument, NULL, O_LPORT},
@@ -165,15 +179,30 @@ static void parse_args(int argc, char **argv, struct gw_opts *o)
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "+", lo, NULL)) != -1) {
 		switch (ch) {
-		case O_LADDR: o->listen_address = optarg; break;
-		case O_LPORT: o->listen_port = parse_int_opt(optarg, 1, 65535, "bad --listen-port"); break;
-		case O_RESOLVER: o->resolver = optarg; break;
-		case O_POLICY: o->policy_path = optarg; break;
-		case O_DIGEST: o->policy_digest = optarg; break;
-		case O_EVENTS: o->events_path = optarg; break;
-		case O_TRIAL: o->trial_id = optarg; break;
+		case O_LADDR:
+			o->listen_address = optarg;
+			break;
+		case O_LPORT:
+			o->listen_port = parse_int_opt(optarg, 1, 65535, "bad --listen-port");
+			break;
+		case O_RESOLVER:
+			o->resolver = optarg;
+			break;
+		case O_POLICY:
+			o->policy_path = optarg;
+			break;
+		case O_DIGEST:
+			o->policy_digest = optarg;
+			break;
+		case O_EVENTS:
+			o->events_path = optarg;
+			break;
+		case O_TRIAL:
+			o->trial_id = optarg;
+			break;
 		case O_IDLE:
-			o->idle_secs = parse_int_opt(optarg, 1, AG_GW_IDLE_SECS_MAX, "bad --idle-timeout");
+			o->idle_secs =
+			    parse_int_opt(optarg, 1, AG_GW_IDLE_SECS_MAX, "bad --idle-timeout");
 			break;
 		case O_TOTAL:
 			o->total_secs =
@@ -183,11 +212,19 @@ static void parse_args(int argc, char **argv, struct gw_opts *o)
 			o->max_connections = parse_int_opt(optarg, 1, AG_GW_MAX_CONNECTIONS,
 							   "bad --max-connections");
 			break;
-		case O_LOOP: o->test_allow_loopback = true; break;
-		case O_SELF: exit(self_check());
-		case O_HELP: fputs(usage, stdout); exit(0);
-		case O_VERSION: printf("agentguard-gateway %s\n", AG_VERSION); exit(0);
-		default: die_usage("unknown option or missing value");
+		case O_LOOP:
+			o->test_allow_loopback = true;
+			break;
+		case O_SELF:
+			exit(self_check());
+		case O_HELP:
+			fputs(usage, stdout);
+			exit(0);
+		case O_VERSION:
+			printf("agentguard-gateway %s\n", AG_VERSION);
+			exit(0);
+		default:
+			die_usage("unknown option or missing value");
 		}
 	}
 	if (optind != argc)
@@ -217,8 +254,9 @@ static json_t *start_record(const struct gw *gw)
 	json_object_set_new(r, "trial_id",
 			    gw->opts.trial_id ? json_string(gw->opts.trial_id) : json_null());
 	json_object_set_new(r, "policy_digest", json_string(gw->policy->digest));
-	json_object_set_new(r, "listen", json_pack("{s:s, s:i}", "address", gw->opts.listen_address,
-						   "port", gw->opts.listen_port));
+	json_object_set_new(r, "listen",
+			    json_pack("{s:s, s:i}", "address", gw->opts.listen_address, "port",
+				      gw->opts.listen_port));
 	json_object_set_new(r, "resolver", json_string(gw->opts.resolver));
 	json_object_set_new(r, "tls_interception", json_false());
 	json_object_set_new(r, "follows_redirects", json_false());
@@ -276,8 +314,9 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < gw.policy->n_rules; i++)
 			all_test = all_test && gw.policy->rules[i].test_only;
 		if (!all_test || gw.policy->n_rules == 0) {
-			rc = fail(2, "gateway.test_flag_needs_test_policy",
-				  "--test-allow-loopback needs a policy whose every rule is test_only");
+			rc = fail(
+			    2, "gateway.test_flag_needs_test_policy",
+			    "--test-allow-loopback needs a policy whose every rule is test_only");
 			goto out_policy;
 		}
 	}
@@ -328,7 +367,8 @@ int main(int argc, char **argv)
 	event_base_dispatch(gw.base);
 
 	gw_close_all(&gw, "shutdown");
-	bool complete = gw_stream_finish(&gw.stream, gw.stop_reason ? gw.stop_reason : "loop_ended");
+	bool complete =
+	    gw_stream_finish(&gw.stream, gw.stop_reason ? gw.stop_reason : "loop_ended");
 	rc = complete ? 0 : 1;
 	if (!complete)
 		fprintf(stderr, "agentguard-gateway: the evidence stream is incomplete "

@@ -52,8 +52,8 @@ struct gw_conn {
 	const char *close_reason; /* how a relayed connection ended */
 	char connected[AG_EGRESS_ADDR_TEXT_MAX];
 	int linger_reads;
-	bool head_seen;		/* at least one byte of a request arrived */
-	bool gw_reason_forced;	/* refused before reading (limits): always recorded */
+	bool head_seen;		     /* at least one byte of a request arrived */
+	bool gw_reason_forced;	     /* refused before reading (limits): always recorded */
 	int64_t bytes_in, bytes_out; /* from the destination / to the destination */
 };
 
@@ -216,7 +216,6 @@ static void refuse_written(struct bufferevent *bev, void *arg)
 	bufferevent_setcb(bev, linger_read, NULL, refuse_event, c);
 	bufferevent_enable(bev, EV_READ);
 }
-
 
 static void refuse(struct gw_conn *c, int status, const char *text)
 {
@@ -407,8 +406,7 @@ static void up_event(struct bufferevent *bev, short what, void *arg)
 	refuse(c, 502, "Bad Gateway");
 }
 
-static socklen_t to_sockaddr(const struct ag_egress_addr *a, int port,
-			     struct sockaddr_storage *ss)
+static socklen_t to_sockaddr(const struct ag_egress_addr *a, int port, struct sockaddr_storage *ss)
 {
 	memset(ss, 0, sizeof(*ss));
 	if (a->family == 4) {
@@ -516,14 +514,16 @@ static void dns_done(struct gw_conn *c, int result, char type, int count, void *
 		for (int i = 0; i < count; i++) {
 			char text[AG_EGRESS_ADDR_TEXT_MAX];
 			if (type == DNS_IPv4_A)
-				inet_ntop(AF_INET, (const uint32_t *)addresses + i, text, sizeof(text));
+				inet_ntop(AF_INET, (const uint32_t *)addresses + i, text,
+					  sizeof(text));
 			else if (type == DNS_IPv6_AAAA)
 				inet_ntop(AF_INET6, (const struct in6_addr *)addresses + i, text,
 					  sizeof(text));
 			else
 				continue;
 			if (c->n_addrs < AG_EGRESS_RESOLVED_MAX + 1)
-				snprintf(c->addrs[c->n_addrs++], AG_EGRESS_ADDR_TEXT_MAX, "%s", text);
+				snprintf(c->addrs[c->n_addrs++], AG_EGRESS_ADDR_TEXT_MAX, "%s",
+					 text);
 			else
 				c->addrs_overflow = true;
 		}
@@ -566,10 +566,12 @@ static void resolve(struct gw_conn *c)
 	c->dns_pending = 2;
 	/* Never the search list, never /etc/hosts: the one resolver only. */
 	bufferevent_setcb(c->cli, NULL, NULL, relay_event, c);
-	c->dns_req[0] = evdns_base_resolve_ipv4(c->gw->dns, c->d.host, DNS_QUERY_NO_SEARCH, dns_done4, c);
+	c->dns_req[0] =
+	    evdns_base_resolve_ipv4(c->gw->dns, c->d.host, DNS_QUERY_NO_SEARCH, dns_done4, c);
 	if (!c->dns_req[0])
 		c->dns_pending--;
-	c->dns_req[1] = evdns_base_resolve_ipv6(c->gw->dns, c->d.host, DNS_QUERY_NO_SEARCH, dns_done6, c);
+	c->dns_req[1] =
+	    evdns_base_resolve_ipv6(c->gw->dns, c->d.host, DNS_QUERY_NO_SEARCH, dns_done6, c);
 	if (!c->dns_req[1])
 		c->dns_pending--;
 	if (c->dns_pending == 0) {
@@ -639,7 +641,8 @@ static char *build_upstream_head(struct gw_conn *c, const char *method, const ch
 			}
 			memcpy(num, v, vl);
 			num[vl] = 0;
-			if (ag_parse_i64(num, &cl) < 0 || cl < 0 || cl > AG_EGRESS_EVENT_BYTES_MAX) {
+			if (ag_parse_i64(num, &cl) < 0 || cl < 0 ||
+			    cl > AG_EGRESS_EVENT_BYTES_MAX) {
 				c->gw_reason = "content_length_invalid";
 				evbuffer_free(b);
 				return NULL;
@@ -745,8 +748,8 @@ static void handle_head(struct gw_conn *c, char *head, size_t n)
 	}
 	/* Judgement before any lookup: an unapproved name is never resolved. */
 	judge(c);
-	bool needs_lookup = !c->d.allow && c->d.reason &&
-			    strcmp(c->d.reason, "resolution_uncertain") == 0;
+	bool needs_lookup =
+	    !c->d.allow && c->d.reason && strcmp(c->d.reason, "resolution_uncertain") == 0;
 	if (!c->d.allow && !needs_lookup) {
 		refuse(c, 403, "Forbidden");
 		return;

@@ -73,10 +73,10 @@ bool gw_stream_finish(struct gw_stream *s, const char *reason)
 	char ts[32];
 	gw_now(ts);
 	bool complete = !s->broken;
-	json_t *end = json_pack("{s:s, s:b, s:s, s:I, s:I, s:I, s:s}", "record", "end", "complete",
-				complete, "reason", reason, "records", (json_int_t)s->records, "lost",
-				(json_int_t)s->lost, "empty_connections", (json_int_t)s->empty,
-				"ended", ts);
+	json_t *end =
+	    json_pack("{s:s, s:b, s:s, s:I, s:I, s:I, s:s}", "record", "end", "complete", complete,
+		      "reason", reason, "records", (json_int_t)s->records, "lost",
+		      (json_int_t)s->lost, "empty_connections", (json_int_t)s->empty, "ended", ts);
 	/* The end line may still fit when a decision record did not; it says
 	 * complete=false then. Room for it is not reserved: if it does not fit,
 	 * the missing end line says the same. */
