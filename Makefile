@@ -123,6 +123,7 @@ fuzz-long:
 
 install: $(BUILD)/agentguard $(BUILD)/agentguard-gateway
 	install -D -m 0755 $(BUILD)/agentguard $(DESTDIR)$(PREFIX)/bin/agentguard
+	install -D -m 0755 $(BUILD)/agentguard-gateway $(DESTDIR)$(PREFIX)/bin/agentguard-gateway
 	install -D -m 0644 $(SCHEMA_JSON) $(DESTDIR)$(PREFIX)/share/agentguard/schemas/agentguard-config-v1.schema.json
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/agentguard/schemas \
 		data/schemas/contained-run-v1.schema.json data/schemas/containment-evidence-v1.schema.json \
