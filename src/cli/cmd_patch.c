@@ -1,6 +1,7 @@
 #include "lib/base/ag.h"
 #include "cli/cli.h"
 #include "lib/base/error.h"
+#include "lib/base/termsafe.h"
 #include "lib/evidence/verify.h"
 
 static const char help[] =
@@ -18,56 +19,31 @@ static const char help[] =
     "    git apply --check agent.patch && git apply agent.patch\n"
     "\n"
     "Piped or redirected, the bytes are written exactly as sealed. On a\n"
-    "terminal, control characters (other than newline and tab), bytes that\n"
-    "are not UTF-8 and bidirectional overrides are shown as \\xNN escapes, so\n"
-    "the patch cannot drive the terminal; --raw (exact bytes) is refused on a\n"
-    "terminal.\n"
+    "terminal, control characters (other than newline and tab) and bytes\n"
+    "that are not UTF-8 are shown as \\xNN, C1 controls, bidirectional\n"
+    "controls and U+2028/U+2029 as \\uNNNN, so the patch cannot drive the\n"
+    "terminal; --raw (exact bytes) is refused on a terminal.\n"
     "\n"
     "Exit codes: 0 printed, 2 not verified, no patch, or usage error.\n";
 
-/* Length of a valid UTF-8 sequence at p (n bytes left) for a code point that
- * is safe on a terminal: not C1, not a bidi control; 0 otherwise. */
-static size_t safe_utf8(const unsigned char *p, size_t n)
-{
-	unsigned cp;
-	size_t len;
-	if (p[0] < 0xc2 || p[0] > 0xf4)
-		return 0;
-	len = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
-	if (len > n)
-		return 0;
-	cp = p[0] & (0x7f >> len);
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp < 0xa0 || (cp >= 0x202a && cp <= 0x202e) ||
-	    (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e || cp == 0x200f || cp == 0x061c)
-		return 0;
-	return len;
-}
-
+/* The patch on a terminal: the one escaper (lib/base/termsafe.h), newlines
+ * and tabs kept so the patch stays readable. */
 static bool put_escaped(const char *data, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)data;
-	for (size_t i = 0; i < n;) {
-		unsigned char c = p[i];
-		if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) {
-			putchar(c);
-			i++;
-			continue;
+	size_t i = 0, plain = 0;
+	while (i < n) {
+		char esc[16];
+		size_t adv = 1, el = 0;
+		if (data[i] != '\n' && data[i] != '\t')
+			el = ag_termsafe_step(data + i, n - i, esc, &adv);
+		if (el) {
+			fwrite(data + plain, 1, i - plain, stdout);
+			fwrite(esc, 1, el, stdout);
+			plain = i + adv;
 		}
-		size_t k = c >= 0x80 ? safe_utf8(p + i, n - i) : 0;
-		if (k) {
-			fwrite(p + i, 1, k, stdout);
-			i += k;
-		} else {
-			printf("\\x%02x", c);
-			i++;
-		}
+		i += adv;
 	}
+	fwrite(data + plain, 1, n - plain, stdout);
 	return !ferror(stdout);
 }
 

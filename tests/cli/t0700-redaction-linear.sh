@@ -5,7 +5,7 @@
 # `evidence verify` must finish inside a wall bound where the quadratic
 # scanner of old could not (600 KB took it 40 s; 2 x 1 MiB about 4 min).
 # The step-count bound without a clock is unit/test_redact
-# (test_linear_steps); 4 MiB through ag_redact is unit/test_redact_linear.
+# (test_linear_steps); 4 MiB through ag_redact is test_adversarial_4mib there.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib-test.sh"

@@ -38,7 +38,8 @@ agent='cd /agentguard-workspace/src &&
 for n in "csi\302\233[2Jx" "osc\302\2358;;evil\302\234y" "nel\302\205z" "rlo\342\200\256txt.exe" \
 	"lri\342\201\246q" "lrm\342\200\216r" "alm\330\234s" "ls\342\200\250t" "esc\033[31mu" "raw\233v"; do
 	f=$(printf "$n") && echo x > "$f"
-done'
+done
+printf "body csi\302\233[2J ls\342\200\250 rlo\342\200\256 esc\033[0m\n" > content.txt'
 t_run as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo -- /bin/sh -c "$agent"
 printf '%s' "$AG_OUT" >"$T/summary.txt"
 t_is "the run completes (exit 0)" "$AG_RC" 0
@@ -62,6 +63,20 @@ done
 t_run as_user "$AG_BIN" report "$D" --format md
 printf '%s' "$AG_OUT" >"$T/report.md"
 t_ok "report md: nothing dangerous printed raw" safe_output "$T/report.md"
+
+# agentguard patch on a terminal: the file content goes through the same escaper
+if command -v script >/dev/null; then
+	t_run script -qec "$AG_BIN patch $D" /dev/null
+	printf '%s' "$AG_OUT" | tr -d '\r' >"$T/patch.txt"
+	t_is "patch on a terminal: exit 0" "$AG_RC" 0
+	t_ok "patch on a terminal: nothing dangerous printed raw" safe_output "$T/patch.txt"
+	t_ok "patch on a terminal shows the content escaped" \
+		grep -qF -- 'body csi\u009b[2J ls\u2028 rlo\u202e esc\x1b[0m' "$T/patch.txt"
+else
+	t_skip "patch on a terminal" "no script(1)"
+	t_skip "patch on a terminal: nothing raw" "no script(1)"
+	t_skip "patch on a terminal shows the content escaped" "no script(1)"
+fi
 
 # report --list: a run directory whose name carries the controls
 L="$T/list-root"

@@ -15,6 +15,8 @@
 #include "lib/config/config.h"
 #include "lib/config/env_allowlist.h"
 
+#include <time.h>
+
 static char *R(const struct ag_redactor *r, const char *s)
 {
 	return ag_redact(r, s, strlen(s), 4096, AG_REDACT_KEEP_NEWLINES, NULL);
@@ -412,6 +414,56 @@ static void test_linear_steps(void **state)
 	ag_redactor_release(&r);
 }
 
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Finding 4 with a wall bound where the quadratic scanner of old would be
+ * hopeless: 4 MiB of each shape through ag_redact (the run's call, with a
+ * redaction set) and the verifier's call (no set). Linear code needs well
+ * under a second per shape (a few under ASan); the old code needed about
+ * 80 minutes for the first shape alone (50 s per 512 KiB, four times more
+ * per doubling). The bound is 60 s of CPU per call, and SIGALRM after 180 s
+ * of wall time ends a run that is stuck. (This test, with only the
+ * ag_redact API, was also built against the old code: killed by the alarm.)
+ */
+static void test_adversarial_4mib(void **state)
+{
+	(void)state;
+	alarm(180);
+	struct ag_redactor r = AG_REDACTOR_INIT;
+	ag_redactor_add_secret(&r, "CANARY-SECRET-0123456789");
+	ag_redactor_add_secret(&r, "value-a.a.a.a.b");
+	ag_redactor_add_root(&r, "/srv/work/repo", "${REPOSITORY_ROOT}");
+	ag_redactor_add_root(&r, "/srv/work", "${AGENTGUARD_ROOT}");
+	static const char *const units[] = {
+	    "a.", "CANARY-SECRET-012345678.", "x.token.password.", "/srv/work/rep/srv/work/repo.",
+	    "a.b.c.d=",
+	};
+	const size_t n = 4 * 1024 * 1024;
+	for (size_t u = 0; u < AG_ARRAY_SIZE(units); u++) {
+		char *t = repeat(units[u], n);
+		for (int with_set = 0; with_set < 2; with_set++) {
+			double t0 = cpu_seconds();
+			char *o = ag_redact(with_set ? &r : NULL, t, n, 8 * n, AG_REDACT_KEEP_NEWLINES,
+					    NULL);
+			double dt = cpu_seconds() - t0;
+			free(o);
+			if (dt > 60)
+				print_error("shape %zu (set %d): %.1f s of CPU for 4 MiB\n", u, with_set,
+					    dt);
+			assert_true(dt <= 60);
+		}
+		free(t);
+	}
+	ag_redactor_release(&r);
+	alarm(0);
+}
+
 /* Finding 6: the one terminal escaper, class by class. */
 static void test_termsafe(void **state)
 {
@@ -568,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_argv_credentials),
 		cmocka_unit_test(test_idempotent),
 		cmocka_unit_test(test_linear_steps),
+		cmocka_unit_test(test_adversarial_4mib),
 		cmocka_unit_test(test_termsafe),
 		cmocka_unit_test(test_env_value_rules),
 	};

@@ -595,11 +595,17 @@ static const struct shape shapes[] = {
 /* Called only at the start of a run of word characters: each run once per shape. */
 static size_t token_shape(const char *s, size_t n, uint64_t *st)
 {
-	if (!strchr("gsnxAG", s[0]) || !s[0])
-		return 0; /* no shape starts otherwise */
+	switch (s[0]) { /* the first letters of the shapes */
+	case 'g': case 's': case 'n': case 'x': case 'A':
+		break;
+	default:
+		return 0;
+	}
 	for (size_t i = 0; i < AG_ARRAY_SIZE(shapes); i++) {
+		if (shapes[i].prefix[0] != s[0])
+			continue;
 		size_t pl = strlen(shapes[i].prefix);
-		if (shapes[i].prefix[0] != s[0] || n < pl || memcmp(s, shapes[i].prefix, pl) != 0)
+		if (n < pl || memcmp(s, shapes[i].prefix, pl) != 0)
 			continue;
 		size_t j = pl;
 		while (j < n && (shapes[i].body_set ? strchr(shapes[i].body_set, s[j]) != NULL && s[j]
@@ -772,8 +778,10 @@ static void scan(const char *s, size_t n, unsigned flags, struct out *o, uint64_
 		/* Private absolute paths */
 		if (c == '/' && (i == 0 || !is_path_char((unsigned char)s[i - 1]))) {
 			bool hit = false;
-			for (const char *const *p = private_prefixes; *p && !hit; p++)
-				hit = strlen(*p) <= n - i && memcmp(s + i, *p, strlen(*p)) == 0;
+			for (const char *const *p = private_prefixes; *p && !hit && n - i > 4; p++) {
+				size_t pl = strlen(*p);
+				hit = (*p)[1] == s[i + 1] && pl <= n - i && memcmp(s + i, *p, pl) == 0;
+			}
 			if (hit) {
 				size_t j = i;
 				while (j < n && is_path_char((unsigned char)s[j]))

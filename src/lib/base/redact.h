@@ -50,7 +50,10 @@ struct ag_redactor {
 	struct ag_strv secrets; /* values to remove wherever they appear */
 	struct ag_strv roots;	/* host path roots */
 	struct ag_strv roles;	/* role token for roots[i], e.g. "${RUN_ROOT}" */
-	struct ag_redact_ac *ac; /* the automaton, built on first use; private */
+	/* The automaton: built by the first ag_redact() after a change of the
+	 * set, dropped by the next add or release; private. So one redactor is
+	 * not used from two threads at once (no caller does). */
+	struct ag_redact_ac *ac;
 };
 
 #define AG_REDACTOR_INIT {AG_STRV_INIT, AG_STRV_INIT, AG_STRV_INIT, NULL}

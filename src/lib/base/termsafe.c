@@ -44,8 +44,8 @@ size_t ag_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp)
 static bool cp_unsafe(uint32_t cp)
 {
 	return (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F ||
-	       (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
-	       cp == 0x2028 || cp == 0x2029;
+	       (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 ||
+	       cp == 0x2029;
 }
 
 size_t ag_termsafe_step(const char *s, size_t n, char esc[16], size_t *adv)

@@ -187,8 +187,9 @@ static int check_privacy(const json_t *v, unsigned depth, struct ag_error **err)
 	if (json_is_object(v)) {
 		json_object_foreach((json_t *)v, k, x)
 		{
+			bool argv = strcmp(k, "command") == 0 && json_is_array(x);
 			if (check_string(k, strlen(k), err) < 0 ||
-			    (strcmp(k, "command") == 0 && json_is_array(x) && check_argv(x, err) < 0) ||
+			    (argv && check_argv(x, err) < 0) ||
 			    check_privacy(x, depth + 1, err) < 0)
 				return -1;
 		}
