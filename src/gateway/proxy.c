@@ -613,6 +613,7 @@ static char *build_upstream_head(struct gw_conn *c, const char *method, const ch
 	else
 		evbuffer_add_printf(b, "Host: %s:%d\r\n", c->target_host, c->d.port);
 	c->body_left = 0;
+	bool seen_length = false;
 	const char *line = headers;
 	const char *end = headers + hlen;
 	while (line < end) {
@@ -634,7 +635,8 @@ static char *build_upstream_head(struct gw_conn *c, const char *method, const ch
 			while (vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
 				vl--;
 			int64_t cl;
-			if (vl == 0 || vl >= sizeof(num) || c->body_left != 0) {
+			/* One Content-Length only (two are a smuggling vector). */
+			if (vl == 0 || vl >= sizeof(num) || seen_length) {
 				c->gw_reason = "content_length_invalid";
 				evbuffer_free(b);
 				return NULL;
@@ -648,6 +650,7 @@ static char *build_upstream_head(struct gw_conn *c, const char *method, const ch
 				return NULL;
 			}
 			c->body_left = cl;
+			seen_length = true;
 		}
 		/* The gateway states the destination and the connection itself. */
 		if (!header_is(line, len, "host") && !header_is(line, len, "connection") &&

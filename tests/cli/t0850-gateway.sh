@@ -173,22 +173,23 @@ printf 'GET https://canary.test:%s/ HTTP/1.1\r\n\r\n' "$HP" >"$T/m3"
 printf 'GET http://canary.test:%s/ HTTP/1.1\r\nX: a\r\n b\r\n\r\n' "$HP" >"$T/m4"
 printf 'CONNECT canary.test:%s?q=QS0850C HTTP/1.1\r\n\r\n' "$HP" >"$T/m5"
 printf 'POST http://canary.test:%s/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n' "$HP" >"$T/m6"
+printf 'POST http://canary.test:%s/ HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 5\r\n\r\nhello' "$HP" >"$T/m8"
 { printf 'GET http://canary.test:%s/ HTTP/1.1\r\n' "$HP"; head -c 20000 /dev/zero | tr '\0' 'a'
   printf '\r\n\r\n'; } >"$T/m7"
 before_http=$(log_count http)
 before_recs=$(jq -s '[.[]|select(.record=="decision")]|length' "$EV")
-for m in m1 m2 m3 m4 m5 m6; do
+for m in m1 m2 m3 m4 m5 m6 m8; do
 	t_like "malformed request $m gets 4xx" "$(gw_raw "$T/$m")" '^HTTP/1.1 4[0-9][0-9] '
 done
 t_like "an oversized request head gets 431" "$(gw_raw "$T/m7")" '^HTTP/1.1 431 '
 t_is "... each got a deny record" \
 	"$(jq -s --argjson b "$before_recs" '[.[]|select(.record=="decision")][$b:]|map(.event.decision)|unique|join(",")' -r "$EV")" deny
-t_is "... seven records" \
-	"$(jq -s --argjson b "$before_recs" '[.[]|select(.record=="decision")][$b:]|length' "$EV")" 7
+t_is "... eight records" \
+	"$(jq -s --argjson b "$before_recs" '[.[]|select(.record=="decision")][$b:]|length' "$EV")" 8
 t_is "... none reached the canary" "$(log_count http)" "$before_http"
 t_is "... the gateway says why" \
 	"$(jq -s -r --argjson b "$before_recs" '[.[]|select(.record=="decision")][$b:]|map(.gateway_reason//.event.reason)|join(",")' "$EV")" \
-	"malformed_request,unsupported_request,unsupported_request,malformed_request,invalid_authority,transfer_encoding_unsupported,header_too_large"
+	"malformed_request,unsupported_request,unsupported_request,malformed_request,invalid_authority,transfer_encoding_unsupported,content_length_invalid,header_too_large"
 
 # ---- a resolver that refuses: denied as uncertain ----
 # libevent marks a refusing nameserver as failed and later probes it with a
