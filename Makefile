@@ -8,6 +8,8 @@ SANITIZE ?=
 PKGS := yaml-0.1 jansson libcrypto libgit2 libcurl libarchive
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS := $(shell pkg-config --libs $(PKGS)) -lm
+EVENT_CFLAGS := $(shell pkg-config --cflags libevent)
+EVENT_LIBS := $(shell pkg-config --libs libevent)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -30,17 +32,19 @@ LDFLAGS += $(HARDEN_LD) $(SAN)
 
 LIB_SRC := $(sort $(wildcard src/lib/*/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
+GW_SRC := $(sort $(wildcard src/gateway/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+GW_OBJ := $(GW_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/%)
 SCHEMA_JSON := data/schemas/agentguard-config-v1.schema.json
 
 .PHONY: all check check-asan check-valgrind fuzz fuzz-long install clean tests format-check dist
 
-all: $(BUILD)/agentguard $(BUILD)/agentguard-probe
+all: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-gateway
 
 # The preflight's probe: static (musl), so it runs in any image, even one
 # with no libc or shell; installed beside agentguard, which finds it there.
@@ -68,6 +72,11 @@ $(BUILD)/libagentguard.a: $(LIB_OBJ)
 $(BUILD)/agentguard: $(CLI_OBJ) $(BUILD)/libagentguard.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libagentguard.a $(PKG_LIBS)
 
+# The egress gateway: its own main, the base and egress libraries, libevent.
+$(GW_OBJ): CFLAGS += $(EVENT_CFLAGS)
+$(BUILD)/agentguard-gateway: $(GW_OBJ) $(BUILD)/libagentguard.a
+	$(CC) $(LDFLAGS) -o $@ $(GW_OBJ) $(BUILD)/libagentguard.a $(PKG_LIBS) $(EVENT_LIBS)
+
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libagentguard.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libagentguard.a $(PKG_LIBS) $(CMOCKA_LIBS) $(LDFLAGS)
@@ -77,7 +86,7 @@ $(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libagent
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libagentguard.a $(PKG_LIBS) $(LDFLAGS)
 
-tests: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(UNIT_BIN) $(FUZZ_REPLAY)
+tests: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-gateway $(UNIT_BIN) $(FUZZ_REPLAY)
 
 # The whole suite; prints one closing line "N passed, M failed".
 check: tests
@@ -119,9 +128,10 @@ fuzz: build-fuzz/lib.a
 fuzz-long:
 	$(MAKE) fuzz FUZZ_SECONDS=1800 FUZZ_EGRESS_SECONDS=1800
 
-install: $(BUILD)/agentguard $(BUILD)/agentguard-probe
+install: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-gateway
 	install -D -m 0755 $(BUILD)/agentguard $(DESTDIR)$(PREFIX)/bin/agentguard
 	install -D -m 0755 $(BUILD)/agentguard-probe $(DESTDIR)$(PREFIX)/bin/agentguard-probe
+	install -D -m 0755 $(BUILD)/agentguard-gateway $(DESTDIR)$(PREFIX)/bin/agentguard-gateway
 	install -D -m 0644 $(SCHEMA_JSON) $(DESTDIR)$(PREFIX)/share/agentguard/schemas/agentguard-config-v1.schema.json
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/agentguard/schemas \
 		data/schemas/contained-run-v1.schema.json data/schemas/containment-evidence-v1.schema.json \
@@ -156,7 +166,7 @@ dist:
 # The files kept clang-format clean (scripts/test runs this). The Docker
 # layer, the probe and the base helpers it added are; the rest of the tree
 # joins in one coordinated reformat (FORMAT_ALL=1 shows what it would change).
-FORMAT_FILES := $(wildcard src/lib/docker/*.c src/lib/docker/*.h) src/probe/agentguard-probe.c \
+FORMAT_FILES := $(wildcard src/lib/docker/*.c src/lib/docker/*.h) src/probe/agentguard-probe.c $(GW_SRC) $(wildcard src/gateway/*.h) \
 	src/lib/base/json.c src/lib/base/json.h src/lib/base/size.c src/lib/base/size.h
 ifneq ($(FORMAT_ALL),)
 FORMAT_FILES := $(LIB_SRC) $(CLI_SRC) $(wildcard src/lib/*/*.h) src/probe/agentguard-probe.c
@@ -167,4 +177,4 @@ format-check:
 clean:
 	rm -rf build build-asan build-fuzz build-clang
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(GW_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d)

@@ -447,5 +447,34 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
 #define AG_RUNS_AUDIT_MAX_ENTRIES 4096
 /* Most entries in one run directory of such a runs root. */
 #define AG_RUNS_AUDIT_MAX_RUN_ENTRIES 16
+/* ---- egress gateway (src/gateway; docs/study-egress.md "The gateway") ---- */
+/* Most client connections open at once; one more gets 503 and a deny record. */
+#define AG_GW_MAX_CONNECTIONS 256
+/* Largest request head (request line + headers, bytes); more gets 431. */
+#define AG_GW_HEADER_MAX (16 * 1024)
+/* Most header lines in one request head. */
+#define AG_GW_HEADER_LINES_MAX 100
+/* Seconds a client has to send its whole request head. */
+#define AG_GW_HEADER_SECS 10
+/* Seconds to connect to the checked address. */
+#define AG_GW_CONNECT_SECS 10
+/* Default and largest idle time of a relayed connection (seconds, each direction). */
+#define AG_GW_IDLE_SECS 300
+#define AG_GW_IDLE_SECS_MAX 3600
+/* Default and largest total lifetime of one connection (seconds). */
+#define AG_GW_TOTAL_SECS 3600
+#define AG_GW_TOTAL_SECS_MAX (24 * 3600)
+/* Seconds open connections get to finish after SIGTERM before they are cut. */
+#define AG_GW_DRAIN_SECS 5
+/* Bytes buffered towards one side before reading from the other pauses. */
+#define AG_GW_RELAY_HIGHWATER (256 * 1024)
+/* Largest evidence stream (bytes); a record past it is lost, the stream
+ * incomplete, and every later request refused. */
+#define AG_GW_EVENTS_MAX_BYTES (16 * 1024 * 1024)
+/* Largest single evidence record (bytes). */
+#define AG_GW_RECORD_MAX (16 * 1024)
+/* DNS: seconds per attempt and attempts per query (the one resolver). */
+#define AG_GW_DNS_TIMEOUT_SECS 3
+#define AG_GW_DNS_ATTEMPTS 2
 
 #endif

@@ -1,0 +1,104 @@
+/*
+ * gateway.h: agentguard-gateway, the live-study egress proxy (issue 12,
+ * docs/study-egress.md "The gateway"). Its own main; it links the base and
+ * egress libraries and libevent (bufferevent for the two directions of each
+ * connection, evdns for the one resolver it is given).
+ *
+ * Every request is judged by ag_egress_decide() twice at most: once before
+ * any lookup (an unapproved name is never resolved), once with every A and
+ * AAAA answer. The connection goes to the address the decision checked.
+ *
+ * Evidence is one canonical JSON line per record in the --events file
+ * (schema "agentguard.egress-gateway-stream" v1):
+ *   {"record":"start", ...}                       first line
+ *   {"record":"decision","seq":N,"event":{...},   one per decision; "event"
+ *    "decision":{...},"connected_address":...}    is the manifest's event item
+ *   {"record":"end","complete":B,"records":N,...} last line, on SIGTERM
+ * A connection that closes or times out before sending one byte is not a
+ * request: it is counted in the end line ("empty_connections"), not recorded.
+ * A stream without an end line, or with "complete":false, is incomplete.
+ */
+#ifndef AG_GATEWAY_H
+#define AG_GATEWAY_H
+
+#include "lib/base/ag.h"
+#include "lib/base/bounds.h"
+#include "lib/egress/decision.h"
+
+#include <event2/event.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+struct ag_egress_policy;
+struct evdns_base;
+struct evconnlistener;
+struct gw_conn;
+
+#define GW_STREAM_SCHEMA "agentguard.egress-gateway-stream"
+
+struct gw_opts {
+	const char *listen_address;
+	int listen_port;
+	const char *resolver; /* IP, IP:PORT or [v6]:PORT */
+	const char *policy_path;
+	const char *policy_digest; /* NULL or 64 hex; must match */
+	const char *events_path;
+	const char *trial_id;
+	int idle_secs, total_secs, max_connections;
+	bool test_allow_loopback;
+};
+
+/* The evidence stream: one file, appended with write(2), bounded. */
+struct gw_stream {
+	int fd;
+	int64_t bytes;
+	int64_t records; /* decision records written */
+	int64_t lost;	 /* records that could not be written */
+	int64_t empty;	 /* connections that sent no byte (not requests) */
+	bool broken;	 /* a write failed or the bound was hit: incomplete */
+};
+
+struct gw {
+	struct gw_opts opts;
+	struct event_base *base;
+	struct evdns_base *dns;
+	struct sockaddr_storage resolver; /* the one nameserver */
+	socklen_t resolver_len;
+	bool dns_reset_pending;
+	struct evconnlistener *listener;
+	struct event *sig_term, *sig_int, *drain_timer;
+	struct ag_egress_policy *policy;
+	struct gw_stream stream;
+	struct gw_conn *conns; /* open connections (doubly linked) */
+	size_t n_conns;
+	size_t n_zombies; /* finished, waiting for a DNS callback */
+	int64_t seq;
+	bool stopping;
+	const char *stop_reason;
+};
+
+/* stream.c */
+void gw_now(char out[32]);
+int gw_stream_open(struct gw_stream *s, const char *path, struct ag_error **err);
+/* Appends one canonical JSON line (takes ownership of rec). Failure marks
+ * the stream broken and counts the record lost. Returns 0 or -1. */
+int gw_stream_write(struct gw_stream *s, json_t *rec);
+/* The last line; returns whether the stream is complete. */
+bool gw_stream_finish(struct gw_stream *s, const char *reason);
+
+/* proxy.c */
+void gw_accept(struct gw *gw, int fd, const struct sockaddr *sa, int salen);
+/* Cuts every open connection (their records are written). */
+void gw_close_all(struct gw *gw, const char *why);
+/* Called when a connection is gone; main.c ends the loop when stopping. */
+void gw_conn_gone(struct gw *gw);
+
+/* main.c: forgets and re-adds the one nameserver (see gw_dns_reset). */
+int gw_dns_set_nameserver(struct gw *gw);
+
+/* Parses "IP", "IP:PORT" or "[v6]:PORT" into a sockaddr (default port
+ * `defport`). Returns 0 or -1. */
+int gw_parse_hostport(const char *s, int defport, struct sockaddr_storage *ss, socklen_t *len);
+
+#endif

@@ -1,0 +1,96 @@
+/*
+ * stream.c: the gateway's evidence stream (gateway.h). Each record is one
+ * canonical JSON line written with write(2) as soon as it exists, so a
+ * crash loses at most the record being written, and a missing end line
+ * tells the reader the stream is incomplete.
+ */
+#include "lib/base/ag.h"
+#include "lib/base/error.h"
+#include "gateway/gateway.h"
+
+#include <time.h>
+
+void gw_now(char out[32])
+{
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int gw_stream_open(struct gw_stream *s, const char *path, struct ag_error **err)
+{
+	*s = (struct gw_stream){.fd = -1};
+	/* A new file only: never append to, or follow a link to, old evidence. */
+	s->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0640);
+	if (s->fd < 0)
+		return ag_err(err, AG_E_IO, errno, "gateway.events.open",
+			      "cannot create the evidence stream (it must not exist yet)");
+	return 0;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int gw_stream_write(struct gw_stream *s, json_t *rec)
+{
+	char *txt = rec ? json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII) : NULL;
+	json_decref(rec);
+	size_t n = txt ? strlen(txt) : 0;
+	int r = -1;
+	/* A broken stream stays broken: a later record must not make a gap
+	 * look like a complete sequence. */
+	if (txt && !s->broken && s->fd >= 0 && n < AG_GW_RECORD_MAX &&
+	    s->bytes + (int64_t)n + 1 <= AG_GW_EVENTS_MAX_BYTES) {
+		txt[n] = '\n'; /* replaces the NUL; write n + 1 bytes */
+		if (write_all(s->fd, txt, n + 1) == 0) {
+			s->bytes += (int64_t)n + 1;
+			r = 0;
+		}
+	}
+	free(txt);
+	if (r < 0) {
+		s->broken = true;
+		s->lost++;
+	}
+	return r;
+}
+
+bool gw_stream_finish(struct gw_stream *s, const char *reason)
+{
+	char ts[32];
+	gw_now(ts);
+	bool complete = !s->broken;
+	json_t *end =
+	    json_pack("{s:s, s:b, s:s, s:I, s:I, s:I, s:s}", "record", "end", "complete", complete,
+		      "reason", reason, "records", (json_int_t)s->records, "lost",
+		      (json_int_t)s->lost, "empty_connections", (json_int_t)s->empty, "ended", ts);
+	/* The end line may still fit when a decision record did not; it says
+	 * complete=false then. Room for it is not reserved: if it does not fit,
+	 * the missing end line says the same. */
+	bool broken_before = s->broken;
+	s->broken = false;
+	if (gw_stream_write(s, end) < 0)
+		complete = false;
+	s->broken = broken_before || !complete;
+	if (s->fd >= 0) {
+		if (fsync(s->fd) < 0)
+			complete = false;
+		if (close(s->fd) < 0)
+			complete = false;
+		s->fd = -1;
+	}
+	return complete;
+}
