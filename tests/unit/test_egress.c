@@ -461,6 +461,153 @@ static void test_plan_invariants(void **state)
 	ag_config_free(c);
 }
 
+/* ---- second review (issue 11): each case failed before its fix ---- */
+
+#define TWO_RULES                                                                                  \
+	"{\"schema\":\"agentguard.live-study-egress-policy\",\"schema_version\":1,"                \
+	"\"destinations\":[{\"host\":\"api.example.com\",\"port\":443},"                         \
+	"{\"host\":\"upload.example.com\",\"port\":443}]}"
+
+static void set_dest(json_t *rec, const char *host)
+{
+	json_object_set_new(json_object_get(rec, "requested"), "host", json_string(host));
+	json_object_set_new(json_object_get(rec, "effective"), "host", json_string(host));
+}
+
+/* An "allow" record whose own resolved address is loopback / metadata /
+ * private was judged complete: the completion never classified it. */
+static void test_review_allow_to_unsafe_address(void **state)
+{
+	(void)state;
+	struct ag_egress_policy *p = pol(ONE_RULE);
+	static const char *const unsafe[] = {"127.0.0.1", "169.254.169.254", "10.1.2.3",
+					     "::ffff:172.17.0.1", "192.0.2.1"};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(unsafe); i++) {
+		json_t *ev = json_array(), *rec = record(p, "https://api.example.com/");
+		json_t *a = json_array();
+		json_array_append_new(a, json_string(unsafe[i]));
+		json_object_set_new(rec, "resolved_addresses", a);
+		json_array_append_new(ev, rec);
+		char *text = NULL;
+		const char *st = build_status(p, ev, &text);
+		if (strcmp(st, "incomplete"))
+			print_error("%s: %s\n", unsafe[i], st);
+		assert_string_equal(st, "incomplete");
+		assert_non_null(strstr(text, "\"reason\":\"event_contradictory\""));
+		free(text);
+		json_decref(ev);
+	}
+	ag_egress_policy_free(p);
+}
+
+/* With a multi-rule policy approved_destination is null, and an allow to a
+ * destination outside the policy was "complete" even under --policy. */
+static void test_review_allow_outside_policy(void **state)
+{
+	(void)state;
+	struct ag_egress_policy *p = pol(TWO_RULES);
+	json_t *ev = json_array(), *rec = record(p, "https://upload.example.com/");
+	json_array_append_new(ev, rec);
+	char *text = NULL;
+	assert_string_equal(build_status(p, ev, &text), "complete");
+	free(text);
+	set_dest(rec, "evil.example.org");
+	assert_string_equal(build_status(p, ev, &text), "failed");
+	assert_non_null(strstr(text, "\"reason\":\"unexpected_destination\""));
+	/* The same document stated "complete" is refused under the policy. */
+	json_t *m = json_loads(text, 0, NULL);
+	json_t *co = json_object_get(m, "completion");
+	json_object_set_new(co, "status", json_string("complete"));
+	json_object_set_new(co, "reason", json_string("complete"));
+	json_object_set_new(co, "success_eligible", json_true());
+	char *forged = json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS);
+	struct ag_egress_completion c;
+	struct ag_error *e = NULL;
+	assert_int_equal(ag_egress_manifest_validate(forged, strlen(forged), p, &c, &e), -1);
+	assert_string_equal(e->reason, "egress.manifest.completion_mismatch");
+	ag_error_free(e);
+	free(forged);
+	json_decref(m);
+	free(text);
+	json_decref(ev);
+	ag_egress_policy_free(p);
+}
+
+/* Query strings without '=' and file:/// host paths passed the sanitizer,
+ * and so the validator, in any field. */
+static void test_review_sanitizer(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *out;
+	} t[] = {
+	    {"https://api.example.com/v1?SECRET", "https://api.example.com/v1"},
+	    {"GET https://a.example/?sk-live-123 HTTP/1.1", "GET https://a.example/ HTTP/1.1"},
+	    {"file:///home/alice/.netrc", "file://[REDACTED_PATH]"},
+	    {"is it ok? yes", "is it ok? yes"},
+	    {"https://x.example/home/ok", "https://x.example/home/ok"},
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(t); i++) {
+		char *s = ag_egress_sanitize(t[i].in);
+		if (strcmp(s, t[i].out))
+			print_error("%s -> %s\n", t[i].in, s);
+		assert_string_equal(s, t[i].out);
+		free(s);
+	}
+	struct ag_egress_policy *p = pol(ONE_RULE);
+	json_t *ev = json_array(), *rec = record(p, "https://api.example.com/v1");
+	json_array_append_new(ev, rec);
+	char *text = NULL;
+	build_status(p, ev, &text);
+	json_t *m = json_loads(text, 0, NULL);
+	json_object_set_new(json_array_get(json_object_get(m, "events"), 0), "url",
+			    json_string("https://api.example.com/v1?SECRET"));
+	char *forged = json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS);
+	struct ag_egress_completion c;
+	struct ag_error *e = NULL;
+	assert_int_equal(ag_egress_manifest_validate(forged, strlen(forged), p, &c, &e), -1);
+	assert_string_equal(e->reason, "egress.manifest.query");
+	ag_error_free(e);
+	free(forged);
+	json_decref(m);
+	free(text);
+	json_decref(ev);
+	ag_egress_policy_free(p);
+}
+
+/* The decision took resolved addresses as input, so a gateway had to look a
+ * name up before asking: an unapproved name was resolved (a DNS side
+ * channel). The pre-resolution check answers before any lookup. */
+static void test_review_check_before_lookup(void **state)
+{
+	(void)state;
+	struct ag_egress_policy *p = pol(ONE_RULE);
+	struct ag_egress_decision d;
+	struct ag_egress_event ev = {.protocol = "connect", .authority = "exfil.attacker.example:443"};
+	assert_false(ag_egress_precheck(p, &ev, &d));
+	assert_string_equal(d.reason, "destination_not_approved");
+	ev.authority = "api.example.com:8443";
+	assert_false(ag_egress_precheck(p, &ev, &d));
+	assert_string_equal(d.reason, "destination_not_approved");
+	ev.protocol = "udp";
+	assert_false(ag_egress_precheck(p, &ev, &d));
+	assert_string_equal(d.reason, "udp_blocked");
+	ev.protocol = "connect";
+	ev.authority = "API.example.com:443";
+	assert_true(ag_egress_precheck(p, &ev, &d));
+	assert_string_equal(d.reason, "resolution_required");
+	assert_false(d.allow); /* not yet a verdict */
+	assert_string_equal(d.address, "");
+	assert_string_equal(d.host, "api.example.com");
+	/* The full decision still gives the verdict after resolution. */
+	const char *addrs[] = {"93.184.216.34"};
+	ev.resolved = addrs;
+	ev.n_resolved = 1;
+	ev.resolution_status = "stable";
+	assert_true(ag_egress_decide(p, &ev, &d));
+	ag_egress_policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +615,10 @@ int main(void)
 	    cmocka_unit_test(test_authority_reasons), cmocka_unit_test(test_decide_defense_in_depth),
 	    cmocka_unit_test(test_policy_digest),  cmocka_unit_test(test_sanitize),
 	    cmocka_unit_test(test_manifest_build), cmocka_unit_test(test_plan_invariants),
+	    cmocka_unit_test(test_review_allow_to_unsafe_address),
+	    cmocka_unit_test(test_review_allow_outside_policy),
+	    cmocka_unit_test(test_review_sanitizer),
+	    cmocka_unit_test(test_review_check_before_lookup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

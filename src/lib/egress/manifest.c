@@ -27,7 +27,9 @@ static bool is_blank(char c)
 /* A private path token starts at i: start of string or after a separator. */
 static size_t private_path_at(const char *s, size_t i)
 {
-	if (i > 0 && !strchr(" \t\n\r\"'=:(,[", s[i - 1]))
+	/* "file:///home/..." : a path right after an empty URL authority. */
+	bool after_scheme = i >= 3 && s[i - 1] == '/' && s[i - 2] == '/' && s[i - 3] == ':';
+	if (i > 0 && !after_scheme && !strchr(" \t\n\r\"'=:(,[", s[i - 1]))
 		return 0;
 	for (size_t k = 0; k < AG_ARRAY_SIZE(private_prefixes); k++) {
 		size_t n = strlen(private_prefixes[k]);
@@ -49,9 +51,10 @@ enum issue { ISSUE_NONE = 0, ISSUE_URL_QUERY, ISSUE_QUERY, ISSUE_PATH };
 /*
  * The first thing the sanitizer must change at or after `from` (a token
  * boundary) in s[0..n), one pass per blank-free token: a private path
- * (where a path may start), a '?' with an '=' after it in the same token (a
- * query; inside a URL, i.e. after "://" in the token, it is dropped,
- * elsewhere replaced), or a '#' after "://" (a fragment). Linear in n.
+ * (where a path may start, including right after "://"), a '?' inside a
+ * URL (after "://" in the token: dropped with the rest of the token), a
+ * '?' elsewhere with an '=' after it in the same token (replaced), or a
+ * '#' after "://" (a fragment). Linear in n.
  */
 static enum issue find_issue(const char *s, size_t n, size_t from, size_t *at)
 {
@@ -76,7 +79,9 @@ static enum issue find_issue(const char *s, size_t n, size_t from, size_t *at)
 				*at = i;
 				return ISSUE_PATH;
 			}
-			if ((s[i] == '?' && eq && last_eq > i) || (s[i] == '#' && url < i)) {
+			/* Inside a URL every '?' starts a query ("?SECRET" has no '='). */
+			if ((s[i] == '?' && ((eq && last_eq > i) || url < i)) ||
+			    (s[i] == '#' && url < i)) {
 				*at = i;
 				return url < i ? ISSUE_URL_QUERY : ISSUE_QUERY;
 			}
@@ -174,7 +179,16 @@ static bool same_dest(const json_t *a, const json_t *b)
 	       json_is_integer(json_object_get(a, "port"));
 }
 
-static bool event_contradictory(const json_t *e)
+/*
+ * True when an allow record contradicts itself: no approved reason,
+ * requested != effective, a resolution that is not stable and single, or a
+ * checked address that no rule could allow. Without a policy the address
+ * must be at least global or documentation (documentation is safe only
+ * for test rules, which only the policy can tell); with one, it must be
+ * safe for the rule the record names (a record outside the policy is
+ * judged later as unexpected_destination).
+ */
+static bool event_contradictory(const json_t *e, const struct ag_egress_policy *policy)
 {
 	const char *dec = str(e, "decision"), *reason = str(e, "reason");
 	bool approved = reason && strcmp(reason, "approved_destination") == 0;
@@ -184,7 +198,8 @@ static bool event_contradictory(const json_t *e)
 		return approved;
 	if (!approved)
 		return true;
-	if (!same_dest(json_object_get(e, "requested"), json_object_get(e, "effective")))
+	const json_t *req = json_object_get(e, "requested");
+	if (!same_dest(req, json_object_get(e, "effective")))
 		return true;
 	const char *rs = str(e, "resolution_status");
 	const json_t *addrs = json_object_get(e, "resolved_addresses");
@@ -202,10 +217,27 @@ static bool event_contradictory(const json_t *e)
 		else if (a.family != first.family || memcmp(a.b, first.b, 16) != 0)
 			return true;
 	}
-	return false;
+	bool test_only = true;
+	if (policy) {
+		const struct ag_egress_rule *r = ag_egress_policy_find(
+		    policy, str(req, "host"), (int)json_integer_value(json_object_get(req, "port")));
+		if (!r)
+			return false;
+		test_only = r->test_only;
+	}
+	return !ag_addr_class_safe(ag_egress_classify(&first), test_only);
 }
 
-void ag_egress_manifest_completion(const json_t *m, struct ag_egress_completion *c)
+static bool in_policy(const struct ag_egress_policy *policy, const json_t *dest)
+{
+	const char *h = str(dest, "host");
+	const json_t *port = json_object_get(dest, "port");
+	return h && json_is_integer(port) &&
+	       ag_egress_policy_find(policy, h, (int)json_integer_value(port)) != NULL;
+}
+
+void ag_egress_manifest_completion(const json_t *m, const struct ag_egress_policy *policy,
+				   struct ag_egress_completion *c)
 {
 #define SET(s, r)                                                                                  \
 	do {                                                                                       \
@@ -245,7 +277,7 @@ void ag_egress_manifest_completion(const json_t *m, struct ag_egress_completion 
 	}
 	json_array_foreach(events, i, e)
 	{
-		if (event_contradictory(e))
+		if (event_contradictory(e, policy))
 			SET("incomplete", "event_contradictory");
 	}
 	json_array_foreach(events, i, e)
@@ -262,7 +294,9 @@ void ag_egress_manifest_completion(const json_t *m, struct ag_egress_completion 
 	const json_t *approved = json_object_get(m, "approved_destination");
 	json_array_foreach(events, i, e)
 	{
-		if (json_is_object(approved) && !same_dest(approved, json_object_get(e, "requested")))
+		const json_t *req = json_object_get(e, "requested");
+		if ((json_is_object(approved) && !same_dest(approved, req)) ||
+		    (policy && !in_policy(policy, req)))
 			SET("failed", "unexpected_destination");
 	}
 	SET("complete", "complete");
@@ -672,7 +706,7 @@ int ag_egress_manifest_validate(const char *data, size_t len, const struct ag_eg
 	if (rc == 0)
 		rc = check_fields(m, policy, err);
 	if (rc == 0) {
-		ag_egress_manifest_completion(m, c);
+		ag_egress_manifest_completion(m, policy, c);
 		const json_t *st = json_object_get(m, "completion");
 		if (strcmp(str(st, "status"), c->status) ||
 		    json_is_true(json_object_get(st, "success_eligible")) != c->success_eligible)
@@ -867,7 +901,7 @@ int ag_egress_manifest_build(const struct ag_egress_manifest_inputs *in, json_t 
 	size_t len = 0;
 	for (;;) {
 		struct ag_egress_completion c;
-		ag_egress_manifest_completion(m, &c);
+		ag_egress_manifest_completion(m, in->policy, &c);
 		json_t *co = json_object();
 		json_object_set_new(co, "status", json_string(c.status));
 		json_object_set_new(co, "reason", json_string(c.reason));
