@@ -472,6 +472,10 @@ static void set_dest(json_t *rec, const char *host)
 {
 	json_object_set_new(json_object_get(rec, "requested"), "host", json_string(host));
 	json_object_set_new(json_object_get(rec, "effective"), "host", json_string(host));
+	if (json_is_string(json_object_get(rec, "url")))
+		json_object_set_new(rec, "url",
+				    json_sprintf(strchr(host, ':') ? "https://[%s]/" : "https://%s/",
+						 host));
 }
 
 /* An "allow" record whose own resolved address is loopback / metadata /
@@ -608,6 +612,41 @@ static void test_review_check_before_lookup(void **state)
 	ag_egress_policy_free(p);
 }
 
+/* An allow record whose URL names another host, or whose requested host is
+ * an unsafe IP literal while its "resolved" address looks global, was
+ * complete: the evidence contradicted itself unnoticed. */
+static void test_review_allow_record_disagrees(void **state)
+{
+	(void)state;
+	struct ag_egress_policy *p = pol(ONE_RULE);
+	for (int k = 0; k < 3; k++) {
+		json_t *ev = json_array(), *rec = record(p, "https://api.example.com/v1");
+		if (k == 0)
+			json_object_set_new(rec, "url", json_string("https://evil.example.org/v1"));
+		else if (k == 1)
+			json_object_set_new(rec, "url", json_string("https://api.example.com:8443/"));
+		else
+			set_dest(rec, "127.0.0.1");
+		json_array_append_new(ev, rec);
+		char *text = NULL;
+		/* without the policy: the record itself is contradictory */
+		json_t *m;
+		build_status(p, ev, &text);
+		m = json_loads(text, 0, NULL);
+		/* as for a multi-rule policy, judged without it */
+		json_object_set_new(m, "approved_destination", json_null());
+		struct ag_egress_completion c;
+		ag_egress_manifest_completion(m, NULL, &c);
+		if (strcmp(c.reason, "event_contradictory"))
+			print_error("case %d: %s\n", k, c.reason);
+		assert_string_equal(c.reason, "event_contradictory");
+		json_decref(m);
+		free(text);
+		json_decref(ev);
+	}
+	ag_egress_policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -619,6 +658,7 @@ int main(void)
 	    cmocka_unit_test(test_review_allow_outside_policy),
 	    cmocka_unit_test(test_review_sanitizer),
 	    cmocka_unit_test(test_review_check_before_lookup),
+	    cmocka_unit_test(test_review_allow_record_disagrees),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

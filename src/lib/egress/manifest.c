@@ -181,8 +181,9 @@ static bool same_dest(const json_t *a, const json_t *b)
 
 /*
  * True when an allow record contradicts itself: no approved reason,
- * requested != effective, a resolution that is not stable and single, or a
- * checked address that no rule could allow. Without a policy the address
+ * requested != effective, a URL naming another destination, a resolution
+ * that is not stable and single (for an IP literal: any address other than
+ * the literal), or a checked address that no rule could allow. Without a policy the address
  * must be at least global or documentation (documentation is safe only
  * for test rules, which only the policy can tell); with one, it must be
  * safe for the rule the record names (a record outside the policy is
@@ -201,18 +202,31 @@ static bool event_contradictory(const json_t *e, const struct ag_egress_policy *
 	const json_t *req = json_object_get(e, "requested");
 	if (!same_dest(req, json_object_get(e, "effective")))
 		return true;
+	const char *host = str(req, "host");
+	int port = (int)json_integer_value(json_object_get(req, "port"));
+	struct ag_egress_target t;
+	const char *why = NULL;
+	bool https = false;
+	/* A recorded URL names the same destination as the record. */
+	const char *url = str(e, "url");
+	if (url && (ag_egress_url_parse(url, strlen(url), &t, &https, NULL, &why) < 0 ||
+		    t.port != port || strcmp(t.host, host) != 0))
+		return true;
+	if (ag_egress_host_normalize(host, strlen(host), &t, &why) < 0)
+		return true;
 	const char *rs = str(e, "resolution_status");
 	const json_t *addrs = json_object_get(e, "resolved_addresses");
-	if (!rs || strcmp(rs, "stable") != 0 || !json_is_array(addrs) || json_array_size(addrs) < 1)
+	if (!json_is_array(addrs) ||
+	    (!t.ip_literal && (!rs || strcmp(rs, "stable") != 0 || json_array_size(addrs) < 1)))
 		return true;
-	/* All resolved addresses collapse to one. */
-	struct ag_egress_addr first = {0};
+	/* All resolved addresses collapse to one: for an IP literal, to it. */
+	struct ag_egress_addr first = ag_egress_addr_unmap(&t.addr);
 	for (size_t i = 0; i < json_array_size(addrs); i++) {
 		struct ag_egress_addr a;
 		if (ag_egress_addr_parse(json_string_value(json_array_get(addrs, i)), &a) < 0)
 			return true;
 		a = ag_egress_addr_unmap(&a);
-		if (i == 0)
+		if (i == 0 && !t.ip_literal)
 			first = a;
 		else if (a.family != first.family || memcmp(a.b, first.b, 16) != 0)
 			return true;
