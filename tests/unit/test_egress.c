@@ -647,6 +647,33 @@ static void test_review_allow_record_disagrees(void **state)
 	ag_egress_policy_free(p);
 }
 
+/* The stated completion reason was never compared: a failed trial could
+ * state {"status":"failed","reason":"cleanup_incomplete"} for a blocked
+ * destination and validate. */
+static void test_review_completion_reason(void **state)
+{
+	(void)state;
+	struct ag_egress_policy *p = pol(ONE_RULE);
+	json_t *ev = json_array();
+	json_array_append_new(ev, record(p, "https://cdn.example.net/x"));
+	char *text = NULL;
+	assert_string_equal(build_status(p, ev, &text), "failed");
+	json_t *m = json_loads(text, 0, NULL);
+	json_object_set_new(json_object_get(m, "completion"), "reason",
+			    json_string("gateway_crashed"));
+	char *forged = json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS);
+	struct ag_egress_completion c;
+	struct ag_error *e = NULL;
+	assert_int_equal(ag_egress_manifest_validate(forged, strlen(forged), p, &c, &e), -1);
+	assert_string_equal(e->reason, "egress.manifest.completion_mismatch");
+	ag_error_free(e);
+	free(forged);
+	json_decref(m);
+	free(text);
+	json_decref(ev);
+	ag_egress_policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -659,6 +686,7 @@ int main(void)
 	    cmocka_unit_test(test_review_sanitizer),
 	    cmocka_unit_test(test_review_check_before_lookup),
 	    cmocka_unit_test(test_review_allow_record_disagrees),
+	    cmocka_unit_test(test_review_completion_reason),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

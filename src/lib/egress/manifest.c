@@ -722,7 +722,7 @@ int ag_egress_manifest_validate(const char *data, size_t len, const struct ag_eg
 	if (rc == 0) {
 		ag_egress_manifest_completion(m, policy, c);
 		const json_t *st = json_object_get(m, "completion");
-		if (strcmp(str(st, "status"), c->status) ||
+		if (strcmp(str(st, "status"), c->status) || strcmp(str(st, "reason"), c->reason) ||
 		    json_is_true(json_object_get(st, "success_eligible")) != c->success_eligible)
 			rc = FAIL(AG_E_CONFIG, "egress.manifest.completion_mismatch", "completion",
 				  "states '%s' but its contents give '%s' (%s)", str(st, "status"),
