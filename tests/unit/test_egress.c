@@ -548,6 +548,10 @@ static void test_review_sanitizer(void **state)
 	    {"https://api.example.com/v1?SECRET", "https://api.example.com/v1"},
 	    {"GET https://a.example/?sk-live-123 HTTP/1.1", "GET https://a.example/ HTTP/1.1"},
 	    {"file:///home/alice/.netrc", "file://[REDACTED_PATH]"},
+	    {"x;/home/alice/k", "x;[REDACTED_PATH]"},
+	    {"open </root/.ssh/id>", "open <[REDACTED_PATH]"},
+	    {"`/tmp/x` |/var/tmp/y {/Users/a}", "`[REDACTED_PATH] |[REDACTED_PATH] {[REDACTED_PATH]"},
+	    {"a.b/home/x ~/tmp/x -/tmp/x", "a.b/home/x ~/tmp/x -/tmp/x"},
 	    {"is it ok? yes", "is it ok? yes"},
 	    {"https://x.example/home/ok", "https://x.example/home/ok"},
 	};

@@ -24,12 +24,20 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-/* A private path token starts at i: start of string or after a separator. */
+/* Characters that continue a name or path ("a.b/home/x" is not /home/). */
+static bool path_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c != '\0' && strchr("._~-/%+@", c));
+}
+
+/* A private path starts at i: at the start, after any character that
+ * cannot continue a name (blank, quote, '=', ':', ';', '<', '|', '`', ...),
+ * or right after an empty URL authority ("file:///home/..."). */
 static size_t private_path_at(const char *s, size_t i)
 {
-	/* "file:///home/..." : a path right after an empty URL authority. */
 	bool after_scheme = i >= 3 && s[i - 1] == '/' && s[i - 2] == '/' && s[i - 3] == ':';
-	if (i > 0 && !after_scheme && !strchr(" \t\n\r\"'=:(,[", s[i - 1]))
+	if (i > 0 && !after_scheme && path_char(s[i - 1]))
 		return 0;
 	for (size_t k = 0; k < AG_ARRAY_SIZE(private_prefixes); k++) {
 		size_t n = strlen(private_prefixes[k]);
