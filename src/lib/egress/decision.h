@@ -109,6 +109,7 @@ struct ag_egress_event {
  *          ip_literal_not_approved unsafe_ip_literal resolution_uncertain
  *          resolution_missing resolution_ambiguous resolution_invalid
  *          resolution_unsafe
+ *   not a verdict (ag_egress_precheck only): resolution_required
  */
 struct ag_egress_decision {
 	bool allow;
