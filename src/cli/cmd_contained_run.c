@@ -363,7 +363,8 @@ int ag_cmd_contained_run(int argc, char **argv)
 		json_t *j = json_object();
 		json_object_set_new(j, "run_id", json_string(out.run_id));
 		json_object_set_new(j, "result", json_string(out.pass ? "PASS" : "FAIL"));
-		json_object_set_new(j, "score", json_integer(out.score));
+		json_object_set_new(j, "score",
+				    out.score_known ? json_integer(out.score) : json_null());
 		json_t *fc = json_array();
 		for (size_t i = 0; i < out.failed_checks.n; i++) {
 			json_t *x = json_string(out.failed_checks.v[i]);
@@ -381,13 +382,16 @@ int ag_cmd_contained_run(int argc, char **argv)
 				    out.command_ran && out.command_exit_code >= 0
 					? json_integer(out.command_exit_code)
 					: json_null());
-		json_object_set_new(j, "changed_files_total", json_integer((json_int_t)out.changed_total));
+		json_object_set_new(j, "changed_files_total",
+				    out.changes_known ? json_integer((json_int_t)out.changed_total)
+						      : json_null());
 		json_object_set_new(j, "cleanup_complete", json_boolean(out.cleanup_complete));
 		json_object_set_new(j, "failure_stage",
 				    out.failure_stage ? json_string(out.failure_stage) : json_null());
 		json_object_set_new(j, "failure_reason",
 				    out.failure_reason ? json_string(out.failure_reason) : json_null());
-		json_t *rp = json_string(report);
+		/* Only a file that was written is ever named. */
+		json_t *rp = out.artifact_written ? json_string(report) : NULL;
 		json_object_set_new(j, "report", rp ? rp : json_null());
 		char *pp = out.patch_written ? ag_xasprintf("%s/%s/changes.patch", runs, out.run_id) : NULL;
 		json_t *pj = pp ? json_string(pp) : NULL;
@@ -401,7 +405,10 @@ int ag_cmd_contained_run(int argc, char **argv)
 		ag_cli_put_sanitized(stdout, c->task_id);
 		putchar('\n');
 		printf("Result: %s\n", out.pass ? "PASS" : "FAIL");
-		printf("Score: %d/100\n", out.score);
+		if (out.score_known)
+			printf("Score: %d/100\n", out.score);
+		else
+			puts("Score: none (the agent did not run)");
 		if (out.failed_checks.n) {
 			puts("Failed checks:");
 			for (size_t i = 0; i < out.failed_checks.n; i++) {
@@ -414,8 +421,17 @@ int ag_cmd_contained_run(int argc, char **argv)
 			printf("Docker preflight: %s; claim: %s\n", out.preflight_status,
 			       out.claim_level);
 		if (out.command_ran) {
-			if (out.command_exit_code >= 0)
+			bool oom = out.outcome && strcmp(out.outcome, "oom_killed") == 0;
+			if (!out.agent_started && out.command_exit_code >= 0)
+				printf("Command exit code: %d (Docker's launcher: the command never "
+				       "started)\n",
+				       out.command_exit_code);
+			else if (!out.agent_started)
+				puts("Command exit code: none (the command never started)");
+			else if (out.command_exit_code >= 0)
 				printf("Command exit code: %d\n", out.command_exit_code);
+			else if (oom)
+				puts("Command exit code: none (killed by the out-of-memory killer)");
 			else
 				puts("Command exit code: none (stopped by AgentGuard)");
 			printf("Outcome: %s\n", out.outcome ? out.outcome : "unknown");
@@ -424,9 +440,18 @@ int ag_cmd_contained_run(int argc, char **argv)
 			puts("Command timed out: yes");
 		if (out.cancelled)
 			puts("Cancelled: yes");
-		puts("Changed files:");
-		if (out.changed_files.n == 0)
-			puts("- None");
+		if (out.changes_known) {
+			puts("Changed files:");
+			if (out.changed_files.n == 0)
+				puts("- None");
+		} else if (out.capture_reason) {
+			printf("Changed files: unknown (the workspace capture failed [%s])\n",
+			       out.capture_reason);
+		} else if (!out.agent_started) {
+			puts("Changed files: none (the agent did not run)");
+		} else {
+			puts("Changed files: unknown (the workspace was not captured)");
+		}
 		for (size_t i = 0; i < out.changed_files.n; i++) {
 			fputs("- ", stdout);
 			char *s = ag_redact(&red, out.changed_files.v[i], strlen(out.changed_files.v[i]),
@@ -445,9 +470,13 @@ int ag_cmd_contained_run(int argc, char **argv)
 		printf("Cleanup complete: %s (container %s, workspace %s)\n",
 		       out.cleanup_complete ? "True" : "False", out.cleanup_status,
 		       out.workspace_status);
-		fputs("Contained run report path: ", stdout);
-		ag_cli_put_sanitized(stdout, report);
-		putchar('\n');
+		if (out.artifact_written) {
+			fputs("Contained run report path: ", stdout);
+			ag_cli_put_sanitized(stdout, report);
+			putchar('\n');
+		} else {
+			puts("Contained run report: not written (see the failure above)");
+		}
 		if (out.patch_written) {
 			fputs("The agent's changes: agentguard patch ", stdout);
 			ag_cli_put_sanitized(stdout, runs);

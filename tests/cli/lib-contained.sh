@@ -135,6 +135,47 @@ wait_running() {
 	return 1
 }
 
+# remove_run_containers: force-remove every container of the runs made from
+# $W, each found by its own run label (a t_cleanup for tests that crash runs).
+remove_run_containers() {
+	local d s id
+	for d in "$W"/.agentguard/contained-runs/*/; do
+		[ -d "$d" ] || continue
+		s=$(run_suffix "$d")
+		for id in $("$AG_DOCKER" ps -aq --no-trunc --filter "label=agentguard.contained-run.id=$s"); do
+			"$AG_DOCKER" rm -f -v "$id" >/dev/null 2>&1 || true
+		done
+	done
+}
+
+# build_image NAME [DOCKERFILE-LINE...]: an image built FROM the pinned test
+# image plus the given lines (and the label agentguard.test=NAME), with
+# `docker build` from local files only (never a pull), pushed to the loopback
+# registry; sets $IMG_REF to its digest-pinned reference. The image is
+# removed (by id, every tag and digest) when the test ends.
+build_image() {
+	local name=$1 ctx out digest iid
+	shift
+	ctx="$T/image-$name"
+	local repo="127.0.0.1:5000/agentguard-test-$name"
+	mkdir -p "$ctx"
+	{
+		printf 'FROM %s\n' "$AG_TEST_IMAGE"
+		printf '%s\n' "$@"
+		printf 'LABEL agentguard.test=%s\n' "$name"
+	} >"$ctx/Dockerfile"
+	DOCKER_BUILDKIT=0 "$AG_DOCKER" build -q --pull=false --network none -t "$repo:$$" "$ctx" >/dev/null || return 1
+	iid=$("$AG_DOCKER" image inspect --format '{{.Id}}' "$repo:$$") || return 1
+	t_cleanup "$AG_DOCKER" image rm -f "$iid"
+	out=$("$AG_DOCKER" push "$repo:$$" 2>&1) || return 1
+	digest=$(printf '%s\n' "$out" | sed -n 's/.*digest: \(sha256:[0-9a-f]\{64\}\).*/\1/p')
+	[ -n "$digest" ] || return 1
+	IMG_REF="$repo@$digest"
+}
+
+# use_image REF: point $W/c.yaml at REF
+use_image() { sed -i "s|image: '[^']*'|image: '$1'|" "$W/c.yaml"; }
+
 check_clean() { # DESC
 	t_ok "$1: no AgentGuard container is left" no_containers
 	t_ok "$1: the source repository is untouched" repo_unchanged

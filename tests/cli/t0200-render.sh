@@ -33,13 +33,13 @@ write_config "$T/c.yaml" "$IMG" 1000 \
 	"    - name: AGENT_API_TOKEN" "      source: host" "      allow_sensitive: true"
 
 ENV_JSON='"--env","AGENT_API_TOKEN=[REDACTED]","--env","AGENT_MODE=[REDACTED]","--env","HOME=/tmp/agentguard-home","--env","LANG=C.UTF-8","--env","LC_ALL=C.UTF-8","--env","PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"'
-HEAD_JSON='"--network","none","--security-opt","no-new-privileges","--cap-drop","ALL","--cgroupns","private","--pids-limit","128","--memory","256m","--memory-swap","256m","--cpus","1.5","--read-only","--tmpfs","/tmp:rw,noexec,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=700"'
+HEAD_JSON='"--network","none","--security-opt","no-new-privileges","--cap-drop","ALL","--cgroupns","private","--pids-limit","128","--memory","256m","--memory-swap","256m","--cpus","1.5","--read-only","--no-healthcheck","--tmpfs","/tmp:rw,noexec,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=700"'
 
 # --- golden JSON: tmpfs workspace
 t_run "$AG_BIN" render "$T/c.yaml" -- python -m pytest
 t_is "render exits 0" "$AG_RC" 0
 t_is "golden argv, tmpfs workspace" "$AG_OUT" \
-	'["run","--rm",'"$HEAD_JSON"',"--tmpfs","/agentguard-workspace:rw,noexec,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=700","--workdir","/agentguard-workspace","--user","1000:1000",'"$ENV_JSON"',"--","'"$IMG"'","python","-m","pytest"]'
+	'["run","--rm",'"$HEAD_JSON"',"--tmpfs","/agentguard-workspace:rw,noexec,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=700","--workdir","/agentguard-workspace","--user","1000:1000",'"$ENV_JSON"',"--entrypoint=python","--","'"$IMG"'","-m","pytest"]'
 t_unlike "no literal environment value in the output" "$AG_OUT" 's3cr3t'
 
 # --- golden JSON: bind workspace, name, labels, create mode
@@ -47,7 +47,7 @@ mkdir "$T/ws"
 t_run "$AG_BIN" render "$T/c.yaml" --workspace "$T/ws" --name agentguard-t0200-a \
 	--label agentguard.test=t0200 --label agentguard.owner=render --mode create -- /bin/true
 t_is "golden argv, bind workspace, create mode" "$AG_OUT" \
-	'["create","--name","agentguard-t0200-a",'"$HEAD_JSON"',"--mount","type=bind,source='"$T"'/ws,target=/agentguard-workspace","--workdir","/agentguard-workspace","--user","1000:1000",'"$ENV_JSON"',"--label","agentguard.owner=render","--label","agentguard.test=t0200","--","'"$IMG"'","/bin/true"]'
+	'["create","--name","agentguard-t0200-a",'"$HEAD_JSON"',"--mount","type=bind,source='"$T"'/ws,target=/agentguard-workspace","--workdir","/agentguard-workspace","--user","1000:1000",'"$ENV_JSON"',"--entrypoint=/bin/true","--label","agentguard.owner=render","--label","agentguard.test=t0200","--","'"$IMG"'"]'
 
 # A relative workspace is made absolute against the current directory.
 t_run bash -c 'cd "$1" && "$2" render c.yaml --workspace ./ws/ -- /bin/true' _ "$T" "$AG_BIN"
@@ -57,7 +57,7 @@ t_like "relative workspace made absolute" "$AG_OUT" "\"type=bind,source=$T/ws,ta
 t_run "$AG_BIN" render "$T/c.yaml" -- /bin/tool --help -h -- --empty= ';|&$()' '' 'a b' 'é' --name x
 t_is "child argv exit 0" "$AG_RC" 0
 t_like "child argv preserved in order after the image" "$AG_OUT" \
-	'"--","'"$IMG"'","/bin/tool","--help","-h","--","--empty=",";\|&\$\(\)","","a b","\\u00E9","--name","x"\]$'
+	'"--entrypoint=/bin/tool","--","'"$IMG"'","--help","-h","--","--empty=",";\|&\$\(\)","","a b","\\u00E9","--name","x"\]$'
 t_unlike "child --name did not become a docker flag" "$AG_OUT" '"--name","x",'"\"--network\""
 t_ok "help before the boundary is AgentGuard's help" "$AG_BIN" render --help
 t_like "help text" "$AG_OUT" '^Usage: agentguard render'

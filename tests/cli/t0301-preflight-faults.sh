@@ -85,7 +85,7 @@ fault contradictory-os unsafe preflight.engine.contradiction \
 fault contradictory-id unsafe preflight.probe.identity_id \
 	"contradictory probe identity (inspect Id differs from create id)"
 t_like "fault: contradictory id: the created id was removed" "$(cat "$state/calls")" \
-	"rm -f -- 1111111111111111111111111111111111111111111111111111111111111111"
+	"rm -f -v -- 1111111111111111111111111111111111111111111111111111111111111111"
 
 start=$SECONDS
 fault slow unavailable docker.call.timeout "slow daemon (sleeps past the 5 s timeout)"

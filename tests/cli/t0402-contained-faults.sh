@@ -24,12 +24,12 @@ t_is "oom: recorded in the containment evidence" "$(art 'a["containment_evidence
 check_clean "oom"
 
 # --- a root-owned wrapper that passes everything to the real client but the
-# run's own `rm -- ID` (the preflight probe's `rm -f` still works)
+# run's own `rm` of its container (the preflight probe's `rm -f` still works)
 wrap="$T/wrap"
 mkdir -m 755 "$wrap"
 cat >"$wrap/docker" <<WRAP
 #!/bin/bash
-if [ "\${1:-}" = rm ] && [ "\${2:-}" = -- ]; then echo "Error response from daemon: injected fault" >&2; exit 1; fi
+if [ "\${1:-}" = rm ] && [ "\${2:-}" != -f ]; then echo "Error response from daemon: injected fault" >&2; exit 1; fi
 exec $AG_DOCKER "\$@"
 WRAP
 chmod 755 "$wrap/docker"

@@ -80,13 +80,13 @@ static void test_bind_workspace_from_config(void **state)
 	const char *want[] = {"run", "--rm", "--name", "agentguard-task-1", "--network", "none",
 			      "--security-opt", "no-new-privileges", "--cap-drop", "ALL", "--cgroupns", "private",
 			      "--pids-limit", "256", "--memory", "512m", "--memory-swap", "512m",
-			      "--cpus", "1.5", "--read-only", "--tmpfs",
+			      "--cpus", "1.5", "--read-only", "--no-healthcheck", "--tmpfs",
 			      "/tmp:rw,noexec,nosuid,nodev,size=128m,uid=1000,gid=1000,mode=700",
 			      "--mount",
 			      "type=bind,source=/srv/runs/r1/workspace,target=/agentguard-workspace",
 			      "--workdir", "/agentguard-workspace", "--user", "1000:1000", "--env",
-			      "AGENT_MODE=batch", DEFAULT_ENV, "--env", "TERM=dumb", "--", IMG,
-			      "python", "-m", "pytest", NULL};
+			      "AGENT_MODE=batch", DEFAULT_ENV, "--env", "TERM=dumb",
+			      "--entrypoint=python", "--", IMG, "-m", "pytest", NULL};
 	assert_argv(&out, want);
 	ag_strv_release(&out);
 	ag_config_free(c);
@@ -131,7 +131,7 @@ static void test_tmpfs_workspace_bridge_create(void **state)
 	const char *want[] = {
 		"create", "--network", "bridge", "--security-opt", "no-new-privileges",
 		"--cap-drop", "ALL", "--cgroupns", "private", "--pids-limit", "256", "--memory", "512m", "--memory-swap",
-		"512m", "--cpus", "2", "--read-only", "--tmpfs",
+		"512m", "--cpus", "2", "--read-only", "--no-healthcheck", "--tmpfs",
 		"/tmp:rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2002,mode=700", "--tmpfs",
 		"/agentguard-workspace:rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2002,mode=700",
 		"--workdir", "/agentguard-workspace", "--user", "2001:2002", DEFAULT_ENV,
@@ -173,7 +173,7 @@ static void test_env_sorted_with_defaults(void **state)
 	const char *want[] = {
 		"run", "--rm", "--network", "none", "--security-opt", "no-new-privileges",
 		"--cap-drop", "ALL", "--cgroupns", "private", "--pids-limit", "256", "--memory", "512m", "--memory-swap",
-		"512m", "--cpus", "1", "--read-only", "--tmpfs",
+		"512m", "--cpus", "1", "--read-only", "--no-healthcheck", "--tmpfs",
 		"/tmp:rw,noexec,nosuid,nodev,size=256m,uid=1000,gid=1000,mode=700", "--tmpfs",
 		"/workspace:rw,noexec,nosuid,nodev,size=256m,uid=1000,gid=1000,mode=700",
 		"--workdir", "/workspace", "--user", "1000:1000",
@@ -182,7 +182,7 @@ static void test_env_sorted_with_defaults(void **state)
 		"HOME=/tmp/agentguard-home", "--env", "LANG=C.UTF-8", "--env", "LC_ALL=C.UTF-8",
 		"--env", "LC_CTYPE=C", "--env",
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "--env",
-		"ZED=1", "--", IMG, "/bin/true", NULL};
+		"ZED=1", "--entrypoint=/bin/true", "--", IMG, NULL};
 	assert_argv(&out, want);
 	ag_strv_release(&out);
 }
@@ -201,11 +201,32 @@ static void test_child_argv_verbatim(void **state)
 	ssize_t img = ag_strv_find(&out, IMG);
 	assert_true(img > 0);
 	assert_string_equal(out.v[img - 1], "--");
-	assert_int_equal(out.n - (size_t)img - 1, AG_ARRAY_SIZE(cmd));
-	for (size_t i = 0; i < AG_ARRAY_SIZE(cmd); i++)
-		assert_string_equal(out.v[(size_t)img + 1 + i], cmd[i]);
+	/* argv[0] is the entrypoint, one token; the rest follows the image. */
+	assert_string_equal(out.v[img - 2], "--entrypoint=/usr/bin/tool");
+	assert_int_equal(out.n - (size_t)img - 1, AG_ARRAY_SIZE(cmd) - 1);
+	for (size_t i = 1; i < AG_ARRAY_SIZE(cmd); i++)
+		assert_string_equal(out.v[(size_t)img + i], cmd[i]);
 	/* The first "--" is the one before the image: nothing of the command leaks left. */
 	assert_int_equal(ag_strv_find(&out, "--"), img - 1);
+	ag_strv_release(&out);
+}
+
+/* An option-like argv[0] is a value of --entrypoint=, never a Docker flag. */
+static void test_argv0_option_like(void **state)
+{
+	(void)state;
+	const char *cmd[] = {"--privileged", "x"};
+	struct ag_exec_spec s = base;
+	s.command = cmd;
+	s.n_command = AG_ARRAY_SIZE(cmd);
+	struct ag_strv out = AG_STRV_INIT;
+	struct ag_error *e = NULL;
+	assert_int_equal(ag_render_argv(&s, AG_RENDER_RUN, &out, &e), 0);
+	assert_int_equal(ag_strv_find(&out, "--privileged"), -1);
+	ssize_t img = ag_strv_find(&out, IMG);
+	assert_string_equal(out.v[img - 2], "--entrypoint=--privileged");
+	assert_string_equal(out.v[img + 1], "x");
+	assert_true(ag_strv_find(&out, "--no-healthcheck") > 0);
 	ag_strv_release(&out);
 }
 
@@ -548,6 +569,7 @@ int main(void)
 		cmocka_unit_test(test_tmpfs_workspace_bridge_create),
 		cmocka_unit_test(test_env_sorted_with_defaults),
 		cmocka_unit_test(test_child_argv_verbatim),
+		cmocka_unit_test(test_argv0_option_like),
 		cmocka_unit_test(test_cpus_format),
 		cmocka_unit_test(test_render_failure_leaves_output),
 		cmocka_unit_test(test_not_contained_config),

@@ -349,5 +349,20 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
  * automaton holds each form, so this bounds its size at about 7 times the
  * secret bytes. */
 #define AG_REDACT_ENCODED_SECRET_MAX 16384
+/* ---- contained-run output in the artifact and image metadata (issue 9) ---- */
+/* Most bytes of each captured stream kept in contained-run.json, whatever
+ * max_output_bytes allows the capture to hold: two streams, each escaped
+ * at worst 6x (\u00XX), stay far inside the artifact's 16 MiB and each
+ * string inside its 1 MiB bound, so the artifact is always writable. A cut
+ * stream is recorded truncated, with the byte count the agent wrote. */
+#define AG_RUN_ARTIFACT_OUTPUT_MAX_BYTES (256 * 1024)
+/* Image ENV names recorded in the containment evidence (its arrays hold at
+ * most 64 items); the total is recorded beside them. */
+#define AG_RUN_IMAGE_ENV_NAMES_MAX 32
+/* Longest image ENV name recorded; a longer one is recorded as a marker. */
+#define AG_RUN_IMAGE_ENV_NAME_MAX_BYTES 64
+/* Anonymous volumes (image VOLUME) one container may show and have removed
+ * and verified absent with it; more fails the cleanup closed. */
+#define AG_RUN_CONTAINER_VOLUMES_MAX 32
 
 #endif

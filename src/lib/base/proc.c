@@ -80,6 +80,7 @@ struct stream {
 	struct ag_buf *buf;
 	size_t max;
 	bool *truncated;
+	uint64_t *total; /* every byte the stream delivered, kept or not */
 };
 
 /*
@@ -100,6 +101,7 @@ static bool read_stream(struct stream *s)
 			close_fd(&s->fd);
 			return false;
 		}
+		*s->total += (uint64_t)n;
 		size_t room = s->max - s->buf->len;
 		size_t keep = (size_t)n < room ? (size_t)n : room;
 		if (keep) {
@@ -254,8 +256,8 @@ int ag_proc_run(const struct ag_proc_spec *spec, struct ag_proc_result *res, str
 	(void)fcntl(po[0], F_SETFL, O_NONBLOCK);
 	(void)fcntl(pe[0], F_SETFL, O_NONBLOCK);
 	struct stream st[2] = {
-	    {po[0], &res->out, spec->stdout_max, &res->stdout_truncated},
-	    {pe[0], &res->err, spec->stderr_max, &res->stderr_truncated},
+	    {po[0], &res->out, spec->stdout_max, &res->stdout_truncated, &res->stdout_total},
+	    {pe[0], &res->err, spec->stderr_max, &res->stderr_truncated, &res->stderr_total},
 	};
 
 	const uint64_t grace =

@@ -68,6 +68,8 @@ struct ag_proc_result {
 	int start_errno; /* AG_PROC_FAILED_TO_START */
 	bool cancelled;	 /* should_cancel returned true */
 	bool stdout_truncated, stderr_truncated;
+	/* Bytes each stream delivered while it was read, including those past the cap. */
+	uint64_t stdout_total, stderr_total;
 	struct ag_buf out, err; /* NUL-terminated captured bytes */
 	uint64_t duration_ms;
 };

@@ -65,6 +65,16 @@ bool ag_env_name_reserved(const char *name)
 	return false;
 }
 
+bool ag_env_name_is_default(const char *name, size_t n)
+{
+	for (size_t i = 0; i < AG_ARRAY_SIZE(ag_env_defaults); i++) {
+		const char *d = ag_env_defaults[i];
+		if (strncmp(d, name, n) == 0 && d[n] == '=')
+			return true;
+	}
+	return false;
+}
+
 bool ag_env_name_sensitive(const char *name)
 {
 	for (const char *const *p = sensitive_words; *p; p++)

@@ -30,6 +30,11 @@ bool ag_env_name_valid(const char *name);
  */
 bool ag_env_name_reserved(const char *name);
 bool ag_env_name_is_reserved(const char *name);
+/*
+ * True when NAME (its first n bytes) is one of the four fixed defaults,
+ * which the renderer always sets: an image's value for it never applies.
+ */
+bool ag_env_name_is_default(const char *name, size_t n);
 /* True when the name looks secret-like (TOKEN, SECRET, PASSWORD...). */
 bool ag_env_name_sensitive(const char *name);
 /* True when the value has a control character (U+0000-U+001F, U+007F-U+009F),

@@ -22,14 +22,17 @@ static bool blank(const char *s, size_t n)
 }
 
 /*
- * Only the fields AgentGuard judges: not Config.Cmd/Args (an agent argv can
+ * Only the fields AgentGuard judges (Config.Healthcheck: the run requires
+ * it disabled; read with `index`, since Docker omits the key when unset and
+ * a plain field access is then a template error): not Config.Cmd/Args (an agent argv can
  * be megabytes and would break the output bound) nor Config.Env (values
  * never need to reach AgentGuard again).
  */
 static const char inspect_format[] =
 	"{\"Id\":{{json .Id}},\"Name\":{{json .Name}},\"Created\":{{json .Created}},"
 	"\"Image\":{{json .Image}},\"Config\":{\"User\":{{json .Config.User}},"
-	"\"Labels\":{{json .Config.Labels}}},\"HostConfig\":{{json .HostConfig}},"
+	"\"Labels\":{{json .Config.Labels}},\"Healthcheck\":{{json (index .Config \"Healthcheck\")}}},"
+	"\"HostConfig\":{{json .HostConfig}},"
 	"\"Mounts\":{{json .Mounts}},\"State\":{{json .State}}}";
 
 int ag_container_lookup(const struct ag_docker_cli *cli, const char *what, unsigned timeout_ms,
@@ -90,6 +93,80 @@ bool ag_container_owned(const json_t *v, const char *id, const struct ag_contain
 			return false;
 	}
 	return true;
+}
+
+int ag_container_volumes(const json_t *v, struct ag_strv *names)
+{
+	const json_t *mounts = json_object_get(v, "Mounts");
+	if (!mounts || json_is_null(mounts))
+		return 0;
+	if (!json_is_array(mounts))
+		return -1;
+	size_t i;
+	const json_t *mt;
+	int other = 0;
+	json_array_foreach(mounts, i, mt)
+	{
+		const char *type = ag_json_path_str(mt, "Type");
+		if (!type || strcmp(type, "volume") != 0)
+			continue;
+		const char *name = ag_json_path_str(mt, "Name");
+		/*
+		 * Only Docker's anonymous volumes, named by 64 lowercase hex digits
+		 * like a container id: AgentGuard names none of its own.
+		 */
+		if (!ag_is_container_id(name) || names->n >= AG_RUN_CONTAINER_VOLUMES_MAX) {
+			other = -1;
+			continue;
+		}
+		ag_strv_push(names, name);
+	}
+	return other;
+}
+
+int ag_volume_lookup(const struct ag_docker_cli *cli, const char *name, unsigned timeout_ms)
+{
+	const char *args[] = {"volume", "inspect", "--format", "{{.Name}}", "--", name, NULL};
+	struct ag_proc_result r;
+	ag_proc_result_init(&r);
+	struct ag_error *e = NULL;
+	int ret = -1;
+	if (ag_docker_run(cli, args, AG_DOCKER_CONTROL_OUTPUT_MAX, timeout_ms, &r, &e) == 0 &&
+	    r.status == AG_PROC_EXITED && !r.stdout_truncated) {
+		size_t n = strlen(name);
+		if (r.exit_code == 0 && strncmp(r.out.buf, name, n) == 0 &&
+		    blank(r.out.buf + n, r.out.len - n))
+			ret = 0;
+		else if (r.exit_code != 0 && blank(r.out.buf, r.out.len) &&
+			 strcasestr(r.err.buf, "no such volume"))
+			ret = 1;
+	}
+	ag_error_free(e);
+	ag_proc_result_release(&r);
+	return ret;
+}
+
+bool ag_volumes_gone(const struct ag_docker_cli *cli, const struct ag_strv *names,
+		     unsigned timeout_ms)
+{
+	bool all = true;
+	for (size_t i = 0; i < names->n; i++) {
+		int a = ag_volume_lookup(cli, names->v[i], timeout_ms);
+		if (a == 0) {
+			/* `rm -v` left it: remove it by the name its container showed. */
+			const char *args[] = {"volume", "rm", "--", names->v[i], NULL};
+			struct ag_proc_result r;
+			ag_proc_result_init(&r);
+			struct ag_error *e = NULL;
+			(void)ag_docker_run(cli, args, AG_DOCKER_CONTROL_OUTPUT_MAX, timeout_ms, &r, &e);
+			ag_error_free(e);
+			ag_proc_result_release(&r);
+			a = ag_volume_lookup(cli, names->v[i], timeout_ms);
+		}
+		if (a != 1)
+			all = false;
+	}
+	return all;
 }
 
 int ag_container_create(const struct ag_docker_cli *cli, const struct ag_strv *argv,
@@ -169,16 +246,21 @@ static bool control(const struct ag_docker_cli *cli, const char *const *args, un
 	return ok;
 }
 
-/* 1 absent, 0 present and ours (running set), -1 unavailable or not ours. */
+/*
+ * 1 absent, 0 present and ours (running set), -1 unavailable or not ours.
+ * With vols, the container's anonymous volumes are added to it (a mount
+ * that is not one makes the answer -1).
+ */
 static int observe(const struct ag_docker_cli *cli, const char *id,
-		   const struct ag_container_owner *o, unsigned timeout_ms, bool *running)
+		   const struct ag_container_owner *o, unsigned timeout_ms, bool *running,
+		   struct ag_strv *vols)
 {
 	json_t *v = NULL;
 	int r = ag_container_lookup(cli, id, timeout_ms, &v);
 	if (r != 0)
 		return r;
 	int ret = -1;
-	if (ag_container_owned(v, id, o)) {
+	if (ag_container_owned(v, id, o) && (!vols || ag_container_volumes(v, vols) == 0)) {
 		const json_t *run = ag_json_path(v, "State.Running");
 		if (json_is_boolean(run)) {
 			*running = json_is_true(run);
@@ -202,54 +284,62 @@ void ag_container_cleanup(const struct ag_docker_cli *cli, const char *id,
 	}
 	out->attempted = true;
 	bool running = false, was_running = false, stopped = false, killed = false;
-	int o = observe(cli, id, owner, timeout_ms, &running);
+	/* Learned before removal: the names of the anonymous volumes (image VOLUME). */
+	struct ag_strv vols = AG_STRV_INIT;
+	int o = observe(cli, id, owner, timeout_ms, &running, &vols);
 	if (o == 1) {
 		out->state = AG_CLEANUP_ALREADY_ABSENT;
 		out->liveness_verified = true;
 		out->message = "container was already absent";
-		return;
+		goto done;
 	}
 	if (o < 0) {
 		out->state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
 		out->message = "container identity could not be verified before cleanup";
-		return;
+		goto done;
 	}
 	was_running = running;
 	if (running) {
 		const char *stop[] = {"stop", "--time", "2", "--", id, NULL};
 		stopped = control(cli, stop, timeout_ms + 2000);
-		o = observe(cli, id, owner, timeout_ms, &running);
+		o = observe(cli, id, owner, timeout_ms, &running, NULL);
 		if (o == 1) {
 			out->state = AG_CLEANUP_ALREADY_ABSENT;
 			out->liveness_verified = true;
 			out->message = "container disappeared while stopping";
-			return;
+			goto done;
 		}
 		if (o < 0) {
 			out->state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
 			out->message = "container state could not be verified after stop";
-			return;
+			goto done;
 		}
 		if (running) {
 			const char *kill[] = {"kill", "--", id, NULL};
 			killed = control(cli, kill, timeout_ms);
-			o = observe(cli, id, owner, timeout_ms, &running);
+			o = observe(cli, id, owner, timeout_ms, &running, NULL);
 			if (o < 0) {
 				out->state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
 				out->message = "container state could not be verified after kill";
-				return;
+				goto done;
 			}
 			if (o == 0 && running) {
 				out->state = AG_CLEANUP_INCOMPLETE;
 				out->message = killed ? "container remained alive after kill"
 						      : "force kill failed";
-				return;
+				goto done;
 			}
 		}
 	}
-	const char *rm[] = {"rm", "--", id, NULL};
+	/* -v: the container's anonymous volumes go with it (verified below). */
+	const char *rm[] = {"rm", "-v", "--", id, NULL};
 	bool removed = control(cli, rm, timeout_ms);
 	int a = ag_container_lookup(cli, id, timeout_ms, NULL);
+	if (a == 1 && !ag_volumes_gone(cli, &vols, timeout_ms)) {
+		out->state = AG_CLEANUP_INCOMPLETE;
+		out->message = "an anonymous volume of the container remained after removal";
+		goto done;
+	}
 	if (a == 1) {
 		out->liveness_verified = true;
 		if (killed) {
@@ -262,15 +352,17 @@ void ag_container_cleanup(const struct ag_docker_cli *cli, const char *id,
 			out->state = AG_CLEANUP_REMOVED;
 			out->message = "container was removed";
 		}
-		return;
+		goto done;
 	}
 	if (a < 0) {
 		out->state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
 		out->message = "container absence could not be verified after removal";
-		return;
+		goto done;
 	}
 	out->state = AG_CLEANUP_INCOMPLETE;
 	out->message = removed ? "removal could not be verified" : "removal failed";
+done:
+	ag_strv_release(&vols);
 }
 
 int ag_container_cleanup_labelled(const struct ag_docker_cli *cli, const char *key,

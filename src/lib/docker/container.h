@@ -11,6 +11,7 @@
 
 #include "lib/base/ag.h"
 #include "lib/base/proc.h"
+#include "lib/base/strv.h"
 #include "lib/docker/inspect.h"
 
 #include <jansson.h>
@@ -30,10 +31,26 @@ struct ag_container_owner {
  * container" and no object), 0 present (*obj set when obj != NULL, owned by
  * the caller), -1 ambiguous (timeout, malformed or contradictory answer).
  * The object holds Id, Name, Created, Image, Config.User, Config.Labels,
- * HostConfig, Mounts and State only: never the command or environment.
+ * Config.Healthcheck, HostConfig, Mounts and State only: never the command or environment.
  */
 int ag_container_lookup(const struct ag_docker_cli *cli, const char *what, unsigned timeout_ms,
 			json_t **obj);
+
+/*
+ * Adds to *names the anonymous volumes (Mounts of type volume, named by 64
+ * hex digits) of an inspected container. -1 when Mounts is malformed, a
+ * volume mount is not anonymous, or there are more than
+ * AG_RUN_CONTAINER_VOLUMES_MAX.
+ */
+int ag_container_volumes(const json_t *v, struct ag_strv *names);
+/* `docker volume inspect`: 1 absent, 0 present, -1 ambiguous. */
+int ag_volume_lookup(const struct ag_docker_cli *cli, const char *name, unsigned timeout_ms);
+/*
+ * True when every named volume is verified absent; one still present (a
+ * `rm -v` that left it) is removed by that name once, then checked again.
+ */
+bool ag_volumes_gone(const struct ag_docker_cli *cli, const struct ag_strv *names,
+		     unsigned timeout_ms);
 
 /* True when the inspected object has this id, our name and every label. */
 bool ag_container_owned(const json_t *v, const char *id, const struct ag_container_owner *o);
@@ -71,9 +88,11 @@ struct ag_cleanup_result {
 };
 
 /*
- * The cleanup state machine, always by id: inspect; if running, `docker
- * stop --time 2`; inspect; if still running, `docker kill`; inspect; `docker
- * rm`; inspect must say absent. A container that stops being ours (name or
+ * The cleanup state machine, always by id: inspect (learning the
+ * container's anonymous volumes); if running, `docker stop --time 2`;
+ * inspect; if still running, `docker kill`; inspect; `docker rm -v`;
+ * inspect must say absent, and so must `docker volume inspect` of each
+ * anonymous volume (else cleanup_incomplete). A container that stops being ours (name or
  * labels differ) is never touched: verification_unavailable.
  */
 void ag_container_cleanup(const struct ag_docker_cli *cli, const char *id,

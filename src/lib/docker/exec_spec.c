@@ -410,6 +410,8 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 	ag_strv_push(&a, "--cpus");
 	ag_strv_push_owned(&a, ag_render_cpus(s->cpu_limit));
 	ag_strv_push(&a, "--read-only");
+	/* The image's HEALTHCHECK never runs: nothing but the argv runs inside. */
+	ag_strv_push(&a, "--no-healthcheck");
 	ag_strv_push(&a, "--tmpfs");
 	ag_strv_pushf(&a,
 		      "%s:rw,noexec,nosuid,nodev,size=%s,uid=%" PRId64 ",gid=%" PRId64 ",mode=700",
@@ -444,9 +446,20 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 		ag_strv_push(&a, "--env");
 		ag_strv_push(&a, env[i]);
 	}
+	/*
+	 * The argv runs exactly: argv[0] replaces the image's ENTRYPOINT (one
+	 * token, so a leading '-' stays a value; never empty, which would
+	 * mean "reset to the image's command"), and the rest replaces its
+	 * CMD. Docker then ignores the image's CMD, and resolves a relative
+	 * argv[0] through the container's PATH, as exec would.
+	 */
+	size_t first = 0;
 	if (s->entrypoint) {
 		ag_strv_push(&a, "--entrypoint");
 		ag_strv_push(&a, s->entrypoint);
+	} else {
+		ag_strv_pushf(&a, "--entrypoint=%s", s->command[0]);
+		first = 1;
 	}
 	if (s->n_labels) {
 		_cleanup_free_ struct ag_label *labels = ag_xcalloc(s->n_labels, sizeof(*labels));
@@ -459,7 +472,7 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 	}
 	ag_strv_push(&a, "--");
 	ag_strv_push(&a, s->image);
-	for (size_t i = 0; i < s->n_command; i++)
+	for (size_t i = first; i < s->n_command; i++)
 		ag_strv_push(&a, s->command[i]);
 
 	for (size_t i = 0; i < a.n; i++)

@@ -17,10 +17,12 @@
  *   run --rm | create
  *   [--name NAME] --network none|bridge --security-opt no-new-privileges
  *   --cap-drop ALL --pids-limit N --memory SIZE --memory-swap SIZE --cpus X
- *   --read-only --tmpfs TMP:rw,noexec,nosuid,nodev,size=S,uid=U,gid=G,mode=700
+ *   --read-only --no-healthcheck
+ *   --tmpfs TMP:rw,noexec,nosuid,nodev,size=S,uid=U,gid=G,mode=700
  *   (--mount type=bind,source=HOST,target=WS | --tmpfs WS:rw,noexec,...)
- *   --workdir WS --user U:G (--env NAME=VALUE)... [--entrypoint PATH]
- *   (--label KEY=VALUE)... -- IMAGE CHILD-ARGV...
+ *   --workdir WS --user U:G (--env NAME=VALUE)...
+ *   (--entrypoint PATH | --entrypoint=CHILD-ARGV[0])
+ *   (--label KEY=VALUE)... -- IMAGE (CHILD-ARGV... | CHILD-ARGV[1]...)
  * It is the argument list AFTER the docker executable: element 0 is "run"
  * or "create", never "docker".
  */
@@ -61,7 +63,8 @@ struct ag_exec_spec {
 	const char *workspace_container_path;
 	const char *workspace_tmpfs_size; /* NULL: tmpfs_size */
 	const char *container_name;	  /* NULL: no --name */
-	const char *entrypoint;		  /* NULL: the image's own */
+	/* NULL: command[0] is the entrypoint (the argv runs exactly, never the image's) */
+	const char *entrypoint;
 	/*
 	 * Configured environment, "NAME=VALUE", any order (the renderer sorts
 	 * by name). The four fixed defaults (ag_env_defaults) are always

@@ -2,6 +2,8 @@
 #include "lib/docker/inspect.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
+#include "lib/base/sha256.h"
+#include "lib/config/env_allowlist.h"
 #include "lib/docker/docker_json.h"
 
 #include <ctype.h>
@@ -466,7 +468,68 @@ void ag_image_facts_release(struct ag_image_facts *i)
 	free(i->local_image_id);
 	free(i->registry_digest);
 	free(i->platform);
+	free(i->entrypoint_sha256);
+	ag_strv_release(&i->env_names);
 	memset(i, 0, sizeof(*i));
+}
+
+/*
+ * The image's own entrypoint and environment. The run overrides the
+ * entrypoint (the argv runs exactly) and disables health checks, but image
+ * ENV still reaches the agent: its names are recorded, and a reserved one
+ * (LD_PRELOAD, DOCKER_HOST, ...) makes the image unsafe.
+ */
+static void image_metadata(const json_t *v, struct ag_image_facts *out, struct ag_pf_findings *f)
+{
+	const json_t *cfg = json_object_get(v, "Config");
+	if (cfg && !json_is_null(cfg) && !json_is_object(cfg)) {
+		ag_pf_findings_add(f, "image_config", AG_PF_V_UNSAFE, "preflight.image.config",
+				   "image inspect Config is not an object");
+		return;
+	}
+	const json_t *ep = json_object_get(cfg, "Entrypoint");
+	const json_t *env = json_object_get(cfg, "Env");
+	if ((ep && !json_is_null(ep) && !json_is_array(ep)) ||
+	    (env && !json_is_null(env) && !json_is_array(env))) {
+		ag_pf_findings_add(f, "image_config", AG_PF_V_UNSAFE, "preflight.image.config",
+				   "image Config.Entrypoint or Config.Env is not a list");
+		return;
+	}
+	out->metadata_known = true;
+	if (json_is_array(ep) && json_array_size(ep) > 0) {
+		out->entrypoint_present = true;
+		char *s = json_dumps(ep, JSON_COMPACT | JSON_ENSURE_ASCII);
+		char hex[AG_SHA256_HEX_LEN + 1];
+		ag_sha256_hex(s ? s : "", s ? strlen(s) : 0, hex);
+		free(s);
+		out->entrypoint_sha256 = ag_xstrdup(hex);
+	}
+	size_t i;
+	const json_t *e;
+	json_array_foreach(env, i, e)
+	{
+		const char *kv = json_string_value(e);
+		const char *eq = kv ? strchr(kv, '=') : NULL;
+		if (!eq || eq == kv) {
+			ag_pf_findings_add(f, "image_env", AG_PF_V_UNSAFE, "preflight.image.env_malformed",
+					   "image Config.Env holds an entry that is not NAME=VALUE");
+			continue;
+		}
+		size_t n = (size_t)(eq - kv);
+		char *name = ag_xstrndup(kv, n);
+		out->env_total++;
+		bool valid = n <= AG_RUN_IMAGE_ENV_NAME_MAX_BYTES && ag_env_name_valid(name);
+		/* The value (after '=') is never read, kept or recorded. */
+		if (ag_env_name_is_reserved(name) && !ag_env_name_is_default(name, n)) {
+			ag_pf_findings_add(f, "image_env", AG_PF_V_UNSAFE, "preflight.image.env_reserved",
+					   "the image's ENV sets the reserved name '%s'",
+					   valid ? name : "(unrepresentable)");
+		}
+		if (out->env_names.n < AG_RUN_IMAGE_ENV_NAMES_MAX)
+			ag_strv_push(&out->env_names, valid ? name : "[UNREPRESENTABLE_NAME]");
+		free(name);
+	}
+	ag_strv_sort(&out->env_names);
 }
 
 void ag_inspect_image(const json_t *v, const struct ag_image_ref *ref, struct ag_image_facts *out,
@@ -516,6 +579,7 @@ void ag_inspect_image(const json_t *v, const struct ag_image_ref *ref, struct ag
 	else
 		out->registry_digest = ag_xstrdup(want);
 	free(want);
+	image_metadata(v, out, f);
 }
 
 /* ---- container ---- */

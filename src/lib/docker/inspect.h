@@ -125,8 +125,26 @@ struct ag_image_facts {
 	char *local_image_id;  /* "sha256:<64 hex>" */
 	char *registry_digest; /* the matching RepoDigests entry */
 	char *platform;	       /* os/arch[/variant] */
+	/*
+	 * Image metadata the run overrides but records (issue 9, finding 10):
+	 * whether Config.Entrypoint is set, and SHA-256 (hex) of its compact
+	 * JSON (never its text: it may hold anything); Config.Env NAMES
+	 * only, at most AG_RUN_IMAGE_ENV_NAMES_MAX, sorted, with the total.
+	 */
+	bool metadata_known;
+	bool entrypoint_present;
+	char *entrypoint_sha256; /* NULL when absent */
+	struct ag_strv env_names;
+	size_t env_total;
 };
 void ag_image_facts_release(struct ag_image_facts *i);
+/*
+ * Checks the inspected image against the pinned reference and reads its
+ * metadata. An image whose Config.Env sets a reserved name
+ * (ag_env_name_is_reserved) that AgentGuard does not itself override (the
+ * four defaults) is unsafe: preflight.image.env_reserved. Env entries
+ * that are not NAME=VALUE strings: preflight.image.env_malformed.
+ */
 void ag_inspect_image(const json_t *v, const struct ag_image_ref *ref, struct ag_image_facts *out,
 		      struct ag_pf_findings *f);
 

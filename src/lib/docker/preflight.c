@@ -38,6 +38,7 @@ void ag_preflight_result_release(struct ag_preflight_result *r)
 	free(r->cgroup_driver);
 	free(r->cgroup_version);
 	free(r->runtime);
+	ag_image_facts_release(&r->image);
 	json_decref(r->evidence);
 	ag_preflight_result_init(r);
 }
@@ -415,10 +416,17 @@ static bool owned_labels(const json_t *v, const char *name)
 	       strcmp(cname + 1, name) == 0;
 }
 
-/* rm -f by immutable id, then verify absence by the same id. */
+/*
+ * rm -f -v by immutable id, then verify absence by the same id, and of
+ * every anonymous volume (an image VOLUME) the container showed before.
+ */
 static const char *remove_by_id(struct pf *p, const char *id)
 {
-	const char *args[] = {"rm", "-f", "--", id, NULL};
+	struct ag_strv vols = AG_STRV_INIT;
+	json_t *v = NULL;
+	bool vols_known = container_lookup(p, id, &v) == 0 && ag_container_volumes(v, &vols) == 0;
+	json_decref(v);
+	const char *args[] = {"rm", "-f", "-v", "--", id, NULL};
 	struct ag_proc_result r;
 	ag_proc_result_init(&r);
 	struct ag_error *e = NULL;
@@ -428,11 +436,17 @@ static const char *remove_by_id(struct pf *p, const char *id)
 	ag_error_free(e);
 	ag_proc_result_release(&r);
 	int absent = container_lookup(p, id, NULL);
+	const char *status;
 	if (absent == 1)
-		return "removed";
-	if (absent == 0)
-		return rm_ok ? "remained_after_remove" : "remove_failed";
-	return "verification_unavailable";
+		status = !vols_known ? "volumes_unverified"
+			 : ag_volumes_gone(p->cli, &vols, p->control_ms) ? "removed"
+									 : "volume_remained";
+	else if (absent == 0)
+		status = rm_ok ? "remained_after_remove" : "remove_failed";
+	else
+		status = "verification_unavailable";
+	ag_strv_release(&vols);
+	return status;
 }
 
 /*
@@ -710,6 +724,8 @@ static void finish(struct pf *p, bool cli_explicit)
 		json_object_set_new(ev, "unavailable_or_ambiguous", json_array());
 	}
 	res->evidence = json_incref(ev);
+	res->image = p->image;
+	memset(&p->image, 0, sizeof(p->image));
 }
 
 int ag_preflight_run(const struct ag_config *cfg, const struct ag_docker_cli *cli,

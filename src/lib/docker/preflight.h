@@ -75,6 +75,8 @@ struct ag_preflight_result {
 	char *cgroup_driver, *cgroup_version, *runtime;
 	bool docker_desktop;
 	const char *cleanup_status; /* static: not_created, removed, ... */
+	/* The image check's facts, metadata included (entrypoint hash, ENV names). */
+	struct ag_image_facts image;
 	json_t *evidence;	    /* owned; see docs/preflight.md for fields */
 };
 

@@ -1,5 +1,6 @@
 #include "lib/base/ag.h"
 #include "lib/evidence/verify.h"
+#include "lib/config/env_allowlist.h"
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
@@ -82,6 +83,30 @@ static int check_identity(const json_t *ce, struct ag_error **err)
 	if (cimg && (!bound || strcmp(cimg, bound) != 0))
 		return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.image_identity",
 			      "the cleanup identity's image id differs from the bound image id");
+	/* The image metadata (issue 9, finding 10) must agree with itself and with the run. */
+	const json_t *epp = json_object_get(img, "entrypoint_present");
+	const json_t *eph = json_object_get(img, "entrypoint_sha256");
+	const json_t *names = json_object_get(img, "env_names");
+	const json_t *total = json_object_get(img, "env_names_total");
+	if ((json_is_string(eph) && !json_is_true(epp)) ||
+	    (json_is_true(epp) && !json_is_string(eph)) ||
+	    (json_array_size(names) && !json_is_integer(total)) ||
+	    (json_is_integer(total) &&
+	     (json_int_t)json_array_size(names) > json_integer_value(total)))
+		return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.image_metadata",
+			      "the image's entrypoint or ENV facts contradict each other");
+	const char *status =
+	    json_string_value(json_object_get(json_object_get(ce, "execution"), "status"));
+	size_t k;
+	const json_t *nm;
+	json_array_foreach(names, k, nm)
+	{
+		const char *n = json_string_value(nm);
+		if (n && !ag_env_name_is_default(n, strlen(n)) && ag_env_name_is_reserved(n) &&
+		    status && strcmp(status, "executed") == 0)
+			return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.image_env_reserved",
+				      "the agent ran in an image whose ENV sets a reserved name");
+	}
 	const char *digest = json_string_value(json_object_get(img, "registry_digest"));
 	const char *conf = json_string_value(json_object_get(img, "configured_reference"));
 	if (digest) {

@@ -510,6 +510,12 @@ static void check_tests(const struct ag_check_input *in, struct ag_check_result 
 		ev(r, "`%s` did not run", label);
 		return;
 	}
+	if (in->command_end) {
+		r->passed = false;
+		set_msg(r, "The contained command did not exit 0.");
+		ev(r, "`%s` %s", label, in->command_end);
+		return;
+	}
 	set_msg(r, r->passed ? "The contained command exited 0."
 			     : "The contained command did not exit 0.");
 	ev(r, "`%s` exited %d", label, in->command_exit);

@@ -68,6 +68,11 @@ struct ag_check_input {
 	const struct ag_ws_mutations *mut;
 	bool command_ran;	   /* false: the contained command never ran */
 	int command_exit;	   /* its exit status when it ran */
+	/*
+	 * How it ended when not by its own exit ("was killed by the
+	 * out-of-memory killer", "timed out", ...); NULL: it exited.
+	 */
+	const char *command_end;
 	const char *command_label; /* evidence name; NULL: "contained-run" */
 	const char *const *argv;   /* the agent argv (unsafe-commands audit) */
 	size_t argc;

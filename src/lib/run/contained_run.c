@@ -121,13 +121,15 @@ struct run {
 	bool checks_ok;
 
 	/* execution */
-	bool executed;
+	bool executed;	    /* `docker start` was run */
+	bool agent_started; /* ... and the container's process actually started */
 	struct ag_proc_result pr;
 	const char *outcome;
 	int exit_status;
 	bool oom_killed;
 	char *stdout_red, *stderr_red;
 	bool stdout_trunc, stderr_trunc;
+	uint64_t stdout_bytes, stderr_bytes; /* what the agent wrote, kept or not */
 	uint64_t exec_ms;
 };
 
@@ -199,32 +201,58 @@ char *ag_run_suffix(const char *run_id)
 	return s;
 }
 
-unsigned long long ag_process_start_ticks(pid_t pid)
+/*
+ * Reads /proc/PID/stat: the state letter (field 3) and starttime (field
+ * 22, clock ticks since boot). False when the process does not exist or
+ * the line cannot be parsed.
+ */
+static bool proc_stat(pid_t pid, char *state, unsigned long long *ticks)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return false;
 	char buf[1024];
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return false;
 	buf[n] = '\0';
-	/* Field 22 (starttime) counts from after the ")" that ends field 2. */
+	/* Fields count from after the ")" that ends field 2 (comm may hold ')'). */
 	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	unsigned long long v = 0;
+	if (!p || p[1] != ' ' || !p[2])
+		return false;
+	*state = p[2];
 	int field = 2;
 	for (p++; *p && field < 22; p++)
 		if (*p == ' ')
 			field++;
 	if (field != 22)
-		return 0;
-	v = strtoull(p, NULL, 10);
-	return v;
+		return false;
+	*ticks = strtoull(p, NULL, 10);
+	return *ticks != 0;
+}
+
+unsigned long long ag_process_start_ticks(pid_t pid)
+{
+	char st = 0;
+	unsigned long long t = 0;
+	return proc_stat(pid, &st, &t) ? t : 0;
+}
+
+bool ag_process_alive(pid_t pid, unsigned long long start_ticks)
+{
+	char st = 0;
+	unsigned long long t = 0;
+	if (pid <= 0 || start_ticks == 0 || !proc_stat(pid, &st, &t))
+		return false;
+	/*
+	 * A zombie (Z) or a dying task (X) has run its last instruction: under
+	 * a PID 1 that never reaps, a killed AgentGuard stays a zombie forever.
+	 * Another start time means the pid was reused by another process.
+	 */
+	return t == start_ticks && st != 'Z' && st != 'X' && st != 'x';
 }
 
 static int write_marker(struct run *r, const char *state)
@@ -482,6 +510,18 @@ static int stage_container(struct run *r)
 		fail_err(r, "docker", 6, e);
 		goto out;
 	}
+	/*
+	 * The container's id (and the 12-digit form Docker prints and uses as
+	 * the hostname) is recorded only as a hash: wherever Docker's client
+	 * or the agent prints it, it is redacted.
+	 */
+	{
+		char shortid[13];
+		memcpy(shortid, r->container_id, 12);
+		shortid[12] = '\0';
+		ag_redactor_add_secret(r->o->redact, r->container_id);
+		ag_redactor_add_secret(r->o->redact, shortid);
+	}
 	{
 		json_t *v = NULL;
 		if (ag_container_lookup(&r->cli, r->container_id, AG_DOCKER_CONTROL_TIMEOUT_MS, &v) !=
@@ -513,6 +553,12 @@ static int stage_container(struct run *r)
 		const char *img = ag_json_path_str(v, "Image");
 		if (img && ag_is_image_id(img))
 			r->bound_image_id = ag_xstrdup(img);
+		/* The image's HEALTHCHECK must not run beside the agent (--no-healthcheck). */
+		const json_t *hct = ag_json_path(v, "Config.Healthcheck.Test");
+		const char *hc0 = json_string_value(json_array_get(hct, 0));
+		if (!f.n && !(json_array_size(hct) == 1 && hc0 && strcmp(hc0, "NONE") == 0))
+			ag_pf_findings_add(&f, "healthcheck", AG_PF_V_UNSAFE, "run.healthcheck_enabled",
+					   "the created container would run the image's health check");
 		json_decref(v);
 		if (f.n) {
 			/* CONTRACT: run.verify_created (the container that runs shows every control) */
@@ -618,17 +664,37 @@ static void classify(struct run *r)
 		     r->o->timeout_seconds);
 	} else if (r->oom_killed) {
 		r->outcome = "oom_killed";
+		/*
+		 * Docker says OOMKilled when any process of the container hit the
+		 * limit; the agent may still have exited 0. A run the kernel cut
+		 * short never records a success status.
+		 */
+		if (r->exit_status == 0)
+			r->exit_status = -1;
 	} else if ((derr && *derr) || never_started || p->status == AG_PROC_FAILED_TO_START ||
 		   (p->status == AG_PROC_EXITED && p->exit_code != 0 && !json_is_integer(ec))) {
 		r->outcome = "docker_launch_failure";
+		/*
+		 * The agent never ran: its exit status is unknown, unless Docker's
+		 * own launcher status says why (125 Docker, 126 not executable,
+		 * 127 not found).
+		 */
+		if (r->exit_status < 125 || r->exit_status > 127)
+			r->exit_status = -1;
+		/* runc's words for an argv[0] it could not exec (only a hint: no text is kept) */
+		bool not_found = strstr(p->err.buf, "exec: \"") &&
+				 (strcasestr(p->err.buf, "executable file not found") ||
+				  strcasestr(p->err.buf, "no such file or directory"));
 		fail(r, "docker", 6, "run.launch_failed",
-		     "Docker failed before or while launching the contained command");
+		     "Docker failed before or while launching the contained command%s",
+		     not_found ? " (the argv's executable was not found in the image)" : "");
 	} else if (p->status == AG_PROC_SIGNALED) {
 		r->outcome = "docker_client_signaled";
 		fail(r, "docker", 6, "run.client_signaled", "the attached Docker client was killed");
 	} else {
 		r->outcome = "exited";
 	}
+	r->agent_started = !never_started && strcmp(r->outcome, "docker_launch_failure") != 0;
 	json_decref(v);
 	bool t1 = false, t2 = false;
 	/*
@@ -641,17 +707,45 @@ static void classify(struct run *r)
 		if (l > tail)
 			tail = l;
 	}
+	/*
+	 * The artifact keeps at most AG_RUN_ARTIFACT_OUTPUT_MAX_BYTES of each
+	 * stream (max_output_bytes may allow far more in the capture): the
+	 * artifact must always be writable within its bounds.
+	 */
+	size_t cap = (size_t)r->o->cfg->max_output_bytes;
+	if (cap > AG_RUN_ARTIFACT_OUTPUT_MAX_BYTES)
+		cap = AG_RUN_ARTIFACT_OUTPUT_MAX_BYTES;
 	size_t olen = p->out.len, elen = p->err.len;
-	if (p->stdout_truncated)
+	bool ocut = p->stdout_truncated, ecut = p->stderr_truncated;
+	if (olen > cap) {
+		olen = cap;
+		ocut = true;
+	}
+	if (elen > cap) {
+		elen = cap;
+		ecut = true;
+	}
+	if (ocut)
 		olen = olen > tail ? olen - tail : 0;
-	if (p->stderr_truncated)
+	if (ecut)
 		elen = elen > tail ? elen - tail : 0;
-	r->stdout_red = ag_redact(r->o->redact, p->out.buf, olen,
-				  (size_t)r->o->cfg->max_output_bytes, AG_REDACT_KEEP_NEWLINES, &t1);
-	r->stderr_red = ag_redact(r->o->redact, p->err.buf, elen,
-				  (size_t)r->o->cfg->max_output_bytes, AG_REDACT_KEEP_NEWLINES, &t2);
-	r->stdout_trunc = p->stdout_truncated || t1;
-	r->stderr_trunc = p->stderr_truncated || t2;
+	r->stdout_red = ag_redact(r->o->redact, p->out.buf, olen, cap, AG_REDACT_KEEP_NEWLINES, &t1);
+	r->stderr_red = ag_redact(r->o->redact, p->err.buf, elen, cap, AG_REDACT_KEEP_NEWLINES, &t2);
+	r->stdout_trunc = ocut || t1;
+	r->stderr_trunc = ecut || t2;
+	r->stdout_bytes = p->stdout_total;
+	r->stderr_bytes = p->stderr_total;
+	if (!r->agent_started) {
+		/*
+		 * Nothing of the agent ran: what the streams hold is the Docker
+		 * client's own error text (container ids, daemon detail), never
+		 * recorded raw. The failure message says what happened.
+		 */
+		r->stdout_red[0] = '\0';
+		r->stderr_red[0] = '\0';
+		r->stdout_trunc = r->stderr_trunc = false;
+		r->stdout_bytes = r->stderr_bytes = 0;
+	}
 }
 
 static void stage_cleanup_container(struct run *r)
@@ -784,13 +878,23 @@ static void stage_checks(struct run *r)
 {
 	struct ag_error *e = NULL;
 	int wsfd = r->mut_ok ? open_workspace(r) : -1;
-	bool exited = r->outcome && strcmp(r->outcome, "exited") == 0;
+	const char *end = NULL;
+	if (r->outcome && strcmp(r->outcome, "oom_killed") == 0)
+		end = "was killed by the out-of-memory killer (memory limit)";
+	else if (r->outcome && strcmp(r->outcome, "timed_out") == 0)
+		end = "timed out";
+	else if (r->outcome && strcmp(r->outcome, "cancelled") == 0)
+		end = "was cancelled";
+	else if (r->outcome && strcmp(r->outcome, "exited") != 0)
+		end = "ended without an exit status of its own";
 	struct ag_check_input in = {
 		.cfg = r->o->cfg,
 		.mut = r->mut_ok ? &r->mut : NULL,
-		.command_ran = r->executed,
+		/* the agent ran only when its container's process started */
+		.command_ran = r->agent_started,
 		/* only a normal exit can pass tests-passed */
-		.command_exit = exited || r->exit_status != 0 ? r->exit_status : -1,
+		.command_exit = r->exit_status,
+		.command_end = end,
 		.command_label = "contained-run",
 		.argv = r->o->argv,
 		.argc = r->o->argc,
@@ -914,6 +1018,18 @@ static void record_cleanup_failure(struct run *r)
 	}
 }
 
+/* The artifact again, after a late failure recorded in r: a failing verdict. */
+static json_t *rebuild_failed(const struct run *r, struct ag_run_facts *f, json_t *old)
+{
+	f->pass = false;
+	f->exit_code = r->exit_code;
+	f->stage = r->stage;
+	f->reason = r->reason;
+	f->message = r->message;
+	json_decref(old);
+	return ag_run_artifact_build(f);
+}
+
 int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		     struct ag_error **err)
 {
@@ -959,6 +1075,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 	else if (!r->stage && !checks_pass)
 		r->reason = "run.checks_failed";
 	out->score = r->checks_ok ? r->checks.score : 0;
+	out->score_known = r->checks_ok && r->agent_started;
 	for (int i = 0; r->checks_ok && i < AG_CK__COUNT; i++) {
 		const struct ag_check_result *ck = &r->checks.v[i];
 		if (!ck->evaluated || ck->passed)
@@ -1007,6 +1124,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		.cleanup = &r->cleanup,
 		.cleanup_complete = out->cleanup_complete,
 		.executed = r->executed,
+		.agent_started = r->agent_started,
 		.outcome = r->outcome,
 		.exit_status = r->exit_status,
 		.oom_killed = r->oom_killed,
@@ -1016,6 +1134,8 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		.stderr_text = r->stderr_red,
 		.stdout_truncated = r->stdout_trunc,
 		.stderr_truncated = r->stderr_trunc,
+		.stdout_bytes = r->stdout_bytes,
+		.stderr_bytes = r->stderr_bytes,
 		.exec_ms = r->exec_ms,
 		.duration_ms = now_ms() - r->started_ms,
 		.pass = out->pass,
@@ -1057,7 +1177,23 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 			e = NULL;
 		}
 	}
-	if (write_json_file(r, AG_RUN_ARTIFACT_FILE, artifact, &ag_canon_artifact_bounds, &e) == 0) {
+	int wrc = write_json_file(r, AG_RUN_ARTIFACT_FILE, artifact, &ag_canon_artifact_bounds, &e);
+	if (wrc < 0 && e->code == AG_E_LIMIT) {
+		/*
+		 * Over the artifact's bounds (the output caps should prevent it):
+		 * the artifact is still written, without the captured output,
+		 * which is recorded as truncated, and the run fails closed.
+		 */
+		fail_err(r, "evidence", 4, e);
+		ag_error_free(e);
+		e = NULL;
+		out->pass = false;
+		facts.stdout_text = facts.stderr_text = "";
+		facts.stdout_truncated = facts.stderr_truncated = true;
+		artifact = rebuild_failed(r, &facts, artifact);
+		wrc = write_json_file(r, AG_RUN_ARTIFACT_FILE, artifact, &ag_canon_artifact_bounds, &e);
+	}
+	if (wrc == 0) {
 		out->artifact_written = true;
 	} else {
 		fail_err(r, "evidence", 4, e);
@@ -1076,13 +1212,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		ag_error_free(e);
 		e = NULL;
 		out->pass = false;
-		facts.pass = false;
-		facts.exit_code = r->exit_code;
-		facts.stage = r->stage;
-		facts.reason = r->reason;
-		facts.message = r->message;
-		json_decref(artifact);
-		artifact = ag_run_artifact_build(&facts);
+		artifact = rebuild_failed(r, &facts, artifact);
 		(void)write_json_file(r, AG_RUN_ARTIFACT_FILE, artifact, &ag_canon_artifact_bounds,
 				      &e);
 	}
@@ -1095,6 +1225,9 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 	out->preflight_status = r->pf_ran ? ag_pf_status_name(r->pf.status) : NULL;
 	out->claim_level = r->pf_ran ? ag_pf_claim_name(r->pf.claim) : NULL;
 	out->command_ran = r->executed;
+	out->agent_started = r->agent_started;
+	out->changes_known = r->mut_ok;
+	out->capture_reason = r->capture_reason;
 	out->command_exit_code = r->exit_status;
 	out->timed_out = facts.timed_out;
 	out->cancelled = facts.cancelled;

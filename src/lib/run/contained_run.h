@@ -49,16 +49,20 @@ struct ag_run_outcome {
 	int exit_code;
 	bool pass;
 	int score;		       /* 0..100 from the policy checks */
+	bool score_known;	       /* false: the agent never ran, no score is shown */
 	struct ag_strv failed_checks;  /* "name (severity): first evidence", redacted */
 	char *run_id;
 	const char *preflight_status; /* static, or NULL when preflight did not run */
 	const char *claim_level;      /* static, or NULL */
-	bool command_ran;
-	int command_exit_code;
+	bool command_ran;   /* `docker start` was run */
+	bool agent_started; /* the agent's process actually started */
+	int command_exit_code; /* -1: none (stopped, OOM-killed, never started) */
 	bool timed_out, cancelled;
 	const char *outcome; /* static: exited, oom_killed, timed_out, cancelled, ... */
 	struct ag_strv changed_files; /* escaped, bounded */
 	size_t changed_total;
+	bool changes_known;	      /* the workspace capture succeeded */
+	const char *capture_reason;   /* static: why the capture failed, or NULL */
 	const char *failure_stage; /* static, or NULL */
 	const char *failure_reason;
 	char *failure_message;	   /* sanitized */
@@ -92,6 +96,12 @@ char *ag_run_id_new(const char *task_id);
 char *ag_run_suffix(const char *run_id);
 /* /proc/PID/stat starttime (clock ticks since boot), 0 when unknown. */
 unsigned long long ag_process_start_ticks(pid_t pid);
+/*
+ * True only while PID is a live process started at START_TICKS: a zombie
+ * (state Z or X, e.g. killed under a PID 1 that does not reap) or a pid
+ * reused by a process with another start time is dead.
+ */
+bool ag_process_alive(pid_t pid, unsigned long long start_ticks);
 
 /* Names shared by a run and by `agentguard cleanup`. */
 #define AG_RUN_MARKER_FILE "agentguard-contained-run-artifact.json"

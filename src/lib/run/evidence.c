@@ -195,6 +195,22 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 			   strcmp(f->bound_image_id, f->pf->local_image_id) == 0;
 	json_object_set_new(img, "identity_consistent",
 			    f->bound_image_id ? json_boolean(bound_match) : json_null());
+	/*
+	 * The image's own metadata, overridden by the run but recorded: its
+	 * ENTRYPOINT as a fact (present, SHA-256 of its JSON: never the text)
+	 * and its ENV names (never values), which do reach the agent.
+	 */
+	const struct ag_image_facts *im =
+	    f->pf && f->pf->image.metadata_known ? &f->pf->image : NULL;
+	json_object_set_new(img, "entrypoint_present",
+			    im ? json_boolean(im->entrypoint_present) : json_null());
+	json_object_set_new(img, "entrypoint_sha256",
+			    im && im->entrypoint_sha256 ? json_string(im->entrypoint_sha256)
+							: json_null());
+	json_object_set_new(img, "env_names", strv_json(im ? &im->env_names : NULL,
+							AG_RUN_IMAGE_ENV_NAMES_MAX));
+	json_object_set_new(img, "env_names_total",
+			    im ? json_integer((json_int_t)im->env_total) : json_null());
 	json_object_set_new(img, "pull_policy", json_string("never"));
 	json_object_set_new(img, "cache_status",
 			    json_string(f->pf && f->pf->local_image_id ? "present" : "unknown"));
@@ -419,7 +435,9 @@ json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 	json_object_set_new(a, "task_id", json_string(c->task_id));
 	json_object_set_new(a, "run_id", json_string(f->run_id));
 	json_object_set_new(a, "result", json_string(f->pass ? "PASS" : "FAIL"));
-	json_object_set_new(a, "score", json_integer(f->checks ? f->checks->score : 0));
+	/* A run whose agent never started has no score (null), not 0 or 100. */
+	json_object_set_new(a, "score", f->checks && f->agent_started ? json_integer(f->checks->score)
+								    : json_null());
 	json_object_set_new(a, "exit_code", json_integer(f->exit_code));
 	json_object_set_new(a, "duration_seconds", json_real((double)f->duration_ms / 1000.0));
 	json_object_set_new(a, "config_path", json_string("${CONFIG_PATH}"));
@@ -447,10 +465,13 @@ json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 		/* Already redacted and bounded by the run; keep its newlines. */
 		json_object_set_new(cr, "stdout",
 				    rstr_flags(f->redact, f->stdout_text ? f->stdout_text : "",
-					       AG_OUTPUT_MAX_BYTES * 2, AG_REDACT_KEEP_NEWLINES));
+					       AG_RUN_ARTIFACT_OUTPUT_MAX_BYTES, AG_REDACT_KEEP_NEWLINES));
 		json_object_set_new(cr, "stderr",
 				    rstr_flags(f->redact, f->stderr_text ? f->stderr_text : "",
-					       AG_OUTPUT_MAX_BYTES * 2, AG_REDACT_KEEP_NEWLINES));
+					       AG_RUN_ARTIFACT_OUTPUT_MAX_BYTES, AG_REDACT_KEEP_NEWLINES));
+		/* What the agent wrote; stdout/stderr above may hold less (*_truncated). */
+		json_object_set_new(cr, "stdout_bytes", json_integer((json_int_t)f->stdout_bytes));
+		json_object_set_new(cr, "stderr_bytes", json_integer((json_int_t)f->stderr_bytes));
 		json_object_set_new(cr, "duration_seconds", json_real((double)f->exec_ms / 1000.0));
 		json_object_set_new(cr, "timed_out", json_boolean(f->timed_out));
 		json_object_set_new(cr, "cancelled", json_boolean(f->cancelled));

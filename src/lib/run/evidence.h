@@ -63,12 +63,14 @@ struct ag_run_facts {
 	size_t residue_after, residue_ours_after;
 	const struct ag_cleanup_result *cleanup;
 	bool cleanup_complete;
-	bool executed;
+	bool executed;	    /* `docker start` was run */
+	bool agent_started; /* the container's process started (else: no score) */
 	const char *outcome;
 	int exit_status;
 	bool oom_killed, timed_out, cancelled;
 	const char *stdout_text, *stderr_text; /* already redacted and bounded */
 	bool stdout_truncated, stderr_truncated;
+	uint64_t stdout_bytes, stderr_bytes; /* bytes the agent wrote to each stream */
 	uint64_t exec_ms, duration_ms;
 	bool pass;
 	int exit_code;

@@ -76,11 +76,10 @@ static bool owner_alive(const json_t *m)
 	const json_t *ticks = json_object_get(m, "owner_start_ticks");
 	if (!json_is_integer(pid) || !json_is_integer(ticks))
 		return false;
-	pid_t p = (pid_t)json_integer_value(pid);
-	if (p <= 0)
+	json_int_t p = json_integer_value(pid), t = json_integer_value(ticks);
+	if (p <= 0 || p > INT32_MAX || t <= 0)
 		return false;
-	unsigned long long now = ag_process_start_ticks(p);
-	return now != 0 && now == (unsigned long long)json_integer_value(ticks);
+	return ag_process_alive((pid_t)p, (unsigned long long)t);
 }
 
 static void logf_(ag_recover_log_fn log, void *data, const char *fmt, ...) AG_PRINTF(3, 4);
