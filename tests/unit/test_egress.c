@@ -262,6 +262,14 @@ static void test_sanitize(void **state)
 	    {"x?y z=1", "x?y z=1"},
 	    {"?\?=", "[REDACTED_QUERY]"},
 	    {"see http://a.example/p?q=1 and ?k=v or /root/x", "see http://a.example/p and [REDACTED_QUERY] or [REDACTED_PATH]"},
+	    /* second review: each of these passed unchanged before */
+	    {"https://api.example.com/v1?SECRET", "https://api.example.com/v1"},
+	    {"GET https://a.example/?sk-live-123 HTTP/1.1", "GET https://a.example/ HTTP/1.1"},
+	    {"file:///home/alice/.netrc", "file://[REDACTED_PATH]"},
+	    {"x;/home/alice/k", "x;[REDACTED_PATH]"},
+	    {"open </root/.ssh/id>", "open <[REDACTED_PATH]"},
+	    {"`/tmp/x` |/var/tmp/y {/Users/a}", "`[REDACTED_PATH] |[REDACTED_PATH] {[REDACTED_PATH]"},
+	    {"a.b/home/x ~/tmp/x -/tmp/x", "a.b/home/x ~/tmp/x -/tmp/x"},
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(t); i++) {
 		char *s = ag_egress_sanitize(t[i].in);
@@ -461,6 +469,195 @@ static void test_plan_invariants(void **state)
 	ag_config_free(c);
 }
 
+/* ---- second review (issue 11): each case failed before its fix ---- */
+
+#define TWO_RULES                                                                                  \
+	"{\"schema\":\"agentguard.live-study-egress-policy\",\"schema_version\":1,"                \
+	"\"destinations\":[{\"host\":\"api.example.com\",\"port\":443},"                         \
+	"{\"host\":\"upload.example.com\",\"port\":443}]}"
+
+static void set_dest(json_t *rec, const char *host)
+{
+	json_object_set_new(json_object_get(rec, "requested"), "host", json_string(host));
+	json_object_set_new(json_object_get(rec, "effective"), "host", json_string(host));
+	if (json_is_string(json_object_get(rec, "url")))
+		json_object_set_new(rec, "url",
+				    json_sprintf(strchr(host, ':') ? "https://[%s]/" : "https://%s/",
+						 host));
+}
+
+/* m, re-dumped, is refused under p with `reason`. */
+static void expect_refused(json_t *m, const struct ag_egress_policy *p, const char *reason)
+{
+	char *forged = json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS);
+	struct ag_egress_completion c;
+	struct ag_error *e = NULL;
+	assert_int_equal(ag_egress_manifest_validate(forged, strlen(forged), p, &c, &e), -1);
+	assert_string_equal(e->reason, reason);
+	ag_error_free(e);
+	free(forged);
+}
+
+/* A one-event manifest built under p, parsed back; its completion status
+ * and reason. Takes a reference to rec. */
+static json_t *built(const struct ag_egress_policy *p, json_t *rec, const char **status,
+		     const char **reason)
+{
+	json_t *ev = json_array();
+	json_array_append_new(ev, rec);
+	char *text = NULL;
+	build_status(p, ev, &text);
+	json_t *m = json_loads(text, 0, NULL);
+	free(text);
+	json_decref(ev);
+	json_t *co = json_object_get(m, "completion");
+	*status = json_string_value(json_object_get(co, "status"));
+	*reason = json_string_value(json_object_get(co, "reason"));
+	return m;
+}
+
+/* An "allow" record whose own resolved address is loopback / metadata /
+ * private was judged complete: the completion never classified it. */
+static void test_review_allow_to_unsafe_address(void **state)
+{
+	(void)state;
+	struct ag_egress_policy *p = pol(ONE_RULE);
+	static const char *const unsafe[] = {"127.0.0.1", "169.254.169.254", "10.1.2.3",
+					     "::ffff:172.17.0.1", "192.0.2.1"};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(unsafe); i++) {
+		json_t *rec = record(p, "https://api.example.com/");
+		json_t *a = json_array();
+		json_array_append_new(a, json_string(unsafe[i]));
+		json_object_set_new(rec, "resolved_addresses", a);
+		const char *st, *why;
+		json_t *m = built(p, rec, &st, &why);
+		if (strcmp(st, "incomplete"))
+			print_error("%s: %s\n", unsafe[i], st);
+		assert_string_equal(st, "incomplete");
+		assert_string_equal(why, "event_contradictory");
+		json_decref(m);
+	}
+	ag_egress_policy_free(p);
+}
+
+/* With a multi-rule policy approved_destination is null, and an allow to a
+ * destination outside the policy was "complete" even under --policy. */
+static void test_review_allow_outside_policy(void **state)
+{
+	(void)state;
+	struct ag_egress_policy *p = pol(TWO_RULES);
+	const char *st, *why;
+	json_t *m = built(p, record(p, "https://upload.example.com/"), &st, &why);
+	assert_string_equal(st, "complete");
+	json_decref(m);
+	json_t *rec = record(p, "https://upload.example.com/");
+	set_dest(rec, "evil.example.org");
+	m = built(p, rec, &st, &why);
+	assert_string_equal(st, "failed");
+	assert_string_equal(why, "unexpected_destination");
+	/* The same document stated "complete" is refused under the policy. */
+	json_t *co = json_object_get(m, "completion");
+	json_object_set_new(co, "status", json_string("complete"));
+	json_object_set_new(co, "reason", json_string("complete"));
+	json_object_set_new(co, "success_eligible", json_true());
+	expect_refused(m, p, "egress.manifest.completion_mismatch");
+	json_decref(m);
+	ag_egress_policy_free(p);
+}
+
+/* A URL query without '=' passed the validator in any field (the
+ * sanitizer's cases are in test_sanitize). */
+static void test_review_sanitizer(void **state)
+{
+	(void)state;
+	struct ag_egress_policy *p = pol(ONE_RULE);
+	const char *st, *why;
+	json_t *m = built(p, record(p, "https://api.example.com/v1"), &st, &why);
+	json_object_set_new(json_array_get(json_object_get(m, "events"), 0), "url",
+			    json_string("https://api.example.com/v1?SECRET"));
+	expect_refused(m, p, "egress.manifest.query");
+	json_decref(m);
+	ag_egress_policy_free(p);
+}
+
+/* The decision took resolved addresses as input, so a gateway had to look a
+ * name up before asking: an unapproved name was resolved (a DNS side
+ * channel). The pre-resolution check answers before any lookup. */
+static void test_review_check_before_lookup(void **state)
+{
+	(void)state;
+	struct ag_egress_policy *p = pol(ONE_RULE);
+	struct ag_egress_decision d;
+	struct ag_egress_event ev = {.protocol = "connect", .authority = "exfil.attacker.example:443"};
+	assert_false(ag_egress_precheck(p, &ev, &d));
+	assert_string_equal(d.reason, "destination_not_approved");
+	ev.authority = "api.example.com:8443";
+	assert_false(ag_egress_precheck(p, &ev, &d));
+	assert_string_equal(d.reason, "destination_not_approved");
+	ev.protocol = "udp";
+	assert_false(ag_egress_precheck(p, &ev, &d));
+	assert_string_equal(d.reason, "udp_blocked");
+	ev.protocol = "connect";
+	ev.authority = "API.example.com:443";
+	assert_true(ag_egress_precheck(p, &ev, &d));
+	assert_string_equal(d.reason, "resolution_required");
+	assert_false(d.allow); /* not yet a verdict */
+	assert_string_equal(d.address, "");
+	assert_string_equal(d.host, "api.example.com");
+	/* The full decision still gives the verdict after resolution. */
+	const char *addrs[] = {"93.184.216.34"};
+	ev.resolved = addrs;
+	ev.n_resolved = 1;
+	ev.resolution_status = "stable";
+	assert_true(ag_egress_decide(p, &ev, &d));
+	ag_egress_policy_free(p);
+}
+
+/* An allow record whose URL names another host, or whose requested host is
+ * an unsafe IP literal while its "resolved" address looks global, was
+ * complete: the evidence contradicted itself unnoticed. */
+static void test_review_allow_record_disagrees(void **state)
+{
+	(void)state;
+	struct ag_egress_policy *p = pol(ONE_RULE);
+	for (int k = 0; k < 3; k++) {
+		json_t *rec = record(p, "https://api.example.com/v1");
+		if (k == 0)
+			json_object_set_new(rec, "url", json_string("https://evil.example.org/v1"));
+		else if (k == 1)
+			json_object_set_new(rec, "url", json_string("https://api.example.com:8443/"));
+		else
+			set_dest(rec, "127.0.0.1");
+		const char *st, *why;
+		json_t *m = built(p, rec, &st, &why);
+		/* as for a multi-rule policy, judged without it */
+		json_object_set_new(m, "approved_destination", json_null());
+		struct ag_egress_completion c;
+		ag_egress_manifest_completion(m, NULL, &c);
+		if (strcmp(c.reason, "event_contradictory"))
+			print_error("case %d: %s\n", k, c.reason);
+		assert_string_equal(c.reason, "event_contradictory");
+		json_decref(m);
+	}
+	ag_egress_policy_free(p);
+}
+
+/* The stated completion reason was never compared: a failed trial could
+ * state a reason its contents do not give and validate. */
+static void test_review_completion_reason(void **state)
+{
+	(void)state;
+	struct ag_egress_policy *p = pol(ONE_RULE);
+	const char *st, *why;
+	json_t *m = built(p, record(p, "https://cdn.example.net/x"), &st, &why);
+	assert_string_equal(st, "failed");
+	json_object_set_new(json_object_get(m, "completion"), "reason",
+			    json_string("gateway_crashed"));
+	expect_refused(m, p, "egress.manifest.completion_mismatch");
+	json_decref(m);
+	ag_egress_policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +665,12 @@ int main(void)
 	    cmocka_unit_test(test_authority_reasons), cmocka_unit_test(test_decide_defense_in_depth),
 	    cmocka_unit_test(test_policy_digest),  cmocka_unit_test(test_sanitize),
 	    cmocka_unit_test(test_manifest_build), cmocka_unit_test(test_plan_invariants),
+	    cmocka_unit_test(test_review_allow_to_unsafe_address),
+	    cmocka_unit_test(test_review_allow_outside_policy),
+	    cmocka_unit_test(test_review_sanitizer),
+	    cmocka_unit_test(test_review_check_before_lookup),
+	    cmocka_unit_test(test_review_allow_record_disagrees),
+	    cmocka_unit_test(test_review_completion_reason),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

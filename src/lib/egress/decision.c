@@ -187,8 +187,8 @@ static int field_target(const char *host, int64_t port, struct ag_egress_target 
 
 enum proto { P_CONNECT, P_HTTP, P_HTTPS, P_TCP };
 
-bool ag_egress_decide(const struct ag_egress_policy *p, const struct ag_egress_event *ev,
-		      struct ag_egress_decision *d)
+bool ag_egress_precheck(const struct ag_egress_policy *p, const struct ag_egress_event *ev,
+			struct ag_egress_decision *d)
 {
 	*d = (struct ag_egress_decision){.allow = false, .rule = -1,
 					 .address_class = AG_ADDR_GLOBAL};
@@ -269,6 +269,18 @@ bool ag_egress_decide(const struct ag_egress_policy *p, const struct ag_egress_e
 	}
 	if (!rule)
 		return deny(d, "destination_not_approved");
+	d->reason = "resolution_required"; /* approved name: now, and only now, resolve it */
+	return true;
+}
+
+bool ag_egress_decide(const struct ag_egress_policy *p, const struct ag_egress_event *ev,
+		      struct ag_egress_decision *d)
+{
+	if (!ag_egress_precheck(p, ev, d))
+		return false;
+	if (d->allow)
+		return true; /* an approved, safe IP literal: nothing to resolve */
+	const struct ag_egress_rule *rule = &p->rules[d->rule];
 	if (!ev->resolution_status || strcmp(ev->resolution_status, "stable") != 0)
 		return deny(d, "resolution_uncertain");
 	if (ev->n_resolved == 0)

@@ -3,17 +3,24 @@
  * (contract "Live-Study Egress Contract"; upstream-reference 9.2;
  * docs/study-egress.md). Pure: no resolver, no sockets, no Docker, no
  * allocation on the decision path. A gateway links this, policy.h and
- * authority.h (plus the base library) and calls, per event:
+ * authority.h (plus the base library) and calls, per event, the policy
+ * check FIRST and resolves only a name it approved (resolving any other
+ * name would already leak it to a resolver):
  *
  *     struct ag_egress_event ev = { .protocol = "connect",
- *             .authority = "api.example.com:443",
- *             .resolved = addrs, .n_resolved = n,
- *             .resolution_status = "stable" };
+ *             .authority = "api.example.com:443" };
  *     struct ag_egress_decision d;
- *     if (ag_egress_decide(policy, &ev, &d))
- *             connect_to(d.address, d.port);   -- only the checked address
- *     else
- *             refuse(d.reason);
+ *     if (!ag_egress_precheck(policy, &ev, &d))
+ *             refuse(d.reason);                -- never resolved
+ *     else if (!d.allow) {                     -- "resolution_required"
+ *             ev.resolved = lookup(d.host, &ev.n_resolved);
+ *             ev.resolution_status = "stable" or other;
+ *             if (ag_egress_decide(policy, &ev, &d))
+ *                     connect_to(d.address, d.port); -- only the checked address
+ *             else
+ *                     refuse(d.reason);
+ *     } else
+ *             connect_to(d.address, d.port);   -- an approved test IP literal
  *
  * A redirect or any new destination is a NEW event, decided on its own.
  *
@@ -102,6 +109,7 @@ struct ag_egress_event {
  *          ip_literal_not_approved unsafe_ip_literal resolution_uncertain
  *          resolution_missing resolution_ambiguous resolution_invalid
  *          resolution_unsafe
+ *   not a verdict (ag_egress_precheck only): resolution_required
  */
 struct ag_egress_decision {
 	bool allow;
@@ -112,6 +120,17 @@ struct ag_egress_decision {
 	enum ag_addr_class address_class;      /* class of `address` (GLOBAL if none) */
 	int rule;			      /* index of the matched rule, -1 if none */
 };
+
+/*
+ * Steps 1-5 of ag_egress_decide, everything that needs no resolver: the
+ * check a gateway makes BEFORE any lookup. False: a final deny (d->reason
+ * as for ag_egress_decide). True with d->allow: an approved, safe IP
+ * literal (final). True without d->allow: d->reason is
+ * "resolution_required", d->host / d->port / d->rule name the approved
+ * rule, and only that name may now be resolved. Never fails otherwise.
+ */
+bool ag_egress_precheck(const struct ag_egress_policy *p, const struct ag_egress_event *ev,
+			struct ag_egress_decision *d);
 
 /*
  * Decides one event against a validated policy. Never fails: anything

@@ -24,10 +24,20 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-/* A private path token starts at i: start of string or after a separator. */
+/* Characters that continue a name or path ("a.b/home/x" is not /home/). */
+static bool path_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c != '\0' && strchr("._~-/%+@", c));
+}
+
+/* A private path starts at i: at the start, after any character that
+ * cannot continue a name (blank, quote, '=', ':', ';', '<', '|', '`', ...),
+ * or right after an empty URL authority ("file:///home/..."). */
 static size_t private_path_at(const char *s, size_t i)
 {
-	if (i > 0 && !strchr(" \t\n\r\"'=:(,[", s[i - 1]))
+	bool after_scheme = i >= 3 && s[i - 1] == '/' && s[i - 2] == '/' && s[i - 3] == ':';
+	if (i > 0 && !after_scheme && path_char(s[i - 1]))
 		return 0;
 	for (size_t k = 0; k < AG_ARRAY_SIZE(private_prefixes); k++) {
 		size_t n = strlen(private_prefixes[k]);
@@ -49,9 +59,10 @@ enum issue { ISSUE_NONE = 0, ISSUE_URL_QUERY, ISSUE_QUERY, ISSUE_PATH };
 /*
  * The first thing the sanitizer must change at or after `from` (a token
  * boundary) in s[0..n), one pass per blank-free token: a private path
- * (where a path may start), a '?' with an '=' after it in the same token (a
- * query; inside a URL, i.e. after "://" in the token, it is dropped,
- * elsewhere replaced), or a '#' after "://" (a fragment). Linear in n.
+ * (where a path may start, including right after "://"), a '?' inside a
+ * URL (after "://" in the token: dropped with the rest of the token), a
+ * '?' elsewhere with an '=' after it in the same token (replaced), or a
+ * '#' after "://" (a fragment). Linear in n.
  */
 static enum issue find_issue(const char *s, size_t n, size_t from, size_t *at)
 {
@@ -76,7 +87,9 @@ static enum issue find_issue(const char *s, size_t n, size_t from, size_t *at)
 				*at = i;
 				return ISSUE_PATH;
 			}
-			if ((s[i] == '?' && eq && last_eq > i) || (s[i] == '#' && url < i)) {
+			/* Inside a URL every '?' starts a query ("?SECRET" has no '='). */
+			if ((s[i] == '?' && ((eq && last_eq > i) || url < i)) ||
+			    (s[i] == '#' && url < i)) {
 				*at = i;
 				return url < i ? ISSUE_URL_QUERY : ISSUE_QUERY;
 			}
@@ -174,7 +187,17 @@ static bool same_dest(const json_t *a, const json_t *b)
 	       json_is_integer(json_object_get(a, "port"));
 }
 
-static bool event_contradictory(const json_t *e)
+/*
+ * True when an allow record contradicts itself: no approved reason,
+ * requested != effective, a URL naming another destination, a resolution
+ * that is not stable and single (for an IP literal: any address other than
+ * the literal), or a checked address that no rule could allow. Without a policy the address
+ * must be at least global or documentation (documentation is safe only
+ * for test rules, which only the policy can tell); with one, it must be
+ * safe for the rule the record names (a record outside the policy is
+ * judged later as unexpected_destination).
+ */
+static bool event_contradictory(const json_t *e, const struct ag_egress_policy *policy)
 {
 	const char *dec = str(e, "decision"), *reason = str(e, "reason");
 	bool approved = reason && strcmp(reason, "approved_destination") == 0;
@@ -184,28 +207,59 @@ static bool event_contradictory(const json_t *e)
 		return approved;
 	if (!approved)
 		return true;
-	if (!same_dest(json_object_get(e, "requested"), json_object_get(e, "effective")))
+	const json_t *req = json_object_get(e, "requested");
+	if (!same_dest(req, json_object_get(e, "effective")))
+		return true;
+	const char *host = str(req, "host");
+	int port = (int)json_integer_value(json_object_get(req, "port"));
+	struct ag_egress_target t;
+	const char *why = NULL;
+	bool https = false;
+	/* A recorded URL names the same destination as the record. */
+	const char *url = str(e, "url");
+	if (url && (ag_egress_url_parse(url, strlen(url), &t, &https, NULL, &why) < 0 ||
+		    t.port != port || strcmp(t.host, host) != 0))
+		return true;
+	if (ag_egress_host_normalize(host, strlen(host), &t, &why) < 0)
 		return true;
 	const char *rs = str(e, "resolution_status");
 	const json_t *addrs = json_object_get(e, "resolved_addresses");
-	if (!rs || strcmp(rs, "stable") != 0 || !json_is_array(addrs) || json_array_size(addrs) < 1)
+	if (!json_is_array(addrs) ||
+	    (!t.ip_literal && (!rs || strcmp(rs, "stable") != 0 || json_array_size(addrs) < 1)))
 		return true;
-	/* All resolved addresses collapse to one. */
-	struct ag_egress_addr first = {0};
+	/* All resolved addresses collapse to one: for an IP literal, to it. */
+	struct ag_egress_addr first = ag_egress_addr_unmap(&t.addr);
 	for (size_t i = 0; i < json_array_size(addrs); i++) {
 		struct ag_egress_addr a;
 		if (ag_egress_addr_parse(json_string_value(json_array_get(addrs, i)), &a) < 0)
 			return true;
 		a = ag_egress_addr_unmap(&a);
-		if (i == 0)
+		if (i == 0 && !t.ip_literal)
 			first = a;
 		else if (a.family != first.family || memcmp(a.b, first.b, 16) != 0)
 			return true;
 	}
-	return false;
+	bool test_only = true;
+	if (policy) {
+		const struct ag_egress_rule *r = ag_egress_policy_find(
+		    policy, str(req, "host"), (int)json_integer_value(json_object_get(req, "port")));
+		if (!r)
+			return false;
+		test_only = r->test_only;
+	}
+	return !ag_addr_class_safe(ag_egress_classify(&first), test_only);
 }
 
-void ag_egress_manifest_completion(const json_t *m, struct ag_egress_completion *c)
+static bool in_policy(const struct ag_egress_policy *policy, const json_t *dest)
+{
+	const char *h = str(dest, "host");
+	const json_t *port = json_object_get(dest, "port");
+	return h && json_is_integer(port) &&
+	       ag_egress_policy_find(policy, h, (int)json_integer_value(port)) != NULL;
+}
+
+void ag_egress_manifest_completion(const json_t *m, const struct ag_egress_policy *policy,
+				   struct ag_egress_completion *c)
 {
 #define SET(s, r)                                                                                  \
 	do {                                                                                       \
@@ -245,7 +299,7 @@ void ag_egress_manifest_completion(const json_t *m, struct ag_egress_completion 
 	}
 	json_array_foreach(events, i, e)
 	{
-		if (event_contradictory(e))
+		if (event_contradictory(e, policy))
 			SET("incomplete", "event_contradictory");
 	}
 	json_array_foreach(events, i, e)
@@ -262,7 +316,9 @@ void ag_egress_manifest_completion(const json_t *m, struct ag_egress_completion 
 	const json_t *approved = json_object_get(m, "approved_destination");
 	json_array_foreach(events, i, e)
 	{
-		if (json_is_object(approved) && !same_dest(approved, json_object_get(e, "requested")))
+		const json_t *req = json_object_get(e, "requested");
+		if ((json_is_object(approved) && !same_dest(approved, req)) ||
+		    (policy && !in_policy(policy, req)))
 			SET("failed", "unexpected_destination");
 	}
 	SET("complete", "complete");
@@ -672,9 +728,9 @@ int ag_egress_manifest_validate(const char *data, size_t len, const struct ag_eg
 	if (rc == 0)
 		rc = check_fields(m, policy, err);
 	if (rc == 0) {
-		ag_egress_manifest_completion(m, c);
+		ag_egress_manifest_completion(m, policy, c);
 		const json_t *st = json_object_get(m, "completion");
-		if (strcmp(str(st, "status"), c->status) ||
+		if (strcmp(str(st, "status"), c->status) || strcmp(str(st, "reason"), c->reason) ||
 		    json_is_true(json_object_get(st, "success_eligible")) != c->success_eligible)
 			rc = FAIL(AG_E_CONFIG, "egress.manifest.completion_mismatch", "completion",
 				  "states '%s' but its contents give '%s' (%s)", str(st, "status"),
@@ -867,7 +923,7 @@ int ag_egress_manifest_build(const struct ag_egress_manifest_inputs *in, json_t 
 	size_t len = 0;
 	for (;;) {
 		struct ag_egress_completion c;
-		ag_egress_manifest_completion(m, &c);
+		ag_egress_manifest_completion(m, in->policy, &c);
 		json_t *co = json_object();
 		json_object_set_new(co, "status", json_string(c.status));
 		json_object_set_new(co, "reason", json_string(c.reason));

@@ -17,11 +17,13 @@
  *   an event's evidence incomplete or truncated ...... incomplete event_evidence_incomplete
  *   an event contradicting itself .................... incomplete event_contradictory
  *     (allow without "approved_destination" or deny with it, an allow
- *      whose resolution is not stable and single, requested != effective)
+ *      whose resolution is not stable and single, requested != effective,
+ *      an allow whose address is not safe: see ag_egress_manifest_completion)
  *   a decision other than allow/deny ................. incomplete decision_unknown
  *   any deny ......................................... failed     destination_denied
  *     ("an unexpected destination or bypass was blocked")
- *   an allow to other than approved_destination ...... failed     unexpected_destination
+ *   an allow to other than approved_destination, or .. failed     unexpected_destination
+ *     (with a policy) to a destination it has no rule for
  *   otherwise ........................................ complete   complete
  * success_eligible is true exactly for "complete".
  *
@@ -51,8 +53,12 @@ struct ag_egress_completion {
 	bool success_eligible;
 };
 
-/* Recomputes the completion of a manifest value (any shape). */
-void ag_egress_manifest_completion(const json_t *m, struct ag_egress_completion *c);
+/* Recomputes the completion of a manifest value (any shape). With a
+ * policy, every allowed event must name one of its rules
+ * (unexpected_destination otherwise) and its address must be safe for
+ * that rule; without one, at least global or documentation. */
+void ag_egress_manifest_completion(const json_t *m, const struct ag_egress_policy *policy,
+				   struct ag_egress_completion *c);
 
 /* What a gateway knows about one event besides the decision. */
 struct ag_egress_event_meta {
