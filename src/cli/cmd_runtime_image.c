@@ -8,7 +8,7 @@
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
 #include "lib/base/fsx.h"
-#include "lib/docker/docker_cli.h"
+#include "lib/docker/engine.h"
 #include "lib/images/images.h"
 
 #include <jansson.h>
@@ -22,14 +22,14 @@ static const char help[] =
     "by scripts/runtime-images from pinned inputs. Nothing here publishes an\n"
     "image or claims a live study ran.\n"
     "\n"
-    "  identity IMAGE --role gateway|agent [--json] [--docker PATH]\n"
+    "  identity IMAGE --role gateway|agent [--json] [--docker-socket PATH]\n"
     "      canonical rootfs digest (exported filesystem, members sorted, mtimes\n"
     "      excluded), canonical runtime config and canonical image identity\n"
     "  verify-inputs --lock FILE [--codex TGZ --codex-linux-x64 TGZ]\n"
     "      the Codex lock holds exactly the two pinned entries and both\n"
     "      tarballs hash (SHA-512) to the lock and to AgentGuard's pins\n"
     "  freeze --source-commit SHA --gateway IMAGE --agent IMAGE --output FILE\n"
-    "         [--repository NAME] [--root DIR] [--docker PATH]\n"
+    "         [--repository NAME] [--root DIR] [--docker-socket PATH]\n"
     "         [--exceptions FILE] [--scan-report ROLE:REPORT.json]...\n"
     "      write the freeze manifest, with FILE.sbom.cdx.json and\n"
     "      FILE.provenance.intoto.json next to it (gateway validated first)\n"
@@ -78,7 +78,7 @@ static int cmd_identity(int argc, char **argv)
 			as_json = true;
 		else if (strcmp(a, "--role") == 0 && i + 1 < argc)
 			role_s = argv[++i];
-		else if (strcmp(a, "--docker") == 0 && i + 1 < argc)
+		else if (strcmp(a, "--docker-socket") == 0 && i + 1 < argc)
 			docker = argv[++i];
 		else if (a[0] == '-')
 			return ag_cli_usage(CMD, "unknown or incomplete option '%s'", a);
@@ -93,8 +93,8 @@ static int cmd_identity(int argc, char **argv)
 	if (ag_image_role_parse(role_s, &role) < 0)
 		return ag_cli_usage(CMD, "--role must be gateway or agent");
 	_cleanup_err_ struct ag_error *err = NULL;
-	_cleanup_docker_cli_ struct ag_docker_cli cli = AG_DOCKER_CLI_INIT;
-	if (ag_docker_cli_resolve(docker, &cli, &err) < 0)
+	_cleanup_engine_ struct ag_engine cli = AG_ENGINE_INIT;
+	if (ag_engine_open(docker, &cli, &err) < 0)
 		return fail(err);
 	struct ag_image_identity id;
 	if (ag_image_identity_compute(&cli, image, role, &id, &err) < 0) {
@@ -313,7 +313,7 @@ static int cmd_freeze(int argc, char **argv)
 			agent = v;
 		else if (strcmp(a, "--output") == 0)
 			output = v;
-		else if (strcmp(a, "--docker") == 0)
+		else if (strcmp(a, "--docker-socket") == 0)
 			docker = v;
 		else if (strcmp(a, "--repository") == 0)
 			repo = v;
@@ -355,8 +355,8 @@ static int cmd_freeze(int argc, char **argv)
 	_cleanup_free_ char *npm = ag_xasprintf("%s/runtime-images/agent/package-lock.json", root);
 	_cleanup_free_ char *sbom_p = ag_xasprintf("%s.sbom.cdx.json", output);
 	_cleanup_free_ char *prov_p = ag_xasprintf("%s.provenance.intoto.json", output);
-	_cleanup_docker_cli_ struct ag_docker_cli cli = AG_DOCKER_CLI_INIT;
-	if (ag_docker_cli_resolve(docker, &cli, &err) < 0)
+	_cleanup_engine_ struct ag_engine cli = AG_ENGINE_INIT;
+	if (ag_engine_open(docker, &cli, &err) < 0)
 		return fail(err);
 	struct ag_image_identity gid, aid;
 	memset(&aid, 0, sizeof(aid));

@@ -403,6 +403,8 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
 #define AG_IMAGES_INSPECT_MAX_BYTES (256 * 1024)
 /* `docker export` of an image of a few hundred MB: time and file size. */
 #define AG_IMAGES_EXPORT_TIMEOUT_MS 300000
+/* Largest exported root filesystem read into memory (ours: ~450 MB). */
+#define AG_IMAGES_EXPORT_MAX_BYTES (2ull * 1024 * 1024 * 1024)
 /* Most entries in the canonical runtime config's env/ports/volumes lists. */
 #define AG_IMAGES_CONFIG_LIST_MAX 256
 /* Largest freeze manifest, SBOM, provenance, scan report or exceptions file

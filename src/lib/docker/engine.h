@@ -59,6 +59,7 @@ struct ag_engine {
  */
 int ag_engine_open(const char *requested, struct ag_engine *e, struct ag_error **err);
 void ag_engine_close(struct ag_engine *e);
+#define _cleanup_engine_ _cleanup_(ag_engine_close)
 
 /* One answer. body is bounded by the request's max; status 0 = none. */
 struct ag_engine_reply {

@@ -1,87 +1,122 @@
 /*
- * engine.c: the only place the runtime-image module reaches Docker. Today
- * it drives the verified CLI (docker_cli.h); when the Engine API client
- * lands, these two functions are what switch over (docs/runtime-images.md).
+ * engine.c: the only place the runtime-image module reaches Docker, over
+ * the Engine API (lib/docker/engine.h) like every other Docker call:
+ * bounded answers, a timeout per request, the daemon's text never copied.
  */
 #include "lib/base/ag.h"
 #include "lib/images/images.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
-#include "lib/docker/docker_cli.h"
+#include "lib/docker/engine.h"
+#include "lib/docker/ledger.h"
 
-/* The one call path: bounded output, a timeout, docker's text never copied. */
-static int engine_call(const struct ag_docker_cli *cli, const char *const *args, size_t out_max,
-		       unsigned timeout_ms, const char *what, struct ag_proc_result *res,
-		       struct ag_error **err)
-{
-	ag_proc_result_init(res);
-	if (ag_docker_run(cli, args, out_max, timeout_ms, res, err) < 0)
-		return -1;
-	if (ag_docker_check(res, what, err) < 0)
-		return -1;
-	return 0;
-}
+#include <fcntl.h>
+#include <unistd.h>
 
-int ag_images_engine_inspect(const struct ag_docker_cli *cli, const char *ref, char **json,
-			     size_t *len, struct ag_error **err)
+static int check_ref(const char *ref, struct ag_error **err)
 {
 	if (!ref || !*ref || ref[0] == '-')
 		return ag_err(err, AG_E_USAGE, 0, "images.image.ref", "not an image reference");
-	const char *args[] = {"image", "inspect", "--", ref, NULL};
-	struct ag_proc_result r;
-	int rc =
-	    engine_call(cli, args, AG_IMAGES_INSPECT_MAX_BYTES, 0, "docker image inspect", &r, err);
+	return 0;
+}
+
+int ag_images_engine_inspect(struct ag_engine *eng, const char *ref, char **json, size_t *len,
+			     struct ag_error **err)
+{
+	if (check_ref(ref, err) < 0)
+		return -1;
+	_cleanup_free_ char *esc = ag_engine_escape(ref);
+	_cleanup_free_ char *path = ag_xasprintf("/images/%s/json", esc);
+	struct ag_engine_reply r;
+	ag_engine_reply_init(&r);
+	int rc = ag_engine_call(eng, "GET", path, NULL, 0, AG_IMAGES_INSPECT_MAX_BYTES, &r, err);
 	if (rc == 0)
-		*json = ag_buf_detach(&r.out, len);
-	ag_proc_result_release(&r);
+		rc = ag_engine_status_error(&r, "image inspect", err);
+	if (rc == 0) {
+		/* The callers read `docker image inspect`'s shape: an array of one. */
+		*json = ag_xasprintf("[%.*s]", (int)r.body.len, r.body.buf ? r.body.buf : "");
+		*len = strlen(*json);
+	}
+	ag_engine_reply_release(&r);
 	return rc;
 }
 
 #define EXPORT_LABEL "org.agentguard.runtime-image.export"
 
-int ag_images_engine_export(const struct ag_docker_cli *cli, const char *image,
-			    const char *tar_path, struct ag_error **err)
+/* DELETE ?force=1&v=1, then a 404 on the same id proves absence. */
+static int remove_export_container(struct ag_engine *eng, const char *id, struct ag_error **err)
 {
-	if (!image || !*image || image[0] == '-')
-		return ag_err(err, AG_E_USAGE, 0, "images.image.ref", "not an image reference");
-	/* Created, never started: nothing of the image runs on this host. */
-	const char *cargs[] = {"create",  "--pull",	     "never", "--network", "none",
-			       "--label", EXPORT_LABEL "=1", "--",    image,	   NULL};
-	struct ag_proc_result r;
-	if (engine_call(cli, cargs, 256, 0, "docker create", &r, err) < 0) {
-		ag_proc_result_release(&r);
+	_cleanup_free_ char *path = ag_xasprintf("/containers/%s?force=1&v=1", id);
+	if (ag_engine_do(eng, "DELETE", path, 0, 404, "removing the export container", err) < 0)
 		return -1;
-	}
-	char id[65];
-	size_t n = r.out.len;
-	while (n && (r.out.buf[n - 1] == '\n' || r.out.buf[n - 1] == '\r'))
-		n--;
-	bool ok = n == 64;
-	for (size_t i = 0; ok && i < n; i++)
-		ok = strchr("0123456789abcdef", r.out.buf[i]) != NULL;
-	if (ok) {
-		memcpy(id, r.out.buf, 64);
-		id[64] = '\0';
-	}
-	ag_proc_result_release(&r);
+	if (ag_container_lookup(eng, id, 0, NULL) != 1)
+		return ag_err(err, AG_E_DOCKER, 0, "images.export.cleanup",
+			      "the export container's absence could not be verified");
+	return 0;
+}
+
+int ag_images_engine_export(struct ag_engine *eng, const char *image, const char *tar_path,
+			    struct ag_error **err)
+{
+	if (check_ref(image, err) < 0)
+		return -1;
+	/*
+	 * Created, never started: nothing of the image runs on this host. The
+	 * entrypoint is a name that exists nowhere, so even a start by mistake
+	 * would run nothing.
+	 */
+	json_t *body = json_pack("{s:s, s:[s], s:[], s:b, s:{s:s}, s:{s:s}}", "Image", image,
+				 "Entrypoint", "/agentguard-export-never-started", "Cmd",
+				 "NetworkDisabled", 1, "Labels", EXPORT_LABEL, "1", "HostConfig",
+				 "NetworkMode", "none");
+	json_t *created = NULL;
+	int rc = ag_engine_json(eng, "POST", "/containers/create", body, 0, "export container create",
+				&created, err);
+	json_decref(body);
+	if (rc < 0)
+		return -1;
+	const char *cid = json_string_value(json_object_get(created, "Id"));
+	bool ok = cid && strlen(cid) == 64 && strspn(cid, "0123456789abcdef") == 64;
+	char id[65] = {0};
+	if (ok)
+		memcpy(id, cid, 64);
+	json_decref(created);
 	if (!ok)
 		return ag_err(err, AG_E_DOCKER, 0, "images.export.create",
-			      "docker create did not print one container id");
-	const char *eargs[] = {"export", "-o", tar_path, id, NULL};
-	int rc =
-	    engine_call(cli, eargs, 4096, AG_IMAGES_EXPORT_TIMEOUT_MS, "docker export", &r, err);
-	ag_proc_result_release(&r);
-	const char *rargs[] = {"rm", "-f", "-v", id, NULL};
+			      "the daemon did not answer one container id");
+
+	_cleanup_free_ char *path = ag_xasprintf("/containers/%s/export", id);
+	struct ag_engine_reply r;
+	ag_engine_reply_init(&r);
+	rc = ag_engine_call(eng, "GET", path, NULL, AG_IMAGES_EXPORT_TIMEOUT_MS,
+			    AG_IMAGES_EXPORT_MAX_BYTES, &r, err);
+	if (rc == 0)
+		rc = ag_engine_status_error(&r, "container export", err);
+	if (rc == 0) {
+		int fd = open(tar_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		size_t off = 0;
+		while (fd >= 0 && off < r.body.len) {
+			ssize_t w = write(fd, r.body.buf + off, r.body.len - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				break;
+			off += (size_t)w;
+		}
+		if (fd < 0 || off != r.body.len || close(fd) != 0)
+			rc = ag_err(err, AG_E_IO, errno, "images.export.write",
+				    "cannot write the exported filesystem");
+	}
+	ag_engine_reply_release(&r);
 	struct ag_error *rerr = NULL;
-	int rr = engine_call(cli, rargs, 256, 0, "docker rm", &r, &rerr);
-	ag_proc_result_release(&r);
+	int rr = remove_export_container(eng, id, &rerr);
 	if (rc < 0) {
 		ag_error_free(rerr);
 		return -1;
 	}
 	if (rr < 0) {
 		*err = rerr;
-		return ag_err_wrap(err, "removing the export container");
+		return -1;
 	}
 	return 0;
 }

@@ -538,7 +538,7 @@ static int pinned_ref_ok(const char *s)
 }
 
 /* The base's layers must be the first layers of the image: it was built FROM it. */
-static int check_base_prefix(const struct ag_docker_cli *cli, json_t *img, const char *base,
+static int check_base_prefix(struct ag_engine *cli, json_t *img, const char *base,
 			     struct ag_error **err)
 {
 	_cleanup_free_ char *bj = NULL;
@@ -565,7 +565,7 @@ static int check_base_prefix(const struct ag_docker_cli *cli, json_t *img, const
 }
 
 /* Export to a private directory; only this process can reach the file. */
-static int export_digest(const struct ag_docker_cli *cli, const char *image,
+static int export_digest(struct ag_engine *cli, const char *image,
 			 struct ag_image_identity *out, struct ag_error **err)
 {
 	char dir[] = "/tmp/agentguard-export.XXXXXX";
@@ -581,7 +581,7 @@ static int export_digest(const struct ag_docker_cli *cli, const char *image,
 	return er;
 }
 
-int ag_image_identity_compute(const struct ag_docker_cli *cli, const char *image,
+int ag_image_identity_compute(struct ag_engine *cli, const char *image,
 			      enum ag_image_role role, struct ag_image_identity *out,
 			      struct ag_error **err)
 {

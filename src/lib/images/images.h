@@ -24,7 +24,7 @@
 #include <jansson.h>
 
 struct ag_error;
-struct ag_docker_cli;
+struct ag_engine;
 
 /* ---- pinned constants (the reviewed Codex candidates) ---- */
 #define AG_CODEX_PACKAGE "@openai/codex"
@@ -129,16 +129,16 @@ void ag_image_identity_release(struct ag_image_identity *id);
  * (never started) container to a private temp file, digest it, remove the
  * container. Reasons images.role.*, images.base.*, plus the adapter's.
  */
-int ag_image_identity_compute(const struct ag_docker_cli *cli, const char *image,
+int ag_image_identity_compute(struct ag_engine *cli, const char *image,
 			      enum ag_image_role role, struct ag_image_identity *out,
 			      struct ag_error **err);
 
 /* ---- the engine adapter (engine.c): every Docker access of this module ---- */
 /* `docker image inspect REF` -> heap JSON text. */
-int ag_images_engine_inspect(const struct ag_docker_cli *cli, const char *ref, char **json,
+int ag_images_engine_inspect(struct ag_engine *cli, const char *ref, char **json,
 			     size_t *len, struct ag_error **err);
 /* Exports IMAGE's filesystem to tar_path (create, export, remove by id). */
-int ag_images_engine_export(const struct ag_docker_cli *cli, const char *image,
+int ag_images_engine_export(struct ag_engine *cli, const char *image,
 			    const char *tar_path, struct ag_error **err);
 
 /* ---- build context digest (identity.c) ---- */
