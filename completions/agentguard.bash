@@ -10,7 +10,7 @@ _agentguard()
 	COMPREPLY=()
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="contained-run cleanup evidence patch report preflight render validate schema init help"
+	local commands="contained-run cleanup evidence patch report preflight render validate schema init study-egress runtime-image help"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		mapfile -t COMPREPLY < <(compgen -W "$commands --version --help" -- "$cur")
@@ -61,6 +61,20 @@ _agentguard()
 			return 0
 		fi
 		opts="--public-key --standalone --signing-key --json --help"
+		;;
+	study-egress)
+		if [ "$COMP_CWORD" -eq 2 ]; then
+			mapfile -t COMPREPLY < <(compgen -W "policy decide manifest plan schema" -- "$cur")
+			return 0
+		fi
+		opts="--policy --trial-id --gateway-image --json --help --"
+		;;
+	runtime-image)
+		if [ "$COMP_CWORD" -eq 2 ]; then
+			mapfile -t COMPREPLY < <(compgen -W "identity verify-inputs freeze validate vuln-policy rootfs-digest context-digest" -- "$cur")
+			return 0
+		fi
+		opts="--role --json --docker-socket --source-commit --output --exceptions --help"
 		;;
 	patch) opts="--raw --public-key --help" ;;
 	report) opts="--format --list --runs-root --json --public-key --help" ;;

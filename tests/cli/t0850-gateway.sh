@@ -254,7 +254,11 @@ t_unlike "no query string anywhere in the evidence" "$(cat "$EV")" 'QS0850|secre
 
 # The "event" of every decision record is the manifest's event item as is:
 # a manifest assembled from them passes the egress library's validator,
-# which recomputes the completion (denies present: failed, destination_denied).
+# which recomputes the completion. These records come from loopback
+# canaries (--test-allow-loopback), and the validator judges recorded
+# addresses as a real study would: an allow that reached 127.0.0.1 can
+# never certify a study, so the honest completion is incomplete
+# (event_contradictory), and a claim of "complete" is refused.
 h=$(printf 'a%.0s' {1..64})
 jq -s --arg h "$h" --arg d "$(head -n 1 "$EV" | jq -r .policy_digest)" '{
   schema: "agentguard.live-study-egress-manifest", schema_version: 1,
@@ -268,14 +272,15 @@ jq -s --arg h "$h" --arg d "$(head -n 1 "$EV" | jq -r .policy_digest)" '{
   cleanup_status: {agent: "removed", gateway: "removed", internal_network: "removed",
     outbound_network: "removed", overall_complete: true},
   liveness_status: {verified: true},
-  completion: {status: "failed", reason: "destination_denied", success_eligible: false}}' \
+  completion: {status: "incomplete", reason: "event_contradictory", success_eligible: false}}' \
 	"$EV" >"$T/manifest.json"
 t_ok "the records' events make a manifest the egress validator accepts" \
 	"$AG_BIN" study-egress manifest validate "$T/manifest.json"
 jq -c '.events |= map(select(.decision == "allow")) | .completion = {status: "complete", reason: "complete", success_eligible: true}' \
 	"$T/manifest.json" >"$T/manifest-allow.json"
-t_ok "... and with only the allowed events it is complete" \
-	"$AG_BIN" study-egress manifest validate "$T/manifest-allow.json"
+t_run "$AG_BIN" study-egress manifest validate "$T/manifest-allow.json"
+t_is "... and loopback allows alone can never claim complete (exit 2)" "$AG_RC" 2
+t_like "... the validator names the contradiction" "$AG_OUT" "event_contradictory"
 
 # ---- a killed gateway leaves an incomplete stream ----
 gw_start killed --test-allow-loopback || exit 1

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# PENDING (named pending-*, so tests/run does not pick it up): the real Codex
-# CLI 0.159.2 as the agent under `agentguard contained-run`, with the agent
-# image that scripts/runtime-images builds. It cannot pass yet: today's
-# preflight runs `/bin/sh -c` inside the image, and the agent image has no
-# shell by design; it becomes t0940-codex-contained.sh when the static
-# preflight probe (issue 10) lands.
+# t0940: the real Codex CLI 0.159.2 as the agent under `agentguard
+# contained-run`, with the agent image that scripts/runtime-images builds.
+# The image has no shell: the preflight's static probe (issue 10) is what
+# lets it pass.
+#
+# The argv runs exactly (the image's ENTRYPOINT never wraps it), so it names
+# the image's codex entrypoint by its path.
 #
 # Shows: `codex --version` runs contained and its output is recorded; a
 # `codex exec` with network none fails without reaching anything (Codex
@@ -46,19 +47,19 @@ as_user_codex() {
 	runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$W" CODEX_API_KEY="$CODEX_API_KEY" \
 		bash -c 'cd "$1" && shift && exec "$@"' _ "$W" "$@"
 }
-t_run as_user_codex "$AG_BIN" contained-run "$W/c.yaml" --repo repo --json -- codex --version
+t_run as_user_codex "$AG_BIN" contained-run "$W/c.yaml" --repo repo --json -- /usr/local/bin/agentguard-codex-entrypoint --version
 t_is "codex --version contained: exit 0" "$AG_RC" 0
 REPORT=$(printf '%s\n' "$AG_OUT" | grep -m1 '^{' | jq -r '.report // empty')
 REPORT="$W/$REPORT"
 t_like "codex --version: the pinned CLI ran" "$(art 'a["command_result"]["stdout"]')" 'codex-cli 0\.159\.2'
-t_ok "codex --version: evidence verifies" "$AG_BIN" evidence verify "$REPORT"
+t_ok "codex --version: evidence verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$REPORT"
 
 t_run as_user_codex "$AG_BIN" contained-run "$W/c.yaml" --repo repo --json --timeout 20 -- \
-	codex exec --skip-git-repo-check "print hello"
+	/usr/local/bin/agentguard-codex-entrypoint exec --skip-git-repo-check "print hello"
 t_is "codex exec without network: ends by the timeout (exit 7)" "$AG_RC" 7
 REPORT=$(printf '%s\n' "$AG_OUT" | grep -m1 '^{' | jq -r '.report // empty')
 REPORT="$W/$REPORT"
 t_unlike "the credential value is never recorded" "$(cat "$REPORT")" 'CANARY-CODEX-KEY'
-t_ok "codex exec: evidence verifies" "$AG_BIN" evidence verify "$REPORT"
+t_ok "codex exec: evidence verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$REPORT"
 t_ok "codex exec: the repository is unchanged" repo_unchanged
 t_done
