@@ -608,7 +608,7 @@ static char *build_upstream_head(struct gw_conn *c, const char *method, const ch
 				    slash);
 	else
 		evbuffer_add_printf(b, "%s / HTTP/1.1\r\n", method);
-	if ((c->d.port == 80))
+	if (c->d.port == 80)
 		evbuffer_add_printf(b, "Host: %s\r\n", c->target_host);
 	else
 		evbuffer_add_printf(b, "Host: %s:%d\r\n", c->target_host, c->d.port);

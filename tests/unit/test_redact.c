@@ -156,13 +156,13 @@ static void test_argv_credentials(void **state)
 	assert_int_equal(ag_cred_arg_kind("--password-stdin", &off), AG_CRED_NONE);
 	assert_int_equal(ag_cred_arg_kind("-H", &off), AG_CRED_HEADER_NEXT);
 	assert_int_equal(ag_cred_arg_kind("--access-token=abc", &off), AG_CRED_INLINE);
-	assert_string_equal("--access-token=abc" + off, "abc");
+	assert_string_equal(&"--access-token=abc"[off], "abc");
 	assert_int_equal(ag_cred_arg_kind("-HX-Api-Key: k1", &off), AG_CRED_INLINE);
-	assert_string_equal("-HX-Api-Key: k1" + off, "k1");
+	assert_string_equal(&"-HX-Api-Key: k1"[off], "k1");
 	assert_int_equal(ag_cred_arg_kind("DB_PASSWORD=pw", &off), AG_CRED_INLINE);
 	assert_int_equal(ag_cred_arg_kind("MODE=fast", &off), AG_CRED_NONE);
 	assert_true(ag_cred_header("Authorization: Bearer tok1", &off));
-	assert_string_equal("Authorization: Bearer tok1" + off, "tok1");
+	assert_string_equal(&"Authorization: Bearer tok1"[off], "tok1");
 	assert_false(ag_cred_header("Accept: text/plain", &off));
 
 	const char *argv[] = {"tool",	   "--token",	  "T0KEN-VALUE-1",	"--api-key",
