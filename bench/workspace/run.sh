@@ -8,7 +8,9 @@
 # Env: BENCH_DIR (default /tmp/ag-ws-bench), BENCH_RUNS (default 3),
 #      BENCH_REAL (a real source tree; default /usr/lib/python3/dist-packages),
 #      BENCH_FILES (20000), BENCH_MB (520), BENCH_SKIP_GEN=1 to reuse the tree,
-#      BENCH_ONLY=git for the git-repository section alone.
+#      BENCH_ONLY=git for the git-repository section alone, BENCH_ONLY=reader
+#      (with BENCH_BEFORE_REV, default main) for the git reader's start
+#      before/after.
 # Every number is the median of BENCH_RUNS warm-cache runs. Peak memory is
 # the max RSS of the process (GNU time for the tools, getrusage for ours).
 set -euo pipefail
@@ -162,6 +164,66 @@ EOF
 	printf 'ratio ours / old call: %.2f\n' "$(echo "$o / $g" | bc -l)"
 	rm -rf "$B/root"
 }
+
+# The git reader's start, before/after (BENCH_ONLY=reader, BENCH_BEFORE_REV=
+# an older revision, default main): the same reads and prepares by ws_bench
+# built from this tree and from that revision, interleaved, on two small
+# repositories (20 files, the contained-run bench's size; 2,000 files in 100
+# directories with 100 ignored). "gitread x20" is 20 reads in one process
+# (the start cost shows), "prepare" the whole default workspace prepare.
+bench_reader() {
+	local rev=${BENCH_BEFORE_REV:-main} old="$B.before"
+	rm -rf "$old.src" && mkdir -p "$old.src"
+	git -C "$root" archive "$rev" src | tar -x -C "$old.src"
+	cc -I"$old.src/src" -D_GNU_SOURCE -std=gnu17 -O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=3 \
+		$(pkg-config --cflags jansson libcrypto libgit2) -o "$old.ws_bench" "$here/ws_bench.c" \
+		"$old.src"/src/lib/base/*.c "$old.src"/src/lib/workspace/*.c \
+		$(pkg-config --libs jansson libcrypto yaml-0.1 libgit2)
+	gg() { env -i PATH=/usr/bin:/bin HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 \
+		GIT_CONFIG_GLOBAL=/dev/null git -C "$1" -c user.name=b -c user.email=b@b.invalid "${@:2}"; }
+	local small="$B/reader-small" mid="$B/reader-mid"
+	rm -rf "$small" "$mid" && mkdir -p "$small/src" "$mid"
+	for i in $(seq 1 20); do printf 'line %d\n' "$i" >"$small/src/f$i.txt"; done
+	for d in $(seq 1 100); do
+		mkdir -p "$mid/d$d"
+		for i in $(seq 1 20); do printf '%d %d\n' "$d" "$i" >"$mid/d$d/f$i.txt"; done
+		printf 'x\n' >"$mid/d$d/out.log"
+	done
+	printf '*.log\n' >"$mid/.gitignore"
+	for r in "$small" "$mid"; do gg "$r" init -q && gg "$r" add -A && gg "$r" commit -q -m b; done
+	echo "== git reader start: after (this tree) vs before ($rev), $RUNS interleaved runs"
+	printf '%-34s %10s %10s %7s\n' "operation" "before_s" "after_s" "ratio"
+	local name src op
+	for name in small mid; do
+		src="$B/reader-$name"
+		for op in gitread prepare; do
+			local a=() b=()
+			for _ in $(seq "$RUNS"); do
+				for w in before after; do
+					local bin="$WSB" v
+					[ "$w" = before ] && bin="$old.ws_bench"
+					if [ "$op" = gitread ]; then
+						v=$("$bin" gitread "$src" 20 | sed -E 's/.*wall_s=([0-9.]+).*/\1/')
+					else
+						rm -rf "$B/root" && mkdir -p "$B/root"
+						v=$("$bin" prepare "$src" "$B/root" run | sed -E 's/.*wall_s=([0-9.]+).*/\1/')
+					fi
+					if [ "$w" = before ]; then b+=("$v"); else a+=("$v"); fi
+				done
+			done
+			local mb ma
+			mb=$(printf '%s\n' "${b[@]}" | median)
+			ma=$(printf '%s\n' "${a[@]}" | median)
+			printf '%-34s %10s %10s %7.2f\n' "$name: $op$([ "$op" = gitread ] && echo ' x20')" \
+				"$mb" "$ma" "$(echo "$ma / $mb" | bc -l)"
+		done
+	done
+	rm -rf "$B/root" "$small" "$mid" "$old.src" "$old.ws_bench"
+}
+if [ "${BENCH_ONLY:-}" = reader ]; then
+	bench_reader
+	exit 0
+fi
 
 if [ -z "${BENCH_SKIP_GEN:-}" ] || [ ! -d "$B/gen" ]; then
 	rm -rf "$B/gen"

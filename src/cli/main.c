@@ -1,5 +1,6 @@
 #include "lib/base/ag.h"
 #include "cli/cli.h"
+#include "lib/workspace/gitinfo.h"
 
 #include <sys/stat.h>
 
@@ -95,7 +96,13 @@ static const struct command *find_command(const char *name)
 
 int main(int argc, char **argv)
 {
+	/* the workspace's git reader: this program re-executed (gitinfo.h) */
+	if (argc > 1 && strcmp(argv[1], AG_WS_GIT_READER_ARG) == 0)
+		return ag_ws_git_reader_main(argc, argv);
 	check_fds();
+	/* while single-threaded: the image the git reader is started from; a
+	 * failure here fails only a run that reads a repository, closed */
+	(void)ag_ws_git_reader_enable();
 	if (argc < 2) {
 		fputs(main_help, stderr);
 		return AG_EXIT_CONFIG;

@@ -1147,8 +1147,13 @@ static void test_rollback_failed(void **state)
 	assert_int_equal(fstatat(f->rootfd, "rb.preparing", &st, AT_SYMLINK_NOFOLLOW), 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* this binary is also the git reader the prepare starts (gitinfo.h) */
+	if (argc > 1 && !strcmp(argv[1], AG_WS_GIT_READER_ARG))
+		return ag_ws_git_reader_main(argc, argv);
+	if (ag_ws_git_reader_enable() < 0)
+		return 1;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_prepare_layout_and_metadata, fx_setup,
 					    fx_teardown),

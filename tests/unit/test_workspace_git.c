@@ -6,6 +6,7 @@
  */
 #include "fixtures/workspace/ws_test.h"
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -673,6 +674,128 @@ static void test_git_reader_bounded(void **state)
 	expect_root_empty(f);
 }
 
+/*
+ * Fault injection: a lock held by another thread when the reader starts.
+ * A thread holds `held` for the whole read, and an atfork child handler
+ * takes it, as code in a fork()ed child that needs a lock (an allocator's,
+ * a library's) would. A reader forked without exec deadlocks on it (the
+ * owner does not exist in the child) until the deadline; the reader is a
+ * fresh image started by posix_spawn, which runs no atfork handlers and
+ * inherits no lock, so it finishes.
+ */
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+static volatile sig_atomic_t atfork_armed;
+static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static bool holding, release_lock;
+
+static void atfork_child_takes_lock(void)
+{
+	if (atfork_armed)
+		pthread_mutex_lock(&held);
+}
+
+static void *hold_lock(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&held);
+	pthread_mutex_lock(&gate);
+	holding = true;
+	pthread_cond_broadcast(&gate_cv);
+	while (!release_lock)
+		pthread_cond_wait(&gate_cv, &gate);
+	pthread_mutex_unlock(&gate);
+	pthread_mutex_unlock(&held);
+	return NULL;
+}
+
+static void test_git_reader_lock_held_at_spawn(void **state)
+{
+	struct fx *f = *state;
+	seed_repo(f);
+	static bool registered;
+	if (!registered)
+		assert_int_equal(pthread_atfork(NULL, NULL, atfork_child_takes_lock), 0);
+	registered = true;
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, hold_lock, NULL), 0);
+	pthread_mutex_lock(&gate);
+	while (!holding)
+		pthread_cond_wait(&gate_cv, &gate);
+	pthread_mutex_unlock(&gate);
+	atfork_armed = 1;
+	struct ag_ws_git_opts o = {.what = AG_WS_GIT_STATUS | AG_WS_GIT_PATHS, .timeout_ms = 3000};
+	struct ag_ws_gitinfo g;
+	struct ag_error *e = NULL;
+	int rc = ag_ws_gitinfo_collect(f->srcfd, &o, &g, &e);
+	atfork_armed = 0;
+	pthread_mutex_lock(&gate);
+	release_lock = true;
+	pthread_cond_broadcast(&gate_cv);
+	pthread_mutex_unlock(&gate);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	expect_ok(rc, &e);
+	assert_int_equal(g.kind, AG_WS_SOURCE_GIT);
+	assert_true(g.ntracked == 4);
+	ag_ws_gitinfo_release(&g);
+}
+
+/*
+ * The same without injection: two threads allocate and free without pause
+ * (the preflight's thread does the like during the workspace stage) while
+ * the reader is started 40 times. Under ASan a reader forked without exec
+ * could inherit the sanitizer allocator's lock held and hang (issue 10's
+ * overlap); every read must finish, each well inside its deadline.
+ */
+static volatile int churn_stop;
+
+static void *churn(void *arg)
+{
+	(void)arg;
+	void *keep[64] = {0};
+	for (unsigned i = 0; !churn_stop; i++) {
+		unsigned k = i % 64;
+		free(keep[k]);
+		keep[k] = malloc(16 + (i * 37) % 4096);
+	}
+	for (unsigned k = 0; k < 64; k++)
+		free(keep[k]);
+	return NULL;
+}
+
+static void test_git_reader_while_threads_allocate(void **state)
+{
+	struct fx *f = *state;
+	seed_repo(f);
+	pthread_t th[2];
+	churn_stop = 0;
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, churn, NULL), 0);
+	int fails = 0;
+	char reason[64] = "";
+	for (int i = 0; i < 40; i++) {
+		struct ag_ws_git_opts o = {.what = AG_WS_GIT_STATUS_COLLAPSED | AG_WS_GIT_PATHS,
+					   .timeout_ms = 5000};
+		struct ag_ws_gitinfo g;
+		struct ag_error *e = NULL;
+		if (ag_ws_gitinfo_collect(f->srcfd, &o, &g, &e) < 0) {
+			fails++;
+			snprintf(reason, sizeof(reason), "%s", e->reason);
+			ag_error_free(e);
+			continue;
+		}
+		if (g.ntracked != 4)
+			fails++;
+		ag_ws_gitinfo_release(&g);
+	}
+	churn_stop = 1;
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+	if (fails)
+		print_error("%d of 40 reads failed (last: %s)\n", fails, reason);
+	assert_int_equal(fails, 0);
+}
+
 /* The reader's sandbox: execve and execveat fail with EPERM. */
 static void test_git_forbid_exec(void **state)
 {
@@ -728,8 +851,12 @@ static void test_git_not_toplevel_and_broken(void **state)
 	assert_int_equal(count_dir(f->rootfd, "."), 1); /* only "sub" */
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* this binary is also the git reader it tests (gitinfo.h) */
+	if (argc > 1 && !strcmp(argv[1], AG_WS_GIT_READER_ARG))
+		return ag_ws_git_reader_main(argc, argv);
+	assert_int_equal(ag_ws_git_reader_enable(), 0);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_git_dirty_baseline, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_empty_repository, fx_setup, fx_teardown),
@@ -739,6 +866,10 @@ int main(void)
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_reader_bounded, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_git_forbid_exec),
+	    cmocka_unit_test_setup_teardown(test_git_reader_lock_held_at_spawn, fx_setup,
+					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_git_reader_while_threads_allocate, fx_setup,
+					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_paths_api, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_copy_rules, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_hostile_config, fx_setup, fx_teardown),

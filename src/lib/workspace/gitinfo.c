@@ -11,6 +11,7 @@
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -93,24 +94,50 @@ int ag_ws_git_forbid_exec(void)
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
 }
 
-/* ------------------------------------------------------- the child's side */
+/* ------------------------------------------------------ the reader's side */
 
 /*
- * Records written by the child, each NUL-terminated:
+ * The reader is a separate image: AgentGuard's own executable (opened once
+ * by ag_ws_git_reader_enable, while the program is still single-threaded),
+ * started with posix_spawn (glibc: clone(CLONE_VM|CLONE_VFORK) + exec, safe
+ * in a multithreaded process) and an argv that its main() hands to
+ * ag_ws_git_reader_main. Nothing of the parent's heap, locks or threads is
+ * inherited, so a lock another thread held at the spawn (malloc arenas, the
+ * sanitizer allocator, libcurl, OpenSSL) cannot stall it.
+ *
+ * Records the reader writes on fd 1, each NUL-terminated:
  *   H<hex oid> | U (unborn HEAD)
  *   S<XY> <path>   (porcelain v1 entry), then R<original path> for renames
  *   T<path>        tracked path (index)
  *   N<path>        untracked file that no ignore rule matches (a nested
  *                  repository is one "dir/" entry)
  *   G<path>        a gitlink (submodule) in the index
- * Exit status: 0 done; CHILD_NOT_TOP the repository's work tree is not the
- * source root; anything else a libgit2 failure.
+ * Exit status: 0 done; READER_NOT_TOP the repository's work tree is not
+ * the source root; anything else a failure.
  */
-#define CHILD_NOT_TOP 3
-#define CHILD_FAILED 4
+#define READER_NOT_TOP 3
+#define READER_FAILED 4
+
+static int reader_exe_fd = -1;
+
+int ag_ws_git_reader_enable(void)
+{
+	if (reader_exe_fd >= 0)
+		return 0;
+	_cleanup_close_ int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	/* >= 3, so the spawn's dup2 onto 0-3 never meets it as a target */
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, 4);
+	if (hi < 0)
+		return -1;
+	reader_exe_fd = hi;
+	return 0;
+}
 
 struct out {
 	int fd;
+	bool failed; /* a write failed or a record was too long: the reader fails */
 	char buf[65536];
 	size_t len;
 };
@@ -118,13 +145,14 @@ struct out {
 static void out_flush(struct out *o)
 {
 	size_t off = 0;
-	while (off < o->len) {
+	while (!o->failed && off < o->len) {
 		ssize_t w = write(o->fd, o->buf + off, o->len - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			_exit(CHILD_FAILED);
-		off += (size_t)w;
+			o->failed = true;
+		else
+			off += (size_t)w;
 	}
 	o->len = 0;
 }
@@ -132,10 +160,14 @@ static void out_flush(struct out *o)
 static void out_rec(struct out *o, char tag, const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = b ? strlen(b) : 0;
-	if (la + lb + 2 > sizeof(o->buf))
-		_exit(CHILD_FAILED); /* longer than any path libgit2 accepts */
+	if (la + lb + 2 > sizeof(o->buf)) {
+		o->failed = true; /* longer than any path libgit2 accepts */
+		return;
+	}
 	if (o->len + la + lb + 2 > sizeof(o->buf))
 		out_flush(o);
+	if (o->failed)
+		return;
 	o->buf[o->len++] = tag;
 	memcpy(o->buf + o->len, a, la);
 	o->len += la;
@@ -197,8 +229,8 @@ static void conflict_xy(git_index *idx, const char *path, char xy[3])
 
 /* as_status: porcelain records (ignored files listed one by one); else
  * only the untracked-not-ignored files as N records (ignored dirs not entered). */
-static int child_status(git_repository *repo, git_index *idx, struct out *o, bool as_status,
-			bool recurse_ignored)
+static int reader_status(git_repository *repo, git_index *idx, struct out *o, bool as_status,
+			 bool recurse_ignored)
 {
 	git_status_options so;
 	if (git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION) < 0)
@@ -216,8 +248,9 @@ static int child_status(git_repository *repo, git_index *idx, struct out *o, boo
 	git_status_list *sl = NULL;
 	if (git_status_list_new(&sl, repo, &so) < 0)
 		return -1;
+	int rc = 0;
 	size_t n = git_status_list_entrycount(sl);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && rc == 0 && !o->failed; i++) {
 		const git_status_entry *e = git_status_byindex(sl, i);
 		unsigned s = e->status;
 		const git_diff_delta *hi = e->head_to_index, *iw = e->index_to_workdir;
@@ -247,17 +280,17 @@ static int child_status(git_repository *repo, git_index *idx, struct out *o, boo
 		if (xy[0] == 'R' && hi && strcmp(hi->old_file.path, path))
 			out_rec(o, 'R', hi->old_file.path, NULL);
 		else if (xy[0] == 'R')
-			_exit(CHILD_FAILED);
+			rc = -1;
 	}
 	git_status_list_free(sl);
-	return 0;
+	return rc;
 }
 
-static void child_paths(git_index *idx, struct out *o)
+static void reader_paths(git_index *idx, struct out *o)
 {
 	size_t n = git_index_entrycount(idx);
 	const char *last = NULL;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !o->failed; i++) {
 		const git_index_entry *e = git_index_get_byindex(idx, i);
 		if (!e || (last && !strcmp(last, e->path)))
 			continue; /* conflict stages repeat a path */
@@ -266,7 +299,7 @@ static void child_paths(git_index *idx, struct out *o)
 	}
 }
 
-static void child_options(void)
+static int reader_options(void)
 {
 	/* No configuration, attributes or excludes from outside the repository:
 	 * the system, XDG, global and programdata levels search nowhere. */
@@ -274,75 +307,122 @@ static void child_options(void)
 				     GIT_CONFIG_LEVEL_GLOBAL, GIT_CONFIG_LEVEL_PROGRAMDATA};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(levels); i++)
 		if (git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, levels[i], "") < 0)
-			_exit(CHILD_FAILED);
+			return -1;
 	/* Ownership validation protects git users from a foreign repository's
 	 * configured programs; nothing here can run one, and a CI checkout is
 	 * often owned by another uid. */
-	if (git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0) < 0)
-		_exit(CHILD_FAILED);
+	return git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0) < 0 ? -1 : 0;
 }
 
-static _Noreturn void child_main(int srcfd, int wfd, unsigned what)
+static int reader_head(git_repository *repo, struct out *o)
 {
-	if (ag_ws_git_forbid_exec() < 0)
-		_exit(CHILD_FAILED);
-	struct out o = {.fd = wfd};
-	char src[64];
-	snprintf(src, sizeof(src), "/proc/self/fd/%d", srcfd);
-	char *top = realpath(src, NULL);
-	if (!top)
-		_exit(CHILD_FAILED);
-	char *dotgit = NULL;
-	if (asprintf(&dotgit, "%s/.git", top) < 0 || git_libgit2_init() < 0)
-		_exit(CHILD_FAILED);
-	child_options();
-	git_repository *repo = NULL;
-	/* exactly <source>/.git (a directory, or a gitdir: file): no search
-	 * upwards, no fallback to the source itself as a bare repository, and
-	 * the environment (GIT_DIR, GIT_WORK_TREE...) is never consulted */
-	if (git_repository_open_ext(&repo, dotgit,
-				    GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_NO_DOTGIT,
-				    NULL) < 0)
-		_exit(CHILD_FAILED);
-	const char *wd = git_repository_workdir(repo);
-	size_t lt = strlen(top), lw = wd ? strlen(wd) : 0;
-	if (git_repository_is_bare(repo) || !wd || lw != lt + 1 || strncmp(wd, top, lt) ||
-	    wd[lt] != '/')
-		_exit(CHILD_NOT_TOP);
-
 	git_reference *ref = NULL;
 	int rc = git_repository_head(&ref, repo);
 	if (rc == GIT_EUNBORNBRANCH || rc == GIT_ENOTFOUND) {
-		out_rec(&o, 'U', "", NULL);
-	} else if (rc < 0) {
-		_exit(CHILD_FAILED);
-	} else {
-		git_object *c = NULL;
-		if (git_reference_peel(&c, ref, GIT_OBJECT_COMMIT) < 0)
-			_exit(CHILD_FAILED);
+		out_rec(o, 'U', "", NULL);
+		return 0;
+	}
+	if (rc < 0)
+		return -1;
+	git_object *c = NULL;
+	rc = git_reference_peel(&c, ref, GIT_OBJECT_COMMIT);
+	if (rc == 0) {
 		char hex[GIT_OID_HEXSZ + 1];
 		git_oid_tostr(hex, sizeof(hex), git_object_id(c));
-		out_rec(&o, 'H', hex, NULL);
+		out_rec(o, 'H', hex, NULL);
 		git_object_free(c);
-		git_reference_free(ref);
 	}
+	git_reference_free(ref);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Reads the repository of the work tree at the current directory. */
+static int reader_read(unsigned what, struct out *o)
+{
+	_cleanup_free_ char *top = realpath(".", NULL);
+	if (!top)
+		return READER_FAILED;
+	_cleanup_free_ char *dotgit = NULL;
+	if (asprintf(&dotgit, "%s/.git", top) < 0) {
+		dotgit = NULL;
+		return READER_FAILED;
+	}
+	if (git_libgit2_init() < 0)
+		return READER_FAILED;
+	int st = READER_FAILED;
+	git_repository *repo = NULL;
 	git_index *idx = NULL;
-	if (git_repository_index(&idx, repo) < 0)
-		_exit(CHILD_FAILED);
-	if ((what & AG_WS_GIT_STATUS) && child_status(repo, idx, &o, true, true) < 0)
-		_exit(CHILD_FAILED);
-	if ((what & AG_WS_GIT_STATUS_COLLAPSED) && !(what & AG_WS_GIT_STATUS) &&
-	    child_status(repo, idx, &o, true, false) < 0)
-		_exit(CHILD_FAILED);
-	if (what & AG_WS_GIT_PATHS) {
-		child_paths(idx, &o);
-		if (child_status(repo, idx, &o, false, false) < 0)
-			_exit(CHILD_FAILED);
+	if (reader_options() < 0)
+		goto out;
+	/* exactly <source>/.git (a directory, or a gitdir: file): no search
+	 * upwards, no fallback to the source itself as a bare repository, and
+	 * the environment (GIT_DIR, GIT_WORK_TREE...) is never consulted (nor
+	 * passed: the reader's environment is empty) */
+	if (git_repository_open_ext(&repo, dotgit,
+				    GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_NO_DOTGIT,
+				    NULL) < 0)
+		goto out;
+	const char *wd = git_repository_workdir(repo);
+	size_t lt = strlen(top), lw = wd ? strlen(wd) : 0;
+	if (git_repository_is_bare(repo) || !wd || lw != lt + 1 || strncmp(wd, top, lt) ||
+	    wd[lt] != '/') {
+		st = READER_NOT_TOP;
+		goto out;
 	}
-	out_flush(&o);
-	/* no cleanup: the process ends here, and _exit skips leak checks of a
-	 * copy of the parent's heap */
-	_exit(0);
+	if (reader_head(repo, o) < 0 || git_repository_index(&idx, repo) < 0)
+		goto out;
+	if ((what & AG_WS_GIT_STATUS) && reader_status(repo, idx, o, true, true) < 0)
+		goto out;
+	if ((what & AG_WS_GIT_STATUS_COLLAPSED) && !(what & AG_WS_GIT_STATUS) &&
+	    reader_status(repo, idx, o, true, false) < 0)
+		goto out;
+	if (what & AG_WS_GIT_PATHS) {
+		reader_paths(idx, o);
+		if (reader_status(repo, idx, o, false, false) < 0)
+			goto out;
+	}
+	out_flush(o);
+	st = o->failed ? READER_FAILED : 0;
+out:
+	git_index_free(idx);
+	git_repository_free(repo);
+	git_libgit2_shutdown();
+	return st;
+}
+
+/* A decimal argument without sign, spaces or overflow. */
+static bool parse_ulong(const char *s, unsigned long max, unsigned long *v)
+{
+	if (!s || *s < '0' || *s > '9' || strlen(s) > 19)
+		return false;
+	char *end = NULL;
+	errno = 0;
+	unsigned long r = strtoul(s, &end, 10);
+	if (errno || *end || r > max)
+		return false;
+	*v = r;
+	return true;
+}
+
+int ag_ws_git_reader_main(int argc, char **argv)
+{
+	/* fd 3 is the image the spawn executed; nothing beyond 0-2 is needed */
+	(void)close_range(3, ~0U, 0);
+	unsigned long what = 0, parent = 0;
+	const unsigned long known = AG_WS_GIT_STATUS | AG_WS_GIT_PATHS | AG_WS_GIT_STATUS_COLLAPSED;
+	if (argc != 4 || strcmp(argv[1], AG_WS_GIT_READER_ARG) ||
+	    !parse_ulong(argv[2], known, &what) || !what || (what & ~known) ||
+	    !parse_ulong(argv[3], (unsigned long)INT32_MAX, &parent))
+		return READER_FAILED;
+	/* The sandbox first: from here on, nothing can execute a program. */
+	if (ag_ws_git_forbid_exec() < 0)
+		return READER_FAILED;
+	/* The reader dies with AgentGuard (and a parent that died before this
+	 * line is noticed: the reader was reparented). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != (pid_t)parent)
+		return READER_FAILED;
+	static struct out o = {.fd = 1};
+	return reader_read((unsigned)what, &o);
 }
 
 /* ------------------------------------------------------ the parent's side */
@@ -355,36 +435,79 @@ static int64_t now_ms(void)
 }
 
 /*
- * Forks the reader, collects its records under the byte cap and the
+ * Starts the reader with posix_spawn: argv only, an empty environment,
+ * stdin and stderr on /dev/null, stdout the pipe's write end, the source
+ * directory as its working directory, every other fd closed, default
+ * signal dispositions and an empty mask. The image is the one opened by
+ * ag_ws_git_reader_enable, executed through /proc/self/fd/3 in the child.
+ */
+static int spawn_reader(int srcfd, unsigned what, int wfd, pid_t *pid)
+{
+	char what_s[16], parent_s[24];
+	snprintf(what_s, sizeof(what_s), "%u", what);
+	snprintf(parent_s, sizeof(parent_s), "%ld", (long)getpid());
+	static char name[] = "agentguard-git-reader", arg[] = AG_WS_GIT_READER_ARG;
+	char *const argv[] = {name, arg, what_s, parent_s, NULL};
+	static char *const envp[] = {NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	int rc = posix_spawn_file_actions_init(&fa);
+	if (rc)
+		return rc;
+	rc = posix_spawnattr_init(&at);
+	if (rc) {
+		posix_spawn_file_actions_destroy(&fa);
+		return rc;
+	}
+	sigset_t none, dfl;
+	sigemptyset(&none);
+	sigfillset(&dfl);
+	/* in this order: each step's source fd is still what it was */
+	rc = posix_spawn_file_actions_addfchdir_np(&fa, srcfd);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, wfd, 1);
+	if (!rc)
+		rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (!rc)
+		rc = posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, reader_exe_fd, 3);
+	if (!rc)
+		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 4);
+	if (!rc)
+		rc = posix_spawnattr_setsigmask(&at, &none);
+	if (!rc)
+		rc = posix_spawnattr_setsigdefault(&at, &dfl);
+	if (!rc)
+		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	if (!rc)
+		rc = posix_spawn(pid, "/proc/self/fd/3", &fa, &at, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	return rc;
+}
+
+/*
+ * Starts the reader, collects its records under the byte cap and the
  * deadline, SIGKILLs and reaps it on any failure. *status is its exit
  * status (-1 when killed by a signal).
  */
 static int run_child(int srcfd, unsigned what, unsigned timeout_ms, struct ag_buf *out,
 		     int *status, struct ag_error **err)
 {
+	if (reader_exe_fd < 0)
+		return ag_err(err, AG_E_INTERNAL, 0, R_GIT,
+			      "the git reader is not available in this program");
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return ag_err(err, AG_E_IO, errno, R_GIT, "cannot create a pipe for the git reader");
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(p[0]);
-		close(p[1]);
-		return ag_err(err, AG_E_IO, e, R_GIT, "cannot start the git reader");
-	}
-	if (pid == 0) {
-		close(p[0]);
-		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(CHILD_FAILED);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		child_main(srcfd, p[1], what);
-	}
+	pid_t pid = -1;
+	int rc = spawn_reader(srcfd, what, p[1], &pid);
 	close(p[1]);
+	if (rc) {
+		close(p[0]);
+		return ag_err(err, AG_E_IO, rc, R_GIT, "cannot start the git reader");
+	}
 	int64_t deadline = now_ms() + (timeout_ms ? timeout_ms : AG_WS_GIT_TIMEOUT_MS);
 	const char *fail = NULL;
 	char chunk[65536];
@@ -602,7 +725,7 @@ int ag_ws_gitinfo_collect(int srcfd, const struct ag_ws_git_opts *opts, struct a
 	int status = -1;
 	if (run_child(srcfd, what, opts ? opts->timeout_ms : 0, &out, &status, err) < 0)
 		return -1;
-	if (status == CHILD_NOT_TOP)
+	if (status == READER_NOT_TOP)
 		return ag_err(err, AG_E_IO, 0, R_GIT,
 			      "source is not the top of a usable Git work tree");
 	if (status != 0)

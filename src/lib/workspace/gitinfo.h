@@ -5,11 +5,16 @@
  * (filter drivers, diff.external, textconv, core.fsmonitor, hooks,
  * core.sshCommand, credential helpers, include.path) cannot run anything.
  *
- * The reading happens in a forked child of AgentGuard itself (no exec)
- * that first forbids execve/execveat with a seccomp filter, is bounded by
- * a wall-clock timeout and an output cap, and hands its findings back as
- * NUL-separated records over a pipe. So a hostile repository can neither
- * run a program, stall the run (a FIFO named .gitignore), nor crash it.
+ * The reading happens in a separate process, AgentGuard's own executable
+ * started afresh (posix_spawn + exec, argv only, an empty environment) as
+ * the hidden reader (ag_ws_git_reader_main). Before it opens the repository
+ * it forbids execve/execveat with a seccomp filter; it is bounded by a
+ * wall-clock timeout and an output cap, and hands its findings back as
+ * NUL-separated records over a pipe, which the parent validates. So a
+ * hostile repository can neither run a program, stall the run (a FIFO
+ * named .gitignore), nor crash it; and because the reader is a new image,
+ * not a fork of a multithreaded process, no lock another thread held at
+ * the spawn can stall it either.
  */
 #ifndef AG_WS_GITINFO_H
 #define AG_WS_GITINFO_H
@@ -88,7 +93,28 @@ enum ag_ws_git_incl ag_ws_git_included(const struct ag_ws_gitinfo *g, const char
 bool ag_ws_git_is_tracked(const struct ag_ws_gitinfo *g, const char *path);
 
 /*
- * The child's sandbox, exposed for its test: forbids execve and execveat
+ * The reader is AgentGuard's own executable re-executed with this argv[1].
+ * A program that reads git facts (agentguard, a test, a benchmark) calls,
+ * at the very top of main():
+ *
+ *	if (argc > 1 && !strcmp(argv[1], AG_WS_GIT_READER_ARG))
+ *		return ag_ws_git_reader_main(argc, argv);
+ *	ag_ws_git_reader_enable();
+ *
+ * ag_ws_git_reader_enable opens /proc/self/exe once, while the program is
+ * still single-threaded, and keeps that fd (close-on-exec) for every later
+ * spawn; it returns 0, or -1 with errno. Without it ag_ws_gitinfo_collect
+ * fails closed (workspace.git_failed). ag_ws_git_reader_main is the
+ * reader's whole life: it validates its argv, installs the seccomp filter
+ * and the parent-death signal, reads the repository of its working
+ * directory, writes the records to fd 1 and returns the exit status.
+ */
+#define AG_WS_GIT_READER_ARG "__agentguard-git-reader"
+int ag_ws_git_reader_enable(void);
+int ag_ws_git_reader_main(int argc, char **argv);
+
+/*
+ * The reader's sandbox, exposed for its test: forbids execve and execveat
  * for the calling thread and its descendants (PR_SET_NO_NEW_PRIVS and a
  * seccomp filter returning EPERM). Returns 0 or -1 with errno.
  */
