@@ -354,7 +354,6 @@ struct pf_job {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool probing, done;
-	bool joined; /* the thread was joined (sanitizer builds join early) */
 	char *image_id; /* the verified local image id, from on_probe */
 	int rc;
 	struct ag_error *err;
@@ -418,35 +417,10 @@ static bool preflight_probing(struct pf_job *j)
 	return probing;
 }
 
-static void pf_join(struct pf_job *j)
-{
-	if (!j->joined)
-		pthread_join(j->th, NULL);
-	j->joined = true;
-}
-
-/*
- * The workspace's git reader forks a child that does not exec. Under
- * AddressSanitizer such a child can deadlock when another thread (the
- * preflight's) is running at the fork, and the suite saw the reader hang to
- * its deadline. Sanitizer builds therefore finish the preflight before the
- * workspace stage (no overlap); release builds keep the overlap.
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define AG_RUN_JOIN_BEFORE_FORK 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define AG_RUN_JOIN_BEFORE_FORK 1
-#endif
-#endif
-#ifndef AG_RUN_JOIN_BEFORE_FORK
-#define AG_RUN_JOIN_BEFORE_FORK 0
-#endif
-
 /* Joins the preflight; 0 when its verdict passed. */
 static int stage_preflight_finish(struct run *r, struct pf_job *j)
 {
-	pf_join(j);
+	pthread_join(j->th, NULL);
 	pthread_mutex_destroy(&j->mu);
 	pthread_cond_destroy(&j->cv);
 	free(j->image_id);
@@ -1190,8 +1164,6 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		bool created = false;
 		if (preflight_probing(&job)) {
 			LAP(preflight);
-			if (AG_RUN_JOIN_BEFORE_FORK)
-				pf_join(&job);
 			ok = stage_workspace(r);
 			LAP(workspace);
 			created = ok == 0 && stage_create(r, job.image_id) == 0;
