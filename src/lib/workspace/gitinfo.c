@@ -127,7 +127,7 @@ int ag_ws_git_reader_enable(void)
 	_cleanup_close_ int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	/* >= 3, so the spawn's dup2 onto 0-3 never meets it as a target */
+	/* >= 4: the spawn's actions that target fds 0-3 never overwrite it */
 	int hi = fcntl(fd, F_DUPFD_CLOEXEC, 4);
 	if (hi < 0)
 		return -1;
