@@ -113,7 +113,7 @@ bench_tree() { # name src
 # A git repository: the generated tree committed (20,000 tracked files), a
 # few untracked ones, and an ignored node_modules/ of 120,000 empty files.
 # Ours: the git facts a default prepare reads (libgit2 in the sandboxed
-# child, ignored directories not entered), then the whole default prepare.
+# reader, ignored directories not entered), then the whole default prepare.
 # Baseline: the git status call the earlier git runner made, and git's own
 # listing of what the copy holds.
 bench_git() {
@@ -156,7 +156,7 @@ EOF
 	o=$(printf '%s\n' "${ours[@]}" | median)
 	g=$(printf '%s\n' "${old[@]}" | median)
 	printf '%-60s %8s\n' "operation" "wall_s"
-	printf '%-60s %8s\n' "agentguard git read (libgit2, sandboxed child)" "$o"
+	printf '%-60s %8s\n' "agentguard git read (libgit2, sandboxed reader)" "$o"
 	printf '%-60s %8s\n' "git status --porcelain -z --ignored -uall (the old call)" "$g"
 	printf '%-60s %8s\n' "git ls-files --cached --others --exclude-standard" \
 		"$(printf '%s\n' "${ls[@]}" | median)"

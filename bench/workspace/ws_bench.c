@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 		int src = open(argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		struct ag_ws_git_opts o = {.what = AG_WS_GIT_STATUS_COLLAPSED | AG_WS_GIT_PATHS};
 		struct ag_ws_gitinfo g;
-		int n = argc > 3 ? atoi(argv[3]) : 1;
+		int n = argc > 3 ? (int)strtol(argv[3], NULL, 10) : 1;
 		double t0 = now();
 		for (int i = 0; i < n - 1; i++) {
 			if (ag_ws_gitinfo_collect(src, &o, &g, &e) < 0) {
