@@ -5,6 +5,7 @@
 #
 #   bench/contained-run/run.sh [N]     (root; scripts/test-env up; default N=10)
 #   AG_BIN=build/agentguard AG_BIN_BEFORE=/path/to/older/agentguard bench/contained-run/run.sh 20
+#   BENCH_GIT=1 ...                    the repository is a git repository
 #
 # Method: N rounds; each round runs, as the unprivileged test user (the
 # contained-run rule), a contained run of /bin/true, a preflight, a bare
@@ -47,6 +48,13 @@ contained_execution:
 CFG
 chown -R "$U:$U" "$work/w"
 as_user() { runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$work/w" bash -c 'cd "$1" && shift && exec "$@"' _ "$work/w" "$@"; }
+# BENCH_GIT=1: the repository is a git repository (one commit), so the
+# workspace stage starts the git reader
+if [ -n "${BENCH_GIT:-}" ]; then
+	as_user git -C repo init -q
+	as_user git -C repo add -A
+	as_user git -C repo -c user.name=b -c user.email=b@b.invalid commit -q -m bench
+fi
 
 now() { date +%s%N; }
 ms() { echo $((($2 - $1) / 1000000)); }
@@ -65,8 +73,10 @@ for _ in $(seq 1 "$N"); do
 		"$work/out.json" >>"$work/timings"
 	if [ -n "$AG_BIN_BEFORE" ]; then
 		t0=$(now)
-		as_user "$AG_BIN_BEFORE" contained-run bench.yaml --repo repo -- /bin/true >/dev/null
+		as_user "$AG_BIN_BEFORE" contained-run bench.yaml --repo repo --json -- /bin/true >"$work/out.json"
 		t1=$(now)
+		python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["timings"]))' \
+			"$work/out.json" >>"$work/timings_before"
 		as_user "$AG_BIN_BEFORE" preflight bench.yaml >/dev/null
 		t2=$(now)
 		agb_t+=("$(ms "$t0" "$t1")") pfb_t+=("$(ms "$t1" "$t2")")
@@ -91,12 +101,18 @@ if [ -n "$AG_BIN_BEFORE" ]; then
 	awk -v a="$agb_m" -v p="$pfb_m" -v c="$bare_m" 'BEGIN {
 		printf "before: ratio contained-run/bare: %.2f, preflight/bare: %.2f\n", a / c, p / c }'
 fi
-echo "mean per stage of the contained runs (ms, from --json timings):"
-python3 - "$work/timings" <<'PY'
-import json, sys
+echo "mean per stage of the contained runs (ms, from --json timings; with"
+echo "AG_BIN_BEFORE also its median, the before build's median and after/before):"
+python3 - "$work/timings" "$work/timings_before" <<'PY'
+import json, os, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+before = [json.loads(l) for l in open(sys.argv[2]) if l.strip()] if os.path.exists(sys.argv[2]) else []
 for k in sorted(rows[0]):
-    print(f"  {k:14s} {sum(r[k] for r in rows) / len(rows):8.1f}")
+    line = f"  {k:14s} {sum(r[k] for r in rows) / len(rows):8.1f}"
+    if before:
+        a, b = statistics.median(r[k] for r in rows), statistics.median(r[k] for r in before)
+        line += f"   median {a:7.1f} before {b:7.1f}" + (f"  {a / b:5.2f}" if b else "")
+    print(line)
 PY
 left=$("$docker" ps -aq --filter label=agentguard.owner=contained-run --filter label=agentguard.contained-run.id)
 [ -z "$left" ] || echo "note: contained-run containers exist on this engine (other users?): $left" >&2
