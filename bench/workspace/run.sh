@@ -172,12 +172,12 @@ EOF
 # directories with 100 ignored). "gitread x20" is 20 reads in one process
 # (the start cost shows), "prepare" the whole default workspace prepare.
 bench_reader() {
-	local rev=${BENCH_BEFORE_REV:-main} old="$B.before"
-	rm -rf "$old.src" && mkdir -p "$old.src"
-	git -C "$root" archive "$rev" src | tar -x -C "$old.src"
-	cc -I"$old.src/src" -D_GNU_SOURCE -std=gnu17 -O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=3 \
-		$(pkg-config --cflags jansson libcrypto libgit2) -o "$old.ws_bench" "$here/ws_bench.c" \
-		"$old.src"/src/lib/base/*.c "$old.src"/src/lib/workspace/*.c \
+	local rev=${BENCH_BEFORE_REV:-main} prev="$B.before"
+	rm -rf "$prev.src" && mkdir -p "$prev.src"
+	git -C "$root" archive "$rev" src | tar -x -C "$prev.src"
+	cc -I"$prev.src/src" -D_GNU_SOURCE -std=gnu17 -O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=3 \
+		$(pkg-config --cflags jansson libcrypto libgit2) -o "$prev.ws_bench" "$here/ws_bench.c" \
+		"$prev.src"/src/lib/base/*.c "$prev.src"/src/lib/workspace/*.c \
 		$(pkg-config --libs jansson libcrypto yaml-0.1 libgit2)
 	gg() { env -i PATH=/usr/bin:/bin HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 \
 		GIT_CONFIG_GLOBAL=/dev/null git -C "$1" -c user.name=b -c user.email=b@b.invalid "${@:2}"; }
@@ -201,7 +201,7 @@ bench_reader() {
 			for _ in $(seq "$RUNS"); do
 				for w in before after; do
 					local bin="$WSB" v
-					[ "$w" = before ] && bin="$old.ws_bench"
+					[ "$w" = before ] && bin="$prev.ws_bench"
 					if [ "$op" = gitread ]; then
 						v=$("$bin" gitread "$src" 20 | sed -E 's/.*wall_s=([0-9.]+).*/\1/')
 					else
@@ -218,7 +218,7 @@ bench_reader() {
 				"$mb" "$ma" "$(echo "$ma / $mb" | bc -l)"
 		done
 	done
-	rm -rf "$B/root" "$small" "$mid" "$old.src" "$old.ws_bench"
+	rm -rf "$B/root" "$small" "$mid" "$prev.src" "$prev.ws_bench"
 }
 if [ "${BENCH_ONLY:-}" = reader ]; then
 	bench_reader
