@@ -47,6 +47,8 @@ struct gw_opts {
 	const char *trial_id;
 	int idle_secs, total_secs, max_connections;
 	bool test_allow_loopback;
+	const char *host_addr_args[AG_GW_HOST_ADDRS_MAX]; /* --host-address, as given */
+	size_t n_host_addr_args;
 };
 
 /* The evidence stream: one file, appended with write(2), bounded. */
@@ -70,6 +72,9 @@ struct gw {
 	struct event *sig_term, *sig_int, *drain_timer;
 	struct ag_egress_policy *policy;
 	struct gw_stream stream;
+	/* --host-address: the host's own addresses, never connected to */
+	struct ag_egress_addr host_addrs[AG_GW_HOST_ADDRS_MAX];
+	size_t n_host_addrs;
 	struct gw_conn *conns; /* open connections (doubly linked) */
 	size_t n_conns;
 	size_t n_zombies; /* finished, waiting for a DNS callback */

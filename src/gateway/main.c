@@ -23,7 +23,8 @@ static const char usage[] =
     "Usage: agentguard-gateway --listen-address IP --listen-port PORT --resolver IP[:PORT]\n"
     "                          --policy FILE --events FILE [--policy-digest HEX]\n"
     "                          [--trial-id ID] [--idle-timeout SECS] [--total-timeout SECS]\n"
-    "                          [--max-connections N] [--test-allow-loopback]\n"
+    "                          [--max-connections N] [--host-address IP]...\n"
+    "                          [--test-allow-loopback]\n"
     "       agentguard-gateway --self-check | --help | --version\n"
     "\n"
     "The live-study egress gateway: an HTTP proxy that accepts CONNECT host:port\n"
@@ -33,6 +34,9 @@ static const char usage[] =
     "redirects and never intercepts TLS. One JSON record per decision goes to\n"
     "--events (a new file); SIGTERM ends the stream with a completion record.\n"
     "\n"
+    "  --host-address IP      an address of the host's own (a bridge's host side,\n"
+    "                         an uplink): never connected to, even when a\n"
+    "                         test_only rule approves it; repeatable\n"
     "  --test-allow-loopback  tests only: with a policy whose every rule is\n"
     "                         test_only, answers 127.0.0.1 and ::1 count as safe\n"
     "  --self-check           start nothing; check the binary runs; exit 0\n";
@@ -151,6 +155,7 @@ static void parse_args(int argc, char **argv, struct gw_opts *o)
 		O_TOTAL,
 		O_MAXC,
 		O_LOOP,
+		O_HOSTADDR,
 		O_SELF,
 		O_HELP,
 		O_VERSION
@@ -167,6 +172,7 @@ static void parse_args(int argc, char **argv, struct gw_opts *o)
 	    {"total-timeout", required_argument, NULL, O_TOTAL},
 	    {"max-connections", required_argument, NULL, O_MAXC},
 	    {"test-allow-loopback", no_argument, NULL, O_LOOP},
+	    {"host-address", required_argument, NULL, O_HOSTADDR},
 	    {"self-check", no_argument, NULL, O_SELF},
 	    {"help", no_argument, NULL, O_HELP},
 	    {"version", no_argument, NULL, O_VERSION},
@@ -215,6 +221,11 @@ static void parse_args(int argc, char **argv, struct gw_opts *o)
 		case O_LOOP:
 			o->test_allow_loopback = true;
 			break;
+		case O_HOSTADDR:
+			if (o->n_host_addr_args >= AG_GW_HOST_ADDRS_MAX)
+				die_usage("too many --host-address");
+			o->host_addr_args[o->n_host_addr_args++] = optarg;
+			break;
 		case O_SELF:
 			exit(self_check());
 		case O_HELP:
@@ -261,6 +272,8 @@ static json_t *start_record(const struct gw *gw)
 	json_object_set_new(r, "tls_interception", json_false());
 	json_object_set_new(r, "follows_redirects", json_false());
 	json_object_set_new(r, "test_allow_loopback", json_boolean(gw->opts.test_allow_loopback));
+	/* how many, never which: the host's addresses stay out of the evidence */
+	json_object_set_new(r, "host_addresses", json_integer((json_int_t)gw->n_host_addrs));
 	json_object_set_new(r, "uid", json_integer((json_int_t)getuid()));
 	json_object_set_new(r, "libevent", json_string(event_get_version()));
 	json_object_set_new(r, "version", json_string(AG_VERSION));
@@ -328,6 +341,14 @@ int main(int argc, char **argv)
 	if (gw_parse_hostport(lspec, gw.opts.listen_port, &lss, &llen) < 0) {
 		rc = fail(2, "gateway.listen_address", "--listen-address must be one IP address");
 		goto out_policy;
+	}
+	for (size_t i = 0; i < gw.opts.n_host_addr_args; i++) {
+		struct ag_egress_addr a;
+		if (ag_egress_addr_parse(gw.opts.host_addr_args[i], &a) < 0) {
+			rc = fail(2, "gateway.host_address", "--host-address must be one IP address");
+			goto out_policy;
+		}
+		gw.host_addrs[gw.n_host_addrs++] = ag_egress_addr_unmap(&a);
 	}
 	if (gw_parse_hostport(gw.opts.resolver, 53, &gw.resolver, &gw.resolver_len) < 0) {
 		rc = fail(2, "gateway.resolver", "--resolver must be IP, IP:PORT or [IPv6]:PORT");

@@ -82,11 +82,40 @@ static struct ag_egress_event event_of(const struct gw_conn *c,
 /* Judges the event as it stands. Also for requests refused before any
  * judgement (malformed, oversized, limits), so their record has the
  * library's shape and a deny. */
+/*
+ * The decision table cannot know which addresses are the host's own: an
+ * approved test_only rule may name (or resolve to) a documentation-range
+ * address that is in fact a bridge's host side. AgentGuard reads the
+ * host's addresses at trial start and passes them as --host-address; an
+ * allow whose checked address is one of them becomes a deny, with the
+ * library's own reason for an unsafe literal or answer.
+ */
+static void host_address_veto(struct gw_conn *c)
+{
+	if (!c->d.allow || !c->d.address[0])
+		return;
+	struct ag_egress_addr a;
+	if (ag_egress_addr_parse(c->d.address, &a) < 0)
+		return; /* connect_checked refuses it */
+	a = ag_egress_addr_unmap(&a);
+	struct ag_egress_addr lit;
+	bool literal = ag_egress_addr_parse(c->d.host, &lit) == 0;
+	for (size_t i = 0; i < c->gw->n_host_addrs; i++) {
+		const struct ag_egress_addr *h = &c->gw->host_addrs[i];
+		if (h->family == a.family && memcmp(h->b, a.b, a.family == 4 ? 4 : 16) == 0) {
+			c->d.allow = false;
+			c->d.reason = literal ? "unsafe_ip_literal" : "resolution_unsafe";
+			return;
+		}
+	}
+}
+
 static void judge(struct gw_conn *c)
 {
 	const char *addrs[AG_EGRESS_RESOLVED_MAX + 1];
 	struct ag_egress_event ev = event_of(c, addrs);
 	ag_egress_decide(c->gw->policy, &ev, &c->d);
+	host_address_veto(c);
 	c->decided = true;
 }
 
@@ -469,6 +498,7 @@ static void test_loopback_escape(struct gw_conn *c)
 	if (strcmp(c->d.address, "127.0.0.1") == 0 || strcmp(c->d.address, "::1") == 0) {
 		c->d.allow = true;
 		c->d.reason = "approved_destination";
+		host_address_veto(c);
 	}
 }
 

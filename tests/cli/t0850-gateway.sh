@@ -325,4 +325,25 @@ t_like "... and says so" "$(cat "$T/full.err")" 'gateway.evidence_incomplete'
 t_is "... the stream has no end record saying complete" \
 	"$(grep -c '"complete":true' "$T/full.jsonl" || true)" 0
 
+# ---- the host's own addresses (--host-address): never connected to ----
+t_run "$GW_BIN" --listen-address 127.0.0.1 --listen-port 1 --resolver 127.0.0.1:1 \
+	--policy "$T/policy.json" --events "$T/x.jsonl" --host-address not-an-ip
+t_is "a --host-address that is not an address is refused" "$AG_RC" 2
+t_like "... and says why" "$AG_OUT" 'gateway.host_address'
+gw_start hostaddr --test-allow-loopback --host-address 127.0.0.1 --host-address 10.9.8.7 || exit 1
+before_http=$(log_count http)
+out=$(gw_curl -i "http://canary.test:$HP/host" 2>&1 || true)
+t_like "an approved name that resolves to a host address gets 403" "$out" '^HTTP/1.1 403'
+t_is "... the canary saw nothing" "$(($(log_count http) - before_http))" 0
+t_is "... deny record, nothing connected" \
+	"$(jq -r 'select(.record=="decision" and .event.requested.host=="canary.test")|[.event.decision,.event.reason,(.connected_address//"none")]|join(" ")' "$T/hostaddr.jsonl")" \
+	"deny resolution_unsafe none"
+out=$(gw_curl -i "http://v6.test:$V6P/six" 2>&1 || true)
+t_like "... an address not listed still passes" "$out" 'CANARY-OK'
+t_is "the start record counts the host addresses and names none of them" \
+	"$(jq -r 'select(.record=="start")|.host_addresses' "$T/hostaddr.jsonl") $(grep -c '10\.9\.8\.7' "$T/hostaddr.jsonl" || true)" \
+	"2 0"
+kill -TERM "$GW_PID"
+wait "$GW_PID" || true
+
 t_done

@@ -478,5 +478,8 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
 /* DNS: seconds per attempt and attempts per query (the one resolver). */
 #define AG_GW_DNS_TIMEOUT_SECS 3
 #define AG_GW_DNS_ATTEMPTS 2
+/* --host-address entries the gateway accepts (the host's own addresses:
+ * bridges, uplinks; more fails the start, never truncates the list) */
+#define AG_GW_HOST_ADDRS_MAX 128
 
 #endif
