@@ -399,7 +399,9 @@ int ag_cmd_contained_run(int argc, char **argv)
 		.observer = &observer,
 	};
 	struct ag_run_outcome out;
-	if (ag_contained_run(&o, &out, &err) < 0) {
+	int crc = ag_contained_run(&o, &out, &err);
+	ag_cli_live_end(&live);
+	if (crc < 0) {
 		ag_cli_print_error(err);
 		rc = AG_EXIT_WORKSPACE;
 		goto out;

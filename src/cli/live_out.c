@@ -88,9 +88,22 @@ static void progress(struct ag_cli_live *c, const struct ag_run_event *ev)
 		c->stage = NULL;
 }
 
+void ag_cli_live_end(struct ag_cli_live *c)
+{
+	if (c->drawn) {
+		/* a stage that failed half-way: keep its last state, end the line */
+		fputc('\n', stderr);
+		fflush(stderr);
+	}
+	c->drawn = false;
+	c->stage = NULL;
+}
+
 void ag_cli_live_event(void *ctx, const struct ag_run_event *ev)
 {
 	struct ag_cli_live *c = ctx;
+	if (ev->kind != AG_RUN_EV_PROGRESS)
+		ag_cli_live_end(c);
 	switch (ev->kind) {
 	case AG_RUN_EV_PROGRESS:
 		if (c->progress)

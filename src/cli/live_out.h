@@ -23,5 +23,7 @@ struct ag_cli_live {
 
 /* The ag_run_observer event function; ctx is a struct ag_cli_live. */
 void ag_cli_live_event(void *ctx, const struct ag_run_event *ev);
+/* Ends a progress line left open (a stage that failed); before any other output. */
+void ag_cli_live_end(struct ag_cli_live *c);
 
 #endif
