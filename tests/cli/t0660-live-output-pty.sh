@@ -143,5 +143,18 @@ ledger_runs
 t_ok "json: stdout is one JSON document" "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/json.out"
 t_ok "json: the agent's stdout line went to stderr" grep -qx 'agent: json-run-out' "$T/json.err"
 t_ok "json: and its stderr line" grep -qx 'agent stderr: json-run-err' "$T/json.err"
+# --- 6. the capture cap: what is shown stops where the capture stops, said
+# once; the cap falls inside the secret's line (bytes 990..1011 of 1000)
+sed 's/^max_output_bytes: .*/max_output_bytes: 1000/' "$W/c.yaml" >"$W/cap.yaml"
+chown "$U:$U" "$W/cap.yaml"
+t_run as_user "$AG_BIN" contained-run "$W/cap.yaml" --repo repo -- /bin/sh -c \
+	'printf "%0989d\n" 0; echo "$AGENT_LIVE_SECRET"; echo after-the-cap'
+ledger_runs
+printf '%s' "$AG_OUT" >"$T/cap.txt"
+t_is "cap: the run passes" "$AG_RC" 0
+t_ok "cap: the line before the cap is shown" grep -qx 'agent: 0\{989\}' "$T/cap.txt"
+t_is "cap: the cap is said once" "$(grep -c "agent's stdout reached max_output_bytes (1000 bytes)" "$T/cap.txt")" 1
+t_run grep -cE 'after-the-cap|CANARY|agent: C' "$T/cap.txt"
+t_is "cap: nothing past it is shown, not even the part of the secret the cap kept" "$AG_OUT" 0
 check_clean "after the runs"
 t_done
