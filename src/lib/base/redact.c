@@ -365,6 +365,21 @@ static struct ag_redact_ac *ac_build(const struct ag_redactor *r)
 	return ac;
 }
 
+/* The automaton's move from state v on byte c (each step counted in *st). */
+static inline uint32_t ac_next(const struct ag_redact_ac *ac, uint32_t v, unsigned char c,
+			       uint64_t *st)
+{
+	for (;;) {
+		(*st)++;
+		if (v == 0)
+			return ac->start_next[c];
+		uint32_t x = ac_child(ac, v, c);
+		if (x != AC_NONE)
+			return x;
+		v = ac->fail[v];
+	}
+}
+
 /*
  * The literal pass. Position p of the text is decided once every pattern
  * that could start at p has been seen (maxlen bytes later); the decisions
@@ -431,21 +446,8 @@ static void literal_pass(const struct ag_redactor *r, const struct ag_redact_ac 
 	uint32_t v = 0;
 	size_t pos = 0;
 	for (size_t j = 0; j < n; j++) {
-		unsigned char c = (unsigned char)s[j];
 		/* One transition; failure moves are paid for by earlier depth gains. */
-		for (;;) {
-			st++;
-			if (v == 0) {
-				v = ac->start_next[c];
-				break;
-			}
-			uint32_t x = ac_child(ac, v, c);
-			if (x != AC_NONE) {
-				v = x;
-				break;
-			}
-			v = ac->fail[v];
-		}
+		v = ac_next(ac, v, (unsigned char)s[j], &st);
 		uint32_t sl = ac->sec_len[v];
 		if (sl) {
 			size_t k = (j + 1 - sl) & (L.W - 1);
@@ -1121,22 +1123,9 @@ static uint32_t stream_step(struct ag_redact_stream *s, unsigned char c)
 {
 	if (!s->ac)
 		return 0;
-	const struct ag_redact_ac *ac = s->ac;
-	uint32_t v = s->v;
-	for (;;) {
-		if (v == 0) {
-			v = ac->start_next[c];
-			break;
-		}
-		uint32_t x = ac_child(ac, v, c);
-		if (x != AC_NONE) {
-			v = x;
-			break;
-		}
-		v = ac->fail[v];
-	}
-	s->v = v;
-	return ac->depth[v];
+	uint64_t st = 0;
+	s->v = ac_next(s->ac, s->v, c, &st);
+	return s->ac->depth[s->v];
 }
 
 /*
