@@ -267,6 +267,47 @@ static void test_random_chunks(void **state)
 	ag_redactor_release(&r);
 }
 
+/*
+ * The private-key shape looks 128 bytes ahead of "-----BEGIN " in the text
+ * after secrets are replaced: a long secret between it and a terminator on
+ * the next line shrinks that distance. The stream waits for it.
+ */
+static void test_begin_window(void **state)
+{
+	(void)state;
+	struct ag_redactor r;
+	set_up(&r);
+	char secret[151], t[400];
+	memset(secret, 'Q', 150);
+	secret[150] = '\0';
+	ag_redactor_add_secret(&r, secret);
+	snprintf(t, sizeof(t), "-----BEGIN %s\nPRIVATE KEY-----\nafter\n", secret);
+	char *want = whole(&r, t);
+	assert_non_null(strstr(want, "[REDACTED_PRIVATE_KEY]"));
+	size_t n = strlen(t);
+	for (size_t k = 0; k <= n; k++) {
+		struct sink out = {0};
+		feed_split(&r, t, &k, 1, &out);
+		assert_string_equal(out.s, want);
+		sink_reset(&out);
+	}
+	/* far apart (more than 128 bytes once redacted), no wait is needed */
+	snprintf(t, sizeof(t), "-----BEGIN %s %0130d\nPRIVATE KEY-----\n", secret, 0);
+	free(want);
+	want = whole(&r, t);
+	struct sink out = {0};
+	struct ag_redact_stream *s = ag_redact_stream_new(&r, 4096, sink_emit, &out);
+	ag_redact_stream_feed(s, t, strlen(t) - 17);
+	assert_non_null(out.s); /* the first line is out before the terminator came */
+	ag_redact_stream_feed(s, t + strlen(t) - 17, 17);
+	ag_redact_stream_finish(s);
+	ag_redact_stream_free(s);
+	assert_string_equal(out.s, want);
+	sink_reset(&out);
+	free(want);
+	ag_redactor_release(&r);
+}
+
 /* The set is copied: a secret added after creation does not change the stream. */
 static void test_set_copied(void **state)
 {
@@ -289,7 +330,7 @@ int main(void)
 		cmocka_unit_test(test_every_offset),	 cmocka_unit_test(test_secret_three_ways),
 		cmocka_unit_test(test_holds_back),	 cmocka_unit_test(test_abandon),
 		cmocka_unit_test(test_bounded),		 cmocka_unit_test(test_random_chunks),
-		cmocka_unit_test(test_set_copied),
+		cmocka_unit_test(test_set_copied),	 cmocka_unit_test(test_begin_window),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

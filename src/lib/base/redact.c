@@ -1058,7 +1058,9 @@ struct ag_redact_stream {
 	uint32_t v;	  /* automaton state after p[0..scanned) */
 	size_t safe;	  /* last safe cut seen (0: none) */
 	size_t ws;	  /* last forced-cut candidate after a blank (0: none) */
-	size_t begin;	  /* 1 + start of the last "-----BEGIN " seen (0: none) */
+	size_t begin;	  /* 1 + start of the last "-----BEGIN " not yet behind
+			   * a safe cut (0: none) */
+	size_t covered;	  /* bytes of literal matches that ended since it */
 	bool dropping;	  /* after a forced cut: the rest of that line is withheld */
 	bool done;	  /* finished or abandoned: nothing more is emitted */
 };
@@ -1133,7 +1135,7 @@ static uint32_t stream_step(struct ag_redact_stream *s, unsigned char c)
  * after byte j is safe when no literal (secret, encoded form, root) can
  * span it (the automaton is at depth 0: no suffix of the text is the start
  * of a pattern) and no shape can (the byte is a line end, which every
- * shape's value stops at, and no "-----BEGIN " started within the 128
+ * shape's value stops at, and no "-----BEGIN " is still within the 128
  * bytes the private-key shape looks ahead). Redacting the text cut there,
  * piece by piece, gives what redacting it whole gives.
  */
@@ -1144,12 +1146,28 @@ static void stream_scan(struct ag_redact_stream *s)
 		unsigned char c = (unsigned char)s->p[j];
 		uint32_t depth = stream_step(s, c);
 		if (c == ' ' && j + 1 >= BEGIN_LEN &&
-		    memcmp(s->p + j + 1 - BEGIN_LEN, begin_word, BEGIN_LEN) == 0)
+		    memcmp(s->p + j + 1 - BEGIN_LEN, begin_word, BEGIN_LEN) == 0) {
 			s->begin = j + 2 - BEGIN_LEN;
+			s->covered = 0;
+		}
+		if (s->begin && s->ac) {
+			/* what the literal pass may shrink: every match counted whole */
+			s->covered += s->ac->sec_len[s->v];
+			uint32_t ro = s->ac->root_out[s->v];
+			if (ro != AC_NONE)
+				s->covered += s->ac->depth[ro];
+		}
 		if (depth)
 			continue;
-		bool begin_ok = !s->begin || s->begin - 1 + BEGIN_WINDOW <= j + 1;
-		if (!begin_ok)
+		/*
+		 * The private-key shape's look-ahead is 128 bytes of the text
+		 * after the literal pass: at least the bytes no match covers.
+		 * Once that many lie between the last "-----BEGIN " and here, its
+		 * window ends before any later cut (and an earlier one's too).
+		 */
+		if (s->begin && j + 1 - (s->begin - 1) >= BEGIN_WINDOW + s->covered)
+			s->begin = 0;
+		if (s->begin)
 			continue;
 		if (c == '\n' || c == '\r')
 			s->safe = j + 1;
@@ -1175,7 +1193,7 @@ static void stream_pump(struct ag_redact_stream *s)
 		/* the bytes after the cut belong to the withheld rest: the
 		 * automaton has seen them, nothing keeps them */
 		s->dropping = true;
-		s->len = s->scanned = s->safe = s->ws = s->begin = 0;
+		s->len = s->scanned = s->safe = s->ws = s->begin = s->covered = 0;
 		return;
 	}
 }

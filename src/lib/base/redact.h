@@ -130,8 +130,8 @@ bool ag_argv_item_leaks_credential(const char *const *argv, size_t argc, size_t 
  * of pieces cut only where cutting changes nothing: after a line end
  * ('\n' or '\r') where no literal of the set (a secret, one of its
  * encoded forms, a root) can be open (the automaton is at depth 0) and no
- * "-----BEGIN " started within the 128 bytes the private-key shape looks
- * ahead. So a secret split over two chunks, or over a pause, is held back
+ * "-----BEGIN " is within the 128 bytes the private-key shape looks ahead
+ * (counted after the literal pass: bytes covered by a match do not count). So a secret split over two chunks, or over a pause, is held back
  * until it is whole and is redacted like the evidence redacts it; what
  * ends up emitted is, piece by piece, what redacting the whole text gives.
  *
