@@ -17,8 +17,8 @@
 #include <inttypes.h>
 #include <time.h>
 
-/* A stage shorter than this shows no progress at all (as git delays its own). */
-#define PROGRESS_DELAY_MS 250
+/* A stage shorter than this shows no progress at all (git delays its own too). */
+#define PROGRESS_DELAY_MS 100
 
 static uint64_t mono_ms(void)
 {
