@@ -53,7 +53,7 @@ _agentguard()
 
 	local opts=""
 	case "$cmd" in
-	contained-run) opts="--repo --runs-root --timeout --allow-fail-result --json --docker-socket --signing-key --help --" ;;
+	contained-run) opts="--repo --runs-root --timeout --allow-fail-result --json --quiet --docker-socket --signing-key --help --" ;;
 	cleanup) opts="--runs-root --probe-age --probe-label --docker-socket --json --help" ;;
 	evidence)
 		if [ "$COMP_CWORD" -eq 2 ]; then

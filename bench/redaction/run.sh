@@ -11,5 +11,5 @@ out=${BENCH_BIN:-/tmp/ag-redact-bench}
 # Built from src/lib/base only, with the Makefile's -O2 flags, so modules in
 # progress elsewhere cannot break the benchmark.
 cc -I"$root/src" -D_GNU_SOURCE -std=gnu17 -O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=3 \
-	-o "$out" "$here/redact_bench.c" "$root"/src/lib/base/*.c -lcrypto
+	-o "$out" "$here/redact_bench.c" "$root"/src/lib/base/*.c -lcrypto -ljansson
 exec "$out" "${1:-64}" "${2:-3}" ${3:+"$3"}

@@ -6,6 +6,8 @@
  *   ws_bench gitread SRC [n]    (the git facts a default prepare reads; n
  *                               reads in a row, the wall time is their sum)
  * Prints one line: "<op> wall_s=<s> maxrss_kib=<k> entries=<n> ..." .
+ * BENCH_PROGRESS=1: prepare and capture report progress to a counter (what
+ * a terminal run of contained-run pays), and progress_calls=<n> is printed.
  * Built by bench/workspace/run.sh against the library.
  */
 #include "lib/base/ag.h"
@@ -31,6 +33,14 @@ static long maxrss(void)
 	return ru.ru_maxrss;
 }
 
+static uint64_t progress_calls;
+static void count_progress(void *ctx, const struct ag_ws_progress *p)
+{
+	(void)ctx;
+	(void)p;
+	progress_calls++;
+}
+
 int main(int argc, char **argv)
 {
 #ifdef AG_WS_GIT_READER_ARG
@@ -42,11 +52,14 @@ int main(int argc, char **argv)
 		return 1;
 #endif
 	struct ag_error *e = NULL;
+	const char *bp = getenv("BENCH_PROGRESS");
+	ag_ws_progress_fn prog = bp && *bp ? count_progress : NULL;
 	if (argc >= 5 && !strcmp(argv[1], "prepare")) {
 		int src = open(argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		int root = open(argv[3], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		struct ag_ws_prepare_opts o = {
-		    .threads = argc > 5 ? (unsigned)strtoul(argv[5], NULL, 10) : 0};
+		    .threads = argc > 5 ? (unsigned)strtoul(argv[5], NULL, 10) : 0,
+		    .progress = prog};
 		struct ag_ws_prepared p;
 		double t0 = now();
 		int rc = ag_ws_prepare(src, root, argv[4], &o, &p, &e);
@@ -56,15 +69,16 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		printf("prepare wall_s=%.3f maxrss_kib=%ld entries=%" PRIu64 " files=%" PRIu64
-		       " bytes=%" PRIu64 " text_bytes=%" PRIu64 " kind=%s\n",
+		       " bytes=%" PRIu64 " text_bytes=%" PRIu64 " kind=%s progress_calls=%" PRIu64 "\n",
 		       t1 - t0, maxrss(), p.entries, p.files, p.total_bytes, p.text_bytes,
-		       ag_ws_source_kind_name(p.source_kind));
+		       ag_ws_source_kind_name(p.source_kind), progress_calls);
 		return 0;
 	}
 	if (argc >= 4 && !strcmp(argv[1], "capture")) {
 		int root = open(argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		struct ag_ws_capture_opts o = {
-		    .threads = argc > 4 ? (unsigned)strtoul(argv[4], NULL, 10) : 0};
+		    .threads = argc > 4 ? (unsigned)strtoul(argv[4], NULL, 10) : 0,
+		    .progress = prog};
 		struct ag_ws_mutations m;
 		double t0 = now();
 		int rc = ag_ws_capture(root, argv[3], &o, &m, &e);
@@ -73,8 +87,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "capture failed: %s [%s]\n", e->msg, e->reason);
 			return 1;
 		}
-		printf("capture wall_s=%.3f maxrss_kib=%ld entries=%" PRIu64 " changes=%zu\n",
-		       t1 - t0, maxrss(), m.entries, m.n);
+		printf("capture wall_s=%.3f maxrss_kib=%ld entries=%" PRIu64
+		       " changes=%zu progress_calls=%" PRIu64 "\n",
+		       t1 - t0, maxrss(), m.entries, m.n, progress_calls);
 		ag_ws_mutations_release(&m);
 		return 0;
 	}

@@ -1,6 +1,7 @@
 #include "lib/base/ag.h"
 #include "cli/cli.h"
 #include "cli/keys.h"
+#include "cli/live_out.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
 #include "lib/base/fsx.h"
@@ -8,6 +9,7 @@
 #include "lib/config/config.h"
 #include "lib/config/env_allowlist.h"
 #include "lib/run/contained_run.h"
+#include "lib/run/live.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -17,8 +19,8 @@
 
 static const char help[] =
 	"Usage: agentguard contained-run CONFIG [--repo DIR] [--runs-root DIR]\n"
-	"         [--timeout SECONDS] [--allow-fail-result] [--json] [--docker-socket PATH]\n"
-	"         [--signing-key FILE] -- ARGV...\n"
+	"         [--timeout SECONDS] [--allow-fail-result] [--json] [--quiet]\n"
+	"         [--docker-socket PATH] [--signing-key FILE] -- ARGV...\n"
 	"\n"
 	"Run one explicit argv (the agent, or a command it would run) inside a\n"
 	"Docker container whose security properties are verified before launch,\n"
@@ -39,7 +41,9 @@ static const char help[] =
 	"                       command_timeout_seconds).\n"
 	"  --allow-fail-result  Exit 0 when the agent or a check failed (exit 1); never\n"
 	"                       hides exit codes 2-8.\n"
-	"  --json               Print a JSON summary instead of text.\n"
+	"  --json               Print a JSON summary instead of text (stdout holds only\n"
+	"                       that document; the agent's output goes to stderr).\n"
+	"  -q, --quiet          Do not show the agent's output or any progress.\n"
 	"  --docker-socket PATH The Docker Engine socket (absolute; root-owned, in a\n"
 	"                       root-owned directory chain; the daemon must run as\n"
 	"                       root). Default /var/run/docker.sock.\n"
@@ -55,6 +59,14 @@ static const char help[] =
 	"source integrity, artifact. A failed error or critical check exits 1.\n"
 	"SIGINT/SIGTERM cancel cleanly: the container is removed, the artifact\n"
 	"says cancelled, the exit code is 128+signal.\n"
+	"\n"
+	"While the agent runs, its output is shown live, redacted like the evidence\n"
+	"(configured secrets in any encoded form, credential shapes, private paths)\n"
+	"and escaped for the terminal: each stdout line as 'agent: LINE' on stdout,\n"
+	"each stderr line as 'agent stderr: LINE' on stderr. Only whole lines are\n"
+	"shown; it stops at max_output_bytes, as the capture does. On a terminal\n"
+	"(stderr), the workspace copy, the change capture and the source check show\n"
+	"their progress in place; piped, they print nothing. No colour is used.\n"
 	"\n"
 	"Exit codes: 0 pass, 1 agent or check failed, 2 config or usage, 3 preflight,\n"
 	"4 workspace, 5 policy, 6 Docker, 7 timeout, 8 cleanup, 130/143 cancelled.\n";
@@ -162,7 +174,7 @@ int ag_cmd_contained_run(int argc, char **argv)
 	const char *config = NULL, *repo = NULL, *runs_root = NULL, *docker = NULL;
 	const char *signing_key = NULL;
 	int64_t timeout = 0;
-	bool allow_fail = false, as_json = false;
+	bool allow_fail = false, as_json = false, quiet = false;
 	for (int i = 1; i < stop; i++) {
 		const char *a = argv[i];
 		const char *val = NULL;
@@ -176,6 +188,10 @@ int ag_cmd_contained_run(int argc, char **argv)
 		}
 		if (strcmp(a, "--json") == 0) {
 			as_json = true;
+			continue;
+		}
+		if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+			quiet = true;
 			continue;
 		}
 		static const char *const valued[] = {"--repo", "--runs-root", "--timeout",
@@ -355,6 +371,11 @@ int ag_cmd_contained_run(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* what the run shows while it runs (cli/live_out.c) */
+	struct ag_cli_live live = {.quiet = quiet, .json = as_json,
+				   .progress = !quiet && isatty(STDERR_FILENO)};
+	const struct ag_run_observer observer = {ag_cli_live_event, &live};
+
 	static char *probe; /* for the life of the process */
 	if (!probe)
 		probe = ag_cli_probe_path();
@@ -375,9 +396,12 @@ int ag_cmd_contained_run(int argc, char **argv)
 		.docker_socket = docker,
 		.probe_path = probe,
 		.cancel = &cancel_signal,
+		.observer = &observer,
 	};
 	struct ag_run_outcome out;
-	if (ag_contained_run(&o, &out, &err) < 0) {
+	int crc = ag_contained_run(&o, &out, &err);
+	ag_cli_live_end(&live);
+	if (crc < 0) {
 		ag_cli_print_error(err);
 		rc = AG_EXIT_WORKSPACE;
 		goto out;

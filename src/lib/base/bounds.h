@@ -482,4 +482,13 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
  * bridges, uplinks; more fails the start, never truncates the list) */
 #define AG_GW_HOST_ADDRS_MAX 128
 
+/* ---- live agent output and progress (src/lib/run/live.c; docs/contained-run.md) ---- */
+/* Longest agent output line held for streaming redaction (bytes, plus the
+ * longest redaction pattern); a longer line is shown up to its last blank
+ * before the bound and the rest of it is withheld (never split a secret). */
+#define AG_LIVE_LINE_MAX (64 * 1024)
+/* Least time between two progress reports the library makes per stage
+ * (ms); the CLI draws at most this often, so at most 10 redraws a second. */
+#define AG_PROGRESS_INTERVAL_MS 100
+
 #endif

@@ -365,6 +365,21 @@ static struct ag_redact_ac *ac_build(const struct ag_redactor *r)
 	return ac;
 }
 
+/* The automaton's move from state v on byte c (each step counted in *st). */
+static inline uint32_t ac_next(const struct ag_redact_ac *ac, uint32_t v, unsigned char c,
+			       uint64_t *st)
+{
+	for (;;) {
+		(*st)++;
+		if (v == 0)
+			return ac->start_next[c];
+		uint32_t x = ac_child(ac, v, c);
+		if (x != AC_NONE)
+			return x;
+		v = ac->fail[v];
+	}
+}
+
 /*
  * The literal pass. Position p of the text is decided once every pattern
  * that could start at p has been seen (maxlen bytes later); the decisions
@@ -431,21 +446,8 @@ static void literal_pass(const struct ag_redactor *r, const struct ag_redact_ac 
 	uint32_t v = 0;
 	size_t pos = 0;
 	for (size_t j = 0; j < n; j++) {
-		unsigned char c = (unsigned char)s[j];
 		/* One transition; failure moves are paid for by earlier depth gains. */
-		for (;;) {
-			st++;
-			if (v == 0) {
-				v = ac->start_next[c];
-				break;
-			}
-			uint32_t x = ac_child(ac, v, c);
-			if (x != AC_NONE) {
-				v = x;
-				break;
-			}
-			v = ac->fail[v];
-		}
+		v = ac_next(ac, v, (unsigned char)s[j], &st);
 		uint32_t sl = ac->sec_len[v];
 		if (sl) {
 			size_t k = (j + 1 - sl) & (L.W - 1);
@@ -1038,4 +1040,207 @@ bool ag_argv_item_leaks_credential(const char *const *argv, size_t argc, size_t 
 		return false;
 	const char *v = argv[i] + off;
 	return strcmp(v, "[REDACTED]") != 0 && strcmp(v, "[TRUNCATED]") != 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Streaming: the same redaction over text that arrives in chunks.
+ * ------------------------------------------------------------------------ */
+
+struct ag_redact_stream {
+	struct ag_redactor red; /* a private copy of the set */
+	const struct ag_redact_ac *ac; /* red.ac once built; NULL: no literals */
+	size_t hold;		       /* most raw bytes held before a forced cut */
+	ag_redact_emit_fn emit;
+	void *ctx;
+	char *p;       /* held raw bytes p[0..len), not yet emitted */
+	size_t len;
+	size_t scanned;	  /* p[0..scanned) went through the automaton */
+	uint32_t v;	  /* automaton state after p[0..scanned) */
+	size_t safe;	  /* last safe cut seen (0: none) */
+	size_t ws;	  /* last forced-cut candidate after a blank (0: none) */
+	size_t begin;	  /* 1 + start of the last "-----BEGIN " not yet behind
+			   * a safe cut (0: none) */
+	size_t covered;	  /* bytes of literal matches that ended since it */
+	bool dropping;	  /* after a forced cut: the rest of that line is withheld */
+	bool done;	  /* finished or abandoned: nothing more is emitted */
+};
+
+static const char begin_word[] = "-----BEGIN ";
+#define BEGIN_LEN (sizeof(begin_word) - 1)
+/* The private-key shape looks 128 bytes ahead of its "-----BEGIN " (scan()). */
+#define BEGIN_WINDOW 128
+
+struct ag_redact_stream *ag_redact_stream_new(const struct ag_redactor *r, size_t line_max,
+					      ag_redact_emit_fn emit, void *ctx)
+{
+	struct ag_redact_stream *s = ag_xcalloc(1, sizeof(*s));
+	s->red = (struct ag_redactor)AG_REDACTOR_INIT;
+	for (size_t i = 0; r && i < r->secrets.n; i++)
+		ag_redactor_add_secret(&s->red, r->secrets.v[i]);
+	for (size_t i = 0; r && i < r->roots.n; i++)
+		ag_redactor_add_root(&s->red, r->roots.v[i], r->roles.v[i]);
+	if (s->red.secrets.n || s->red.roots.n) {
+		s->red.ac = ac_build(&s->red);
+		s->ac = s->red.ac;
+	}
+	s->hold = line_max + (s->ac ? s->ac->maxlen : 0);
+	s->emit = emit;
+	s->ctx = ctx;
+	s->p = ag_xmalloc(s->hold + 1);
+	return s;
+}
+
+void ag_redact_stream_free(struct ag_redact_stream *s)
+{
+	if (!s)
+		return;
+	ag_redactor_release(&s->red);
+	free(s->p);
+	free(s);
+}
+
+/* Redacts and emits p[0..c), keeps p[c..len). */
+static void stream_emit(struct ag_redact_stream *s, size_t c, bool cut)
+{
+	if (c || cut) {
+		size_t n = 0;
+		char *t = NULL;
+		if (c) {
+			t = ag_redact(&s->red, s->p, c, SIZE_MAX / 4, AG_REDACT_KEEP_CONTROLS, NULL);
+			n = strlen(t);
+		}
+		s->emit(s->ctx, t ? t : "", n, cut);
+		free(t);
+	}
+	memmove(s->p, s->p + c, s->len - c);
+	s->len -= c;
+	s->scanned -= c;
+	s->safe = s->safe > c ? s->safe - c : 0;
+	s->ws = s->ws > c ? s->ws - c : 0;
+	s->begin = s->begin > c ? s->begin - c : 0;
+}
+
+/* One automaton step over byte c; returns the new state's depth. */
+static uint32_t stream_step(struct ag_redact_stream *s, unsigned char c)
+{
+	if (!s->ac)
+		return 0;
+	uint64_t st = 0;
+	s->v = ac_next(s->ac, s->v, c, &st);
+	return s->ac->depth[s->v];
+}
+
+/*
+ * Runs the new bytes through the automaton and records the cuts. A cut
+ * after byte j is safe when no literal (secret, encoded form, root) can
+ * span it (the automaton is at depth 0: no suffix of the text is the start
+ * of a pattern) and no shape can (the byte is a line end, which every
+ * shape's value stops at, and no "-----BEGIN " is still within the 128
+ * bytes the private-key shape looks ahead). Redacting the text cut there,
+ * piece by piece, gives what redacting it whole gives.
+ */
+static void stream_scan(struct ag_redact_stream *s)
+{
+	for (; s->scanned < s->len; s->scanned++) {
+		size_t j = s->scanned;
+		unsigned char c = (unsigned char)s->p[j];
+		uint32_t depth = stream_step(s, c);
+		if (c == ' ' && j + 1 >= BEGIN_LEN &&
+		    memcmp(s->p + j + 1 - BEGIN_LEN, begin_word, BEGIN_LEN) == 0) {
+			s->begin = j + 2 - BEGIN_LEN;
+			s->covered = 0;
+		}
+		if (s->begin && s->ac) {
+			/* what the literal pass may shrink: every match counted whole */
+			s->covered += s->ac->sec_len[s->v];
+			uint32_t ro = s->ac->root_out[s->v];
+			if (ro != AC_NONE)
+				s->covered += s->ac->depth[ro];
+		}
+		if (depth)
+			continue;
+		/*
+		 * The private-key shape's look-ahead is 128 bytes of the text
+		 * after the literal pass: at least the bytes no match covers.
+		 * Once that many lie between the last "-----BEGIN " and here, its
+		 * window ends before any later cut (and an earlier one's too).
+		 */
+		if (s->begin && j + 1 - (s->begin - 1) >= BEGIN_WINDOW + s->covered)
+			s->begin = 0;
+		if (s->begin)
+			continue;
+		if (c == '\n' || c == '\r')
+			s->safe = j + 1;
+		else if (c == ' ' || c == '\t')
+			s->ws = j + 1;
+	}
+}
+
+/* Emits every safe piece; a line longer than the hold is cut at its last
+ * blank (what a cut there could split, a value or a token, is withheld
+ * with the rest of the line). */
+static void stream_pump(struct ag_redact_stream *s)
+{
+	for (;;) {
+		stream_scan(s);
+		if (s->safe) {
+			stream_emit(s, s->safe, false);
+			continue;
+		}
+		if (s->len < s->hold)
+			return;
+		stream_emit(s, s->ws, true);
+		/* the bytes after the cut belong to the withheld rest: the
+		 * automaton has seen them, nothing keeps them */
+		s->dropping = true;
+		s->len = s->scanned = s->safe = s->ws = s->begin = s->covered = 0;
+		return;
+	}
+}
+
+void ag_redact_stream_feed(struct ag_redact_stream *s, const char *p, size_t n)
+{
+	while (n && !s->done) {
+		if (s->dropping) {
+			/* bytes of a withheld line: only the automaton sees them */
+			size_t i = 0;
+			for (; i < n && s->dropping; i++) {
+				unsigned char c = (unsigned char)p[i];
+				uint32_t depth = stream_step(s, c);
+				if ((c == '\n' || c == '\r') && depth == 0)
+					s->dropping = false;
+			}
+			p += i;
+			n -= i;
+			continue;
+		}
+		size_t room = s->hold - s->len;
+		size_t take = n < room ? n : room;
+		memcpy(s->p + s->len, p, take);
+		s->len += take;
+		p += take;
+		n -= take;
+		stream_pump(s);
+	}
+}
+
+void ag_redact_stream_finish(struct ag_redact_stream *s)
+{
+	if (s->done)
+		return;
+	s->done = true;
+	if (!s->dropping && s->len)
+		stream_emit(s, s->len, false);
+	s->len = 0;
+}
+
+void ag_redact_stream_abandon(struct ag_redact_stream *s)
+{
+	s->done = true;
+	s->len = 0;
+}
+
+size_t ag_redact_stream_held(const struct ag_redact_stream *s)
+{
+	return s->len;
 }

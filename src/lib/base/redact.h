@@ -124,4 +124,42 @@ char *ag_redact_argv_item(const struct ag_redactor *r, const char *const *argv, 
  */
 bool ag_argv_item_leaks_credential(const char *const *argv, size_t argc, size_t i);
 
+/*
+ * Streaming redaction (the agent's live output): text that arrives in
+ * chunks comes out as ag_redact(r, piece, ..., AG_REDACT_KEEP_CONTROLS)
+ * of pieces cut only where cutting changes nothing: after a line end
+ * ('\n' or '\r') where no literal of the set (a secret, one of its
+ * encoded forms, a root) can be open (the automaton is at depth 0) and no
+ * "-----BEGIN " is within the 128 bytes the private-key shape looks ahead
+ * (counted after the literal pass: bytes covered by a match do not count). So a secret split over two chunks, or over a pause, is held back
+ * until it is whole and is redacted like the evidence redacts it; what
+ * ends up emitted is, piece by piece, what redacting the whole text gives.
+ *
+ * Memory is bounded: at most line_max + the longest pattern bytes are
+ * held. A line longer than that is cut at its last blank before the bound
+ * (cut = true on that emit) and the rest of the line, up to a line end
+ * where no pattern is open, is withheld: a value or token the cut could
+ * split is never shown in part.
+ *
+ * The set is copied at creation: later changes to r do not apply. The
+ * text emitted keeps control bytes (the caller escapes for its terminal).
+ */
+struct ag_redact_stream;
+typedef void (*ag_redact_emit_fn)(void *ctx, const char *text, size_t len, bool cut);
+struct ag_redact_stream *ag_redact_stream_new(const struct ag_redactor *r, size_t line_max,
+					      ag_redact_emit_fn emit, void *ctx);
+/* Feeds n bytes; emits every piece that is safe to emit now. */
+void ag_redact_stream_feed(struct ag_redact_stream *s, const char *p, size_t n);
+/* The end of the text: what is held is redacted and emitted (as a whole text's end). */
+void ag_redact_stream_finish(struct ag_redact_stream *s);
+/*
+ * The text was cut short (a capture bound): what is held, an unfinished
+ * line that may end in the first part of a secret, is dropped unshown, and
+ * nothing more is emitted.
+ */
+void ag_redact_stream_abandon(struct ag_redact_stream *s);
+/* Raw bytes held now (for tests: never more than line_max + the longest pattern). */
+size_t ag_redact_stream_held(const struct ag_redact_stream *s);
+void ag_redact_stream_free(struct ag_redact_stream *s);
+
 #endif

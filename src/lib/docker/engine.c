@@ -432,6 +432,7 @@ void ag_engine_stream_release(struct ag_engine_stream *s)
 
 struct demux {
 	struct ag_engine_stream *s;
+	const struct ag_engine_stream_opts *o;
 	size_t out_max, err_max;
 	unsigned char hdr[8];
 	size_t hdr_got;
@@ -454,6 +455,10 @@ static void keep(struct demux *d, const char *p, size_t n)
 	struct ag_error *e = NULL;
 	if (take && ag_buf_add(b, p, take, &e) < 0)
 		ag_error_free(e);
+	if (take && d->o->on_output)
+		d->o->on_output(d->o->on_output_data, d->stream, p, take);
+	if (take < n && !*tr && d->o->on_output)
+		d->o->on_output(d->o->on_output_data, d->stream, NULL, 0);
 	if (take < n)
 		*tr = true;
 }
@@ -509,7 +514,7 @@ int ag_engine_attach_run(struct ag_engine *e, const char *id, const struct ag_en
 	struct prereq q;
 	int afd = -1;
 	setup_handle(e, a, &q, &afd, "POST", url, 0);
-	struct demux d = {.s = s, .out_max = o->stdout_max, .err_max = o->stderr_max};
+	struct demux d = {.s = s, .o = o, .out_max = o->stdout_max, .err_max = o->stderr_max};
 	curl_easy_setopt(a, CURLOPT_POSTFIELDS, "");
 	curl_easy_setopt(a, CURLOPT_POSTFIELDSIZE, 0L);
 	curl_easy_setopt(a, CURLOPT_WRITEFUNCTION, demux_write);

@@ -113,6 +113,13 @@ struct ag_engine_stream_opts {
 	unsigned timeout_ms;		   /* whole run, start included */
 	bool (*should_cancel)(void *data); /* may be NULL */
 	void *should_cancel_data;
+	/*
+	 * May be NULL. Called as output arrives with exactly the bytes the
+	 * capture keeps (stream 1 stdout, 2 stderr), in order; once with
+	 * p == NULL and n == 0 when a stream first passes its cap.
+	 */
+	void (*on_output)(void *data, int stream, const char *p, size_t n);
+	void *on_output_data;
 };
 
 enum ag_stream_end {

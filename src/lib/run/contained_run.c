@@ -28,6 +28,7 @@
 #include "lib/policy/checks.h"
 #include "lib/policy/pathmatch.h"
 #include "lib/run/evidence.h"
+#include "lib/run/live.h"
 #include "lib/workspace/mutation.h"
 #include "lib/workspace/patch.h"
 #include "lib/workspace/snapshot.h"
@@ -503,6 +504,10 @@ static int stage_workspace(struct run *r)
 	po->exclude_match = ws_exclude_match;
 	r->ws_exclude_counts = ag_xcalloc(po->nexclude + 1, sizeof(uint64_t));
 	po->exclude_counts = r->ws_exclude_counts;
+	if (r->o->observer) {
+		po->progress = ag_live_progress_copy;
+		po->progress_ctx = (void *)r->o->observer;
+	}
 	if (ag_ws_prepare(r->o->repo_fd, r->lifecycle_fd, AG_RUN_WORKSPACE_ID, po, &r->prep, &e) < 0) {
 		fail_err(r, "workspace_prep", AG_EXIT_WORKSPACE, e);
 		ag_error_free(e);
@@ -713,18 +718,33 @@ static int stage_start(struct run *r)
 		goto out;
 	}
 	{
-		const struct ag_engine_stream_opts so = {
+		struct ag_engine_stream_opts so = {
 			.stdout_max = (size_t)c->max_output_bytes,
 			.stderr_max = (size_t)c->max_output_bytes,
 			.timeout_ms = (unsigned)(r->o->timeout_seconds * 1000),
 			.should_cancel = should_cancel,
 			.should_cancel_data = r,
 		};
+		/* the agent's output, live, redacted by the same set (lib/run/live.h) */
+		struct ag_live *live = NULL;
+		if (r->o->observer) {
+			live = ag_live_new(r->o->redact, so.stdout_max, r->o->observer);
+			so.on_output = ag_live_output;
+			so.on_output_data = live;
+			r->o->observer->event(r->o->observer->ctx,
+					      &(struct ag_run_event){.kind = AG_RUN_EV_AGENT_START});
+		}
 		ag_engine_stream_init(&r->pr);
 		r->pr_init = true;
 		uint64_t t0 = now_ms();
 		ag_engine_attach_run(&r->eng, r->container_id, &so, &r->pr, &e);
 		r->exec_ms = now_ms() - t0;
+		if (live) {
+			ag_live_finish(live);
+			ag_live_free(live);
+			r->o->observer->event(r->o->observer->ctx,
+					      &(struct ag_run_event){.kind = AG_RUN_EV_AGENT_END});
+		}
 		r->executed = true;
 		if (r->pr.end == AG_STREAM_NOT_STARTED) {
 			/* Attach or start refused: classify() reads the container's state. */
@@ -904,6 +924,8 @@ static void stage_source_integrity(struct run *r)
 		goto out;
 	}
 	/* the same copy rules as the baseline's, so what stayed out stays out */
+	if (r->o->observer)
+		r->ws_opts.progress = ag_live_progress_source;
 	if (ag_ws_source_snapshot(r->o->repo_fd, &r->ws_opts, &now, &e) < 0) {
 		r->source_reason = e->reason;
 		goto out;
@@ -947,6 +969,10 @@ static void stage_capture(struct run *r)
 {
 	struct ag_error *e = NULL;
 	struct ag_ws_capture_opts co = {.expected_digest = r->prep.digest};
+	if (r->o->observer) {
+		co.progress = ag_live_progress_capture;
+		co.progress_ctx = (void *)r->o->observer;
+	}
 	if (ag_ws_capture(r->lifecycle_fd, AG_RUN_WORKSPACE_ID, &co, &r->mut, &e) < 0) {
 		r->capture_reason = e->reason;
 		fail_err(r, "workspace_prep", AG_EXIT_WORKSPACE, e);

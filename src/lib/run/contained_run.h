@@ -30,6 +30,7 @@ struct ag_redactor;
 struct ag_error;
 struct ag_sign_key;
 struct ag_trust;
+struct ag_run_observer;
 
 struct ag_run_opts {
 	const struct ag_config *cfg;
@@ -50,6 +51,9 @@ struct ag_run_opts {
 	const char *docker_socket;  /* NULL: the default Docker socket */
 	const char *probe_path;	    /* the static preflight probe (preflight.h) */
 	volatile sig_atomic_t *cancel; /* the signal number that asked to stop, or 0 */
+	/* may be NULL: progress of the workspace stages and the agent's output,
+	 * live and redacted (lib/run/live.h) */
+	const struct ag_run_observer *observer;
 };
 
 struct ag_run_outcome {

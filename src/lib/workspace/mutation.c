@@ -505,6 +505,8 @@ int ag_ws_capture(int rootfd, const char *id, const struct ag_ws_capture_opts *o
 	    .threads = o->threads,
 	    .after_walk = o->after_walk,
 	    .hook_ctx = o->hook_ctx,
+	    .progress = o->progress,
+	    .progress_ctx = o->progress_ctx,
 	};
 	/* CONTRACT: workspace.capture.same_rules */
 	if (ag_ws_snapshot_take(c.wsfd, &so, &cur, err) < 0)

@@ -345,7 +345,28 @@ struct walk {
 	struct ag_ws_snapshot *s;
 	char *path; /* current directory path, max_path_bytes + NAME_MAX + 2 */
 	size_t cap;
+	uint64_t progress_ms; /* when progress was last reported */
 };
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Reports p when forced or when AG_PROGRESS_INTERVAL_MS passed since *last. */
+static void progress_tick(const struct ag_ws_snapshot_opts *o, uint64_t *last,
+			  const struct ag_ws_progress *p, bool force)
+{
+	if (!o->progress)
+		return;
+	uint64_t now = mono_ms();
+	if (!force && now - *last < AG_PROGRESS_INTERVAL_MS)
+		return;
+	*last = now;
+	o->progress(o->progress_ctx, p);
+}
 
 static const char *R_ENTRIES = "limit.workspace.entries";
 static const char *R_FILE_BYTES = "limit.workspace.file_bytes";
@@ -383,6 +404,10 @@ static size_t grow(size_t alloc)
 static struct ag_ws_entry *push_entry(struct walk *w, const char *path, const struct stat *st)
 {
 	struct ag_ws_snapshot *s = w->s;
+	if (w->o->progress) {
+		struct ag_ws_progress p = {.entries = s->n + 1, .bytes = s->total_bytes};
+		progress_tick(w->o, &w->progress_ms, &p, false);
+	}
 	if (s->n == s->alloc) {
 		s->alloc = grow(s->alloc);
 		s->v = ag_xrealloc(s->v, s->alloc * sizeof(*s->v));
@@ -817,7 +842,25 @@ struct hasher {
 	pthread_mutex_t lock;
 	size_t err_index; /* lowest failing file index (deterministic error) */
 	struct ag_error *err;
+	atomic_uint_fast64_t files_done, bytes_done; /* progress, all workers */
+	uint64_t bytes_total;
+	uint64_t progress_ms;
+	pthread_t reporter; /* the calling thread: the only one that reports */
 };
+
+static void hash_progress(struct hasher *h, bool force)
+{
+	if (!h->o->progress || !pthread_equal(pthread_self(), h->reporter))
+		return;
+	struct ag_ws_progress p = {
+	    .reading = true,
+	    .entries = atomic_load(&h->files_done),
+	    .entries_total = h->nfiles,
+	    .bytes = atomic_load(&h->bytes_done),
+	    .bytes_total = h->bytes_total,
+	};
+	progress_tick(h->o, &h->progress_ms, &p, force);
+}
 
 static bool same_identity(const struct ag_ws_entry *e, const struct ag_ws_ident *id,
 			  const struct stat *st)
@@ -1051,6 +1094,8 @@ static int hash_one(struct hasher *h, struct ag_ws_entry *e, char *buf, struct a
 					e->path);
 		}
 		done += (uint64_t)r;
+		atomic_fetch_add(&h->bytes_done, (uint64_t)r);
+		hash_progress(h, false);
 	}
 	char hex[AG_SHA256_HEX_LEN + 1];
 	ag_sha256_final_hex(sh, hex);
@@ -1079,7 +1124,10 @@ static void *hash_worker(void *arg)
 		if (i >= h->nfiles)
 			break;
 		struct ag_error *e = NULL;
-		if (hash_one(h, &h->s->v[h->files[i]], buf, &e) < 0) {
+		int hr = hash_one(h, &h->s->v[h->files[i]], buf, &e);
+		atomic_fetch_add(&h->files_done, 1);
+		hash_progress(h, false);
+		if (hr < 0) {
 			pthread_mutex_lock(&h->lock);
 			if (!h->err || i < h->err_index) {
 				ag_error_free(h->err);
@@ -1102,8 +1150,14 @@ static int hash_files(int rootfd, const struct ag_ws_snapshot_opts *o, struct ag
 	struct hasher h = {.o = o, .rootfd = rootfd, .s = s};
 	h.files = ag_xmalloc((s->n ? s->n : 1) * sizeof(*h.files));
 	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].kind == AG_WS_FILE)
+		if (s->v[i].kind == AG_WS_FILE) {
 			h.files[h.nfiles++] = i;
+			h.bytes_total += s->v[i].size;
+		}
+	atomic_init(&h.files_done, 0);
+	atomic_init(&h.bytes_done, 0);
+	h.reporter = pthread_self();
+	hash_progress(&h, true);
 	atomic_init(&h.next, 0);
 	atomic_init(&h.stop, false);
 	pthread_mutex_init(&h.lock, NULL);
@@ -1227,6 +1281,15 @@ int ag_ws_snapshot_take(int rootfd, const struct ag_ws_snapshot_opts *opts,
 		return -1;
 	if (opts->dest_rootfd >= 0 && make_links_and_modes(opts, &s, err) < 0)
 		return -1;
+	if (opts->progress) {
+		uint64_t files = 0;
+		for (size_t i = 0; i < s.n; i++)
+			files += s.v[i].kind == AG_WS_FILE;
+		struct ag_ws_progress p = {.reading = true, .done = true, .entries = files,
+					   .entries_total = files, .bytes = s.total_bytes,
+					   .bytes_total = s.total_bytes};
+		progress_tick(opts, &w.progress_ms, &p, true);
+	}
 	*out = s;
 	s = (struct ag_ws_snapshot)AG_WS_SNAPSHOT_INIT;
 	return 0;

@@ -114,6 +114,23 @@ enum ag_ws_mode {
 /* Called once between the walk and the open/copy phase (tests race here). */
 typedef void (*ag_ws_hook_fn)(void *ctx);
 
+/*
+ * Progress of a snapshot: first the walk lists entries (entries and the
+ * file bytes listed grow, the totals are 0), then the files are read
+ * (entries = files read of entries_total, bytes read of bytes_total).
+ */
+struct ag_ws_progress {
+	bool reading;
+	bool done; /* the snapshot succeeded: sent once, last */
+	uint64_t entries, entries_total, bytes, bytes_total;
+};
+/*
+ * Called from the thread that took the snapshot only, at most every
+ * AG_PROGRESS_INTERVAL_MS (and once when reading starts and when done);
+ * never on failure paths after the error.
+ */
+typedef void (*ag_ws_progress_fn)(void *ctx, const struct ag_ws_progress *p);
+
 struct ag_ws_snapshot_opts {
 	enum ag_ws_mode mode;
 	const struct ag_ws_limits *limits; /* NULL: defaults from bounds.h */
@@ -143,6 +160,8 @@ struct ag_ws_snapshot_opts {
 	void *filter_ctx;
 	uint64_t *filter_counts;
 	size_t nfilter_counts;
+	ag_ws_progress_fn progress; /* may be NULL */
+	void *progress_ctx;
 };
 
 /*

@@ -821,6 +821,8 @@ int ag_ws_source_snapshot(int srcfd, const struct ag_ws_prepare_opts *opts,
 	    .text_fd = -1,
 	    .threads = o->threads,
 	    .exclude_agentguard_root = o->exclude_agentguard_root,
+	    .progress = o->progress,
+	    .progress_ctx = o->progress_ctx,
 	};
 	struct copy_filter cf;
 	uint64_t *counts = ag_xcalloc(1 + o->nexclude, sizeof(*counts));
@@ -872,6 +874,8 @@ static int prepare_staged(int srcfd, int stagefd, const char *id,
 	    .after_walk = o->after_walk,
 	    .hook_ctx = o->hook_ctx,
 	    .exclude_agentguard_root = o->exclude_agentguard_root,
+	    .progress = o->progress,
+	    .progress_ctx = o->progress_ctx,
 	};
 	struct copy_filter cf;
 	_cleanup_free_ uint64_t *counts = ag_xcalloc(1 + o->nexclude, sizeof(*counts));

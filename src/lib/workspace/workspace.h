@@ -41,6 +41,8 @@ struct ag_ws_prepare_opts {
 	unsigned threads;	    /* 0: 2 */
 	ag_ws_hook_fn after_walk;   /* tests: between walk and copy */
 	void *hook_ctx;
+	ag_ws_progress_fn progress; /* may be NULL: the copy's progress (snapshot.h) */
+	void *progress_ctx;
 	/* skip a real `.agentguard/` directory at the source root (the caller's
 	 * runs root); recorded in the metadata as excluded_paths */
 	bool exclude_agentguard_root;
