@@ -16,7 +16,9 @@
 #                                (labelled, removed by id at exit); OUT_ID
 #   study_nothing_left RUN_DIR   no container or network carries the run's
 #                                label, and no bridge device the artifact names
-#                                remains
+#                                remains (nor one named in $STUDY_BRIDGES)
+#   study_agent_running TRIAL    waits (30 s max) until the trial's agent runs;
+#                                sets STUDY_GW (the gateway's id) and STUDY_SUFFIX
 
 study_gateway_image() {
 	GW_IMAGE=$(BUILD=${AG_BUILD##*/} "$AG_ROOT/scripts/gateway-image" 127.0.0.1:5000 2>"$T/gateway-image.log" | tail -1)
@@ -72,8 +74,26 @@ study_nothing_left() {
 	s=$(run_suffix "$1")
 	[ -z "$("$AG_DOCKER" ps -aq --filter "label=agentguard.contained-run.id=$s")" ] || return 1
 	[ -z "$("$AG_DOCKER" network ls -q --filter "label=agentguard.contained-run.id=$s")" ] || return 1
-	for b in $("$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])); print(" ".join((a.get("study_egress") or {}).get("bridges") or []))' "$1/contained-run.json" 2>/dev/null); do
+	for b in ${STUDY_BRIDGES:-} $("$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])); print(" ".join((a.get("study_egress") or {}).get("bridges") or []))' "$1/contained-run.json" 2>/dev/null); do
 		! ip link show "$b" >/dev/null 2>&1 || return 1
 	done
 	return 0
+}
+
+study_agent_running() {
+	local trial=$1
+	STUDY_GW= STUDY_SUFFIX=
+	for _ in $(seq 1 300); do
+		STUDY_GW=$("$AG_DOCKER" ps -q --filter "label=agentguard.study-egress.trial=$trial" \
+			--filter label=agentguard.study-egress.role=gateway)
+		if [ -n "$STUDY_GW" ]; then
+			STUDY_SUFFIX=$("$AG_DOCKER" inspect -f '{{index .Config.Labels "agentguard.contained-run.id"}}' "$STUDY_GW" 2>/dev/null || true)
+			if [ -n "$STUDY_SUFFIX" ] && [ -n "$("$AG_DOCKER" ps -q --filter "label=agentguard.contained-run.id=$STUDY_SUFFIX" \
+				--filter label=agentguard.owner=contained-run)" ]; then
+				return 0
+			fi
+		fi
+		sleep 0.1
+	done
+	return 1
 }

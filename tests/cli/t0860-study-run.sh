@@ -64,13 +64,22 @@ t_like "pass: the egress manifest is among the checks" "$AG_OUT" 'egress_manifes
 t_ok "pass: nothing left (containers, networks, bridge devices)" study_nothing_left "$RUN_DIR"
 t_is "pass: two bridges were made and named" "$(q 'len(a["study_egress"]["bridges"])')" 2
 t_unlike "pass: no private host path in the artifact" "$(cat "$REPORT")" '/tmp/|/home/'
+printf '%s\n' "$AG_OUT" | grep -m1 '^{' >"$T/summary.json"
+t_ok "pass: the --json summary validates against the CLI output schema" "$PY" -c '
+import json, sys
+from jsonschema import Draft202012Validator
+schema = json.load(open(sys.argv[1])); d = json.load(open(sys.argv[2]))
+assert d["schema"] == "agentguard.study-egress-run-summary" and d["study_egress"]["completion"] == "complete", d
+errs = list(Draft202012Validator(schema).iter_errors(d))
+assert not errs, [e.message[:200] for e in errs[:3]]
+' "$AG_ROOT/data/schemas/agentguard-cli-output-v1.schema.json" "$T/summary.json"
 
 # --- tampering with the manifest breaks verification
 cp "$M" "$T/manifest.bak"
 sed -i 's/"complete"/"completE"/' "$M"
 t_run as_user "$AG_BIN" evidence verify "$RUN_DIR"
-t_ok "tamper: an edited manifest fails verification" test "$AG_RC" -ne 0
-t_like "tamper: the reason names it" "$AG_OUT" 'evidence.egress_manifest.mismatch'
+t_like "tamper: an edited manifest fails verification, named" "$AG_OUT" 'evidence.egress_manifest.mismatch'
+t_is "tamper: exit 2" "$AG_RC" 2
 cp "$T/manifest.bak" "$M"
 
 # --- an operator's outbound network: used, verified, never removed
@@ -113,21 +122,7 @@ t_like "usage: names what is missing" "$AG_OUT" 'needs --policy, --trial-id and 
 
 # --- the gateway killed mid-trial: the study fails, cleanup completes
 kill_gateway_when_agent_runs() {
-	local trial=$1 gw s
-	for _ in $(seq 1 300); do
-		gw=$("$AG_DOCKER" ps -q --filter "label=agentguard.study-egress.trial=$trial" \
-			--filter label=agentguard.study-egress.role=gateway)
-		if [ -n "$gw" ]; then
-			s=$("$AG_DOCKER" inspect -f '{{index .Config.Labels "agentguard.contained-run.id"}}' "$gw" 2>/dev/null || true)
-			if [ -n "$s" ] && [ -n "$("$AG_DOCKER" ps -q --filter "label=agentguard.contained-run.id=$s" \
-				--filter label=agentguard.owner=contained-run)" ]; then
-				"$AG_DOCKER" kill "$gw" >/dev/null
-				return 0
-			fi
-		fi
-		sleep 0.1
-	done
-	return 1
+	study_agent_running "$1" && "$AG_DOCKER" kill "$STUDY_GW" >/dev/null
 }
 kill_gateway_when_agent_runs "$TRIAL-k" &
 killer=$!
