@@ -113,35 +113,68 @@ static int write_check(const char *dir)
 
 /* ---- study mode: the live-study self-tests (study.c judges the line) ---- */
 
-/* "open", "refused", "unreachable", "timeout" or "error" for a TCP connect. */
+/* TCP connects to n addresses at once, each "open", "refused",
+ * "unreachable", "timeout" or "error" after at most timeout_ms. */
+static void tcp_try_all(const char *const *ip, int port, int timeout_ms, const char **res, int n)
+{
+	struct pollfd p[4];
+	for (int i = 0; i < n; i++) {
+		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+		res[i] = "error";
+		p[i].fd = -1;
+		p[i].events = POLLOUT;
+		if (inet_pton(AF_INET, ip[i], &sa.sin_addr) != 1)
+			continue;
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			res[i] = "open";
+			close(fd);
+		} else if (errno == EINPROGRESS) {
+			p[i].fd = fd;
+			res[i] = "timeout";
+		} else {
+			res[i] = errno == ECONNREFUSED ? "refused"
+				 : (errno == EHOSTUNREACH || errno == ENETUNREACH) ? "unreachable"
+										    : "error";
+			close(fd);
+		}
+	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int pending = 0;
+		for (int i = 0; i < n; i++)
+			pending += p[i].fd >= 0;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		long left = timeout_ms - ((t1.tv_sec - t0.tv_sec) * 1000 +
+					  (t1.tv_nsec - t0.tv_nsec) / 1000000);
+		if (!pending || left <= 0 || poll(p, (nfds_t)n, (int)left) <= 0)
+			break;
+		for (int i = 0; i < n; i++) {
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			int e = 0;
+			socklen_t el = sizeof(e);
+			if (getsockopt(p[i].fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
+				e = EIO;
+			res[i] = e == 0 ? "open" : e == ECONNREFUSED ? "refused"
+				 : (e == EHOSTUNREACH || e == ENETUNREACH) ? "unreachable"
+				 : e == ETIMEDOUT ? "timeout" : "error";
+			close(p[i].fd);
+			p[i].fd = -1;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if (p[i].fd >= 0)
+			close(p[i].fd);
+}
+
 static const char *tcp_try(const char *ip, int port, int timeout_ms)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1)
-		return "error";
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return "error";
-	const char *r = "error";
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-		r = "open";
-	} else if (errno == EINPROGRESS) {
-		struct pollfd p = {.fd = fd, .events = POLLOUT};
-		int n = poll(&p, 1, timeout_ms);
-		int e = 0;
-		socklen_t el = sizeof(e);
-		if (n == 0)
-			r = "timeout";
-		else if (n > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) == 0)
-			r = e == 0 ? "open" : e == ECONNREFUSED ? "refused"
-			    : (e == EHOSTUNREACH || e == ENETUNREACH) ? "unreachable"
-			    : e == ETIMEDOUT ? "timeout" : "error";
-	} else {
-		r = errno == ECONNREFUSED ? "refused"
-		    : (errno == EHOSTUNREACH || errno == ENETUNREACH) ? "unreachable"
-								       : "error";
-	}
-	close(fd);
+	const char *r;
+	tcp_try_all(&ip, port, timeout_ms, &r, 1);
 	return r;
 }
 
@@ -207,8 +240,12 @@ static int study_mode(int argc, char **argv)
 		nanosleep(&ts, NULL);
 	}
 	put("{\"probe\":\"agentguard-study\",\"gateway_port\":\"%s\"", gp);
-	put(",\"bridge\":\"%s\"", tcp_try(argv[4], port, 4000));
-	put(",\"gateway_outbound\":\"%s\"", tcp_try(argv[5], port, 4000));
+	/* Both must get no answer: tried together, 4 s at most. */
+	const char *const targets[] = {argv[4], argv[5]};
+	const char *res[2];
+	tcp_try_all(targets, port, 4000, res, 2);
+	put(",\"bridge\":\"%s\"", res[0]);
+	put(",\"gateway_outbound\":\"%s\"", res[1]);
 	put(",\"dns\":\"%s\"}\n", dns_try(argv[6]));
 	return write(1, out, used) == (ssize_t)used ? 0 : 11;
 }

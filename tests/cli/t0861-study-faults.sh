@@ -8,8 +8,8 @@
 # SIGKILL mid-study leaves its gateway and networks, and `agentguard
 # cleanup` removes them (containers first, by label and id): nothing left.
 #
-# Address plan: study subnet 198.51.100.192/28, AgentGuard's own (internal)
-# outbound network 198.51.100.208/28.
+# Address plan: before each run a free /28 of 198.51.100.0/24 for the study
+# subnet whose next /28 (AgentGuard's own internal outbound network) is free.
 set -euo pipefail
 . "$(dirname "$0")/lib-test.sh"
 require_docker
@@ -26,8 +26,11 @@ if ! study_gateway_image; then
 	t_done
 fi
 TRIAL=t0861-$$-$RANDOM
-common=(--policy "$W/p.json" --gateway-image "$GW_IMAGE" --study-subnet 198.51.100.192/28
-	--outbound-internal)
+common() {
+	study_subnet || return 1
+	common=(--policy "$W/p.json" --gateway-image "$GW_IMAGE" --study-subnet "$STUDY_SUBNET"
+		--outbound-internal)
+}
 
 # --- fault injection: the daemon's inspection answers contradict the topology
 fake_engine_start "$T/fe"
@@ -35,6 +38,7 @@ agent_never_created() {
 	! grep -qx "POST /containers/create?name=agentguard-$(run_suffix "$RUN_DIR")" "$FE_RULES.log"
 }
 fault '[{"method":"GET","path":"^/networks/[0-9a-f]{64}$","action":"patch","set":{"Internal":false}}]'
+common
 study_run "${common[@]}" --docker-socket "$FE_SOCK" --trial-id "$TRIAL-n" -- /bin/true
 t_is "injected non-internal study network: exit 3" "$AG_RC" 3
 t_like "injected non-internal study network: named reason" "$AG_OUT" '"failure_reason":"study.network.internal"'
@@ -43,6 +47,7 @@ t_is "injected non-internal study network: cleanup complete" "$(art 'a["cleanup_
 t_ok "injected non-internal study network: nothing left" study_nothing_left "$RUN_DIR"
 
 fault '[{"method":"GET","path":"^/containers/[0-9a-f]{64}/json$","not_name":"agentguard-preflight-","action":"patch","set":{"HostConfig.Sysctls":{}}}]'
+common
 study_run "${common[@]}" --docker-socket "$FE_SOCK" --trial-id "$TRIAL-s" -- /bin/true
 t_is "injected gateway without ip_forward=0: exit 3" "$AG_RC" 3
 t_like "injected gateway without ip_forward=0: named reason" "$AG_OUT" '"failure_reason":"study.gateway.sysctl"'
@@ -51,6 +56,7 @@ t_ok "injected gateway without ip_forward=0: nothing left" study_nothing_left "$
 fault '[]'
 
 # --- SIGKILL of AgentGuard mid-study, then `agentguard cleanup`
+common
 PIDFILE=$W/ag.pid as_user "$AG_BIN" study-egress run "$W/c.yaml" --repo repo "${common[@]}" \
 	--trial-id "$TRIAL-x" -- /bin/sleep 60 >/dev/null 2>&1 &
 bg=$!
