@@ -8,8 +8,9 @@
 #
 # Method: N rounds; each round runs, as the unprivileged test user, a
 # contained run of /bin/true and a study run of /bin/true (AgentGuard's own
-# --internal outbound network, study subnet 198.51.100.128/28 with the
-# outbound network on .144/28, an empty policy: no request is made). Medians
+# --internal outbound network; the study subnet is a /28 of 198.51.100.0/24
+# free at the start, with the outbound network on the next /28; an empty
+# policy: no request is made). Medians
 # and the ratio come from the same run (the machine is shared and noisy).
 # The study runs' --json timings say where the time goes (the topology,
 # its assertions and the self-test probe are in "workspace"+"container";
@@ -49,6 +50,19 @@ printf '{"schema":"agentguard.live-study-egress-policy","schema_version":1,"dest
 chown -R "$U:$U" "$work/w"
 as_user() { runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$work/w" bash -c 'cd "$1" && shift && exec "$@"' _ "$work/w" "$@"; }
 
+# a free /28 pair of 198.51.100.0/24 (no Docker network or route overlaps it)
+used=$({ docker network inspect --format '{{range .IPAM.Config}}{{.Subnet}}{{"\n"}}{{end}}' \
+	$(docker network ls -q) 2>/dev/null; ip -4 route show | awk '{print $1}'; } |
+	grep -E '^[0-9.]+/[0-9]+$' || true)
+base=$(python3 -c 'import ipaddress,sys
+used=[ipaddress.ip_network(u, strict=False) for u in sys.argv[1].split()]
+for b in range(224, -1, -16):
+    n=[ipaddress.ip_network("198.51.100.%d/28" % (b + 16 * i)) for i in range(2)]
+    if not any(x.overlaps(u) for x in n for u in used):
+        print(b); break' "$used")
+[ -n "$base" ] || { echo "no free /28 pair in 198.51.100.0/24" >&2; exit 1; }
+SUBNET=198.51.100.$base/28
+
 now() { date +%s%N; }
 ms() { echo $((($2 - $1) / 1000000)); }
 cr_t=() st_t=()
@@ -58,7 +72,7 @@ for i in $(seq 1 "$N"); do
 	as_user "$AG_BIN" contained-run bench.yaml --repo repo -- /bin/true >/dev/null
 	t1=$(now)
 	as_user "$AG_BIN" study-egress run bench.yaml --repo repo --json --policy p.json \
-		--trial-id "bench-$$-$i" --gateway-image "$GW" --study-subnet 198.51.100.128/28 \
+		--trial-id "bench-$$-$i" --gateway-image "$GW" --study-subnet "$SUBNET" \
 		--outbound-internal -- /bin/true >"$work/out.json" || {
 		echo "study run failed:" >&2
 		cat "$work/out.json" >&2

@@ -178,11 +178,11 @@ static const char *tcp_try(const char *ip, int port, int timeout_ms)
 	return r;
 }
 
-/* One A query for NAME.invalid to 127.0.0.11:53: "no_answer" (nothing came
- * back in time), "servfail", "refused", "nxdomain", "answered" or "error". */
-static const char *dns_try(const char *name)
+/* Sends one A query for NAME.agentguard-selftest.invalid to 127.0.0.11:53;
+ * the socket, or -1. */
+static int dns_send(const char *name)
 {
-	unsigned char q[300], a[512];
+	unsigned char q[300];
 	size_t n = 0;
 	static const unsigned char hdr[] = {0x4a, 0x47, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0};
 	memcpy(q, hdr, sizeof(hdr));
@@ -191,7 +191,7 @@ static const char *dns_try(const char *name)
 	for (size_t i = 0; i < 3; i++) {
 		size_t l = strlen(labels[i]);
 		if (l == 0 || l > 63 || n + l + 6 > sizeof(q))
-			return "error";
+			return -1;
 		q[n++] = (unsigned char)l;
 		memcpy(q + n, labels[i], l);
 		n += l;
@@ -202,24 +202,41 @@ static const char *dns_try(const char *name)
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(53)};
 	inet_pton(AF_INET, "127.0.0.11", &sa.sin_addr);
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return "error";
+	if (fd >= 0 && sendto(fd, q, n, 0, (struct sockaddr *)&sa, sizeof(sa)) != (ssize_t)n) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Its answer within timeout_ms: "no_answer", "servfail", "refused",
+ * "nxdomain", "answered" or "error". Closes fd. */
+static const char *dns_result(int fd, int timeout_ms)
+{
+	unsigned char a[512];
 	const char *r = "error";
-	if (sendto(fd, q, n, 0, (struct sockaddr *)&sa, sizeof(sa)) == (ssize_t)n) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (poll(&p, 1, 3000) <= 0) {
-			r = "no_answer";
-		} else {
-			ssize_t got = recv(fd, a, sizeof(a), 0);
-			if (got >= 12 && a[0] == 0x4a && a[1] == 0x47) {
-				int rcode = a[3] & 0x0f, ancount = (a[6] << 8) | a[7];
-				r = ancount ? "answered" : rcode == 2 ? "servfail"
-				    : rcode == 5 ? "refused" : rcode == 3 ? "nxdomain" : "answered";
-			}
+	if (fd < 0)
+		return r;
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	if (poll(&p, 1, timeout_ms > 0 ? timeout_ms : 0) <= 0) {
+		r = "no_answer";
+	} else {
+		ssize_t got = recv(fd, a, sizeof(a), MSG_DONTWAIT);
+		if (got >= 12 && a[0] == 0x4a && a[1] == 0x47) {
+			int rcode = a[3] & 0x0f, ancount = (a[6] << 8) | a[7];
+			r = ancount ? "answered" : rcode == 2 ? "servfail"
+			    : rcode == 5 ? "refused" : rcode == 3 ? "nxdomain" : "answered";
 		}
 	}
 	close(fd);
 	return r;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
 static int study_mode(int argc, char **argv)
@@ -240,13 +257,17 @@ static int study_mode(int argc, char **argv)
 		nanosleep(&ts, NULL);
 	}
 	put("{\"probe\":\"agentguard-study\",\"gateway_port\":\"%s\"", gp);
-	/* Both must get no answer: tried together, 4 s at most. */
+	/* All three must get no answer: tried together, 4 s at most (the DNS
+	 * query gets 3 s from when it was sent). */
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int dfd = dns_send(argv[6]);
 	const char *const targets[] = {argv[4], argv[5]};
 	const char *res[2];
 	tcp_try_all(targets, port, 4000, res, 2);
 	put(",\"bridge\":\"%s\"", res[0]);
 	put(",\"gateway_outbound\":\"%s\"", res[1]);
-	put(",\"dns\":\"%s\"}\n", dns_try(argv[6]));
+	put(",\"dns\":\"%s\"}\n", dns_result(dfd, (int)(3000 - ms_since(&t0))));
 	return write(1, out, used) == (ssize_t)used ? 0 : 11;
 }
 
