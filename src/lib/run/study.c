@@ -547,12 +547,6 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 		if (rc < 0)
 			return -1;
 	} else {
-		uint32_t span = s->study_prefix >= 32 ? 1 : (1u << (32 - s->study_prefix));
-		char a[INET_ADDRSTRLEN];
-		struct in_addr ia = {.s_addr = htonl(s->study_net + span)};
-		inet_ntop(AF_INET, &ia, a, sizeof(a));
-		snprintf(s->plan.outbound.subnet, sizeof(s->plan.outbound.subnet), "%s/%d", a,
-			 s->study_prefix & 63);
 		const struct ag_network_spec ns = {p->outbound.name, p->outbound.internal, false,
 						   p->outbound.subnet, p->outbound.labels,
 						   p->outbound.n_labels};
