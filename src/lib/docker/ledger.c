@@ -530,11 +530,11 @@ int ag_network_create(struct ag_engine *eng, const struct ag_network_spec *s, un
 	if (s->inhibit_ipv4)
 		json_object_set_new(opts, "com.docker.network.bridge.inhibit_ipv4",
 				    json_string("true"));
-	json_t *body = json_pack("{s:s, s:b, s:s, s:b, s:b, s:b, s:{s:s, s:[{s:s}]}, s:o, s:o}",
-				 "Name", s->name, "CheckDuplicate", 1, "Driver", "bridge",
-				 "Internal", s->internal, "EnableIPv6", 0, "Attachable", 0, "IPAM",
-				 "Driver", "default", "Config", "Subnet", s->subnet, "Options", opts,
-				 "Labels", labels);
+	json_t *body =
+	    json_pack("{s:s, s:b, s:s, s:b, s:b, s:b, s:{s:s, s:[{s:s}]}, s:o, s:o}", "Name",
+		      s->name, "CheckDuplicate", 1, "Driver", "bridge", "Internal", s->internal,
+		      "EnableIPv6", 0, "Attachable", 0, "IPAM", "Driver", "default", "Config",
+		      "Subnet", s->subnet, "Options", opts, "Labels", labels);
 	json_t *v = NULL;
 	int rc = ag_engine_json(eng, "POST", "/networks/create", body, timeout_ms,
 				"create the network", &v, err);
@@ -617,7 +617,7 @@ static void network_remove_one(struct ag_engine *eng, const char *id,
 		return;
 	}
 	out->state = a < 0 ? AG_CLEANUP_VERIFICATION_UNAVAILABLE : AG_CLEANUP_INCOMPLETE;
-	out->message = a < 0 ? "network absence could not be verified after removal"
+	out->message = a < 0	 ? "network absence could not be verified after removal"
 		       : removed ? "network removal could not be verified"
 				 : "network removal failed (members still attached?)";
 }
@@ -637,8 +637,9 @@ void ag_network_remove(struct ag_engine *eng, const char *id, bool create_attemp
 		memset(out, 0, sizeof(*out));
 		out->attempted = true;
 		out->state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
-		out->message = "after a failed create, the networks carrying its label could not be "
-			       "listed";
+		out->message =
+		    "after a failed create, the networks carrying its label could not be "
+		    "listed";
 	}
 }
 
