@@ -225,8 +225,7 @@ static int study_network_check(struct ag_study *s, struct ag_engine *eng, bool w
 		UNVERIFIED("study.network.internal", "the study network is not an internal bridge");
 	else if (!json_is_false(json_object_get(v, "EnableIPv6")))
 		UNVERIFIED("study.network.ipv6", "the study network has IPv6 on");
-	else if (strcmp(ag_json_str_or(ag_json_path(v, "Options"), ""), "") != 0 ||
-		 strcmp(ag_json_str_or(json_object_get(json_object_get(v, "Options"),
+	else if (strcmp(ag_json_str_or(json_object_get(json_object_get(v, "Options"),
 						       "com.docker.network.bridge.inhibit_ipv4"),
 				       ""),
 			"true") != 0)
