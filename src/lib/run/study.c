@@ -449,6 +449,22 @@ out:
 
 /* ---- hooks ---- */
 
+/* G8: with br_netfilter off, bridged traffic skips the FORWARD isolation a
+ * gateway's ip_forward=0 leans on. The host must say 1. */
+static int host_bridge_nf(struct ag_error **err)
+{
+	char b[8] = {0};
+	int fd =
+	    open("/proc/sys/net/bridge/bridge-nf-call-iptables", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n = fd >= 0 ? read(fd, b, sizeof(b) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n < 1 || b[0] != '1' || (n > 1 && b[1] != '\n'))
+		return UNVERIFIED("study.host.bridge_nf_call_iptables",
+				  "the host does not show net.bridge.bridge-nf-call-iptables=1");
+	return 0;
+}
+
 static int write_policy(struct ag_study *s, int dirfd, struct ag_error **err)
 {
 	json_t *pj = ag_egress_policy_json(s->o.policy);
@@ -528,7 +544,10 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 		s->probe_expect[i] = s->gw_expect[i];
 	}
 
-	/* the images: local, never pulled, different */
+	/* the host fact the topology rests on, then the images: local, never
+	 * pulled, different */
+	if (host_bridge_nf(err) < 0)
+		return -1;
 	if (ag_verify_root_file(s->o.probe_path, &s->probe_bin, err) < 0 ||
 	    image_facts(eng, s->o.gateway_image, &s->gw_image_id, &s->gw_platform, true, err) < 0 ||
 	    image_facts(eng, s->o.cfg->sandbox.image, &s->agent_image_id, NULL, false, err) < 0)
