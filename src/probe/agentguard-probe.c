@@ -9,6 +9,10 @@
  * exit or output is "unsafe" on the host side.
  *
  *   agentguard-probe WORKSPACE
+ *   agentguard-probe study GATEWAY_IP PORT BRIDGE_IP GATEWAY_OUTBOUND_IP UNIQUE
+ *     (the live-study self-tests: gateway_port, bridge, gateway_outbound as
+ *     open|refused|unreachable|timeout|error for a TCP connect, and dns for
+ *     UNIQUE.agentguard-selftest.invalid asked of 127.0.0.11)
  *
  * Fields: uid, gid, workspace_write, tmp_write, root_read_only (statvfs
  * ST_RDONLY on /), cap_inh/prm/eff/bnd/amb (hex masks from
@@ -28,6 +32,11 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #define OUT_MAX 2048
 static char out[OUT_MAX];
@@ -102,8 +111,175 @@ static int write_check(const char *dir)
 	return ok;
 }
 
+/* ---- study mode: the live-study self-tests (study.c judges the line) ---- */
+
+/* TCP connects to n addresses at once, each "open", "refused",
+ * "unreachable", "timeout" or "error" after at most timeout_ms. */
+static void tcp_try_all(const char *const *ip, int port, int timeout_ms, const char **res, int n)
+{
+	struct pollfd p[4];
+	for (int i = 0; i < n; i++) {
+		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+		res[i] = "error";
+		p[i].fd = -1;
+		p[i].events = POLLOUT;
+		if (inet_pton(AF_INET, ip[i], &sa.sin_addr) != 1)
+			continue;
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			res[i] = "open";
+			close(fd);
+		} else if (errno == EINPROGRESS) {
+			p[i].fd = fd;
+			res[i] = "timeout";
+		} else {
+			res[i] = errno == ECONNREFUSED				   ? "refused"
+				 : (errno == EHOSTUNREACH || errno == ENETUNREACH) ? "unreachable"
+										   : "error";
+			close(fd);
+		}
+	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int pending = 0;
+		for (int i = 0; i < n; i++)
+			pending += p[i].fd >= 0;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		long left = timeout_ms -
+			    ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+		if (!pending || left <= 0 || poll(p, (nfds_t)n, (int)left) <= 0)
+			break;
+		for (int i = 0; i < n; i++) {
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			int e = 0;
+			socklen_t el = sizeof(e);
+			if (getsockopt(p[i].fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
+				e = EIO;
+			res[i] = e == 0					   ? "open"
+				 : e == ECONNREFUSED			   ? "refused"
+				 : (e == EHOSTUNREACH || e == ENETUNREACH) ? "unreachable"
+				 : e == ETIMEDOUT			   ? "timeout"
+									   : "error";
+			close(p[i].fd);
+			p[i].fd = -1;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if (p[i].fd >= 0)
+			close(p[i].fd);
+}
+
+static const char *tcp_try(const char *ip, int port, int timeout_ms)
+{
+	const char *r;
+	tcp_try_all(&ip, port, timeout_ms, &r, 1);
+	return r;
+}
+
+/* Sends one A query for NAME.agentguard-selftest.invalid to 127.0.0.11:53;
+ * the socket, or -1. */
+static int dns_send(const char *name)
+{
+	unsigned char q[300];
+	size_t n = 0;
+	static const unsigned char hdr[] = {0x4a, 0x47, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0};
+	memcpy(q, hdr, sizeof(hdr));
+	n = sizeof(hdr);
+	const char *labels[] = {name, "agentguard-selftest", "invalid"};
+	for (size_t i = 0; i < 3; i++) {
+		size_t l = strlen(labels[i]);
+		if (l == 0 || l > 63 || n + l + 6 > sizeof(q))
+			return -1;
+		q[n++] = (unsigned char)l;
+		memcpy(q + n, labels[i], l);
+		n += l;
+	}
+	q[n++] = 0;
+	q[n++] = 0, q[n++] = 1; /* A */
+	q[n++] = 0, q[n++] = 1; /* IN */
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(53)};
+	inet_pton(AF_INET, "127.0.0.11", &sa.sin_addr);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && sendto(fd, q, n, 0, (struct sockaddr *)&sa, sizeof(sa)) != (ssize_t)n) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Its answer within timeout_ms: "no_answer", "servfail", "refused",
+ * "nxdomain", "answered" or "error". Closes fd. */
+static const char *dns_result(int fd, int timeout_ms)
+{
+	unsigned char a[512];
+	const char *r = "error";
+	if (fd < 0)
+		return r;
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	if (poll(&p, 1, timeout_ms > 0 ? timeout_ms : 0) <= 0) {
+		r = "no_answer";
+	} else {
+		ssize_t got = recv(fd, a, sizeof(a), MSG_DONTWAIT);
+		if (got >= 12 && a[0] == 0x4a && a[1] == 0x47) {
+			int rcode = a[3] & 0x0f, ancount = (a[6] << 8) | a[7];
+			r = ancount	 ? "answered"
+			    : rcode == 2 ? "servfail"
+			    : rcode == 5 ? "refused"
+			    : rcode == 3 ? "nxdomain"
+					 : "answered";
+		}
+	}
+	close(fd);
+	return r;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+static int study_mode(int argc, char **argv)
+{
+	/* study GATEWAY_IP PORT BRIDGE_IP GATEWAY_OUTBOUND_IP UNIQUE */
+	if (argc != 7)
+		return 10;
+	int port = atoi(argv[3]);
+	if (port < 1 || port > 65535 || strlen(argv[6]) > 40)
+		return 10;
+	/* The gateway may still be binding: a bounded wait for its port. */
+	const char *gp = "error";
+	for (int i = 0; i < 40; i++) {
+		gp = tcp_try(argv[2], port, 250);
+		if (!strcmp(gp, "open"))
+			break;
+		struct timespec ts = {0, 250 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	put("{\"probe\":\"agentguard-study\",\"gateway_port\":\"%s\"", gp);
+	/* All three must get no answer: tried together, 4 s at most (the DNS
+	 * query gets 3 s from when it was sent). */
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int dfd = dns_send(argv[6]);
+	const char *const targets[] = {argv[4], argv[5]};
+	const char *res[2];
+	tcp_try_all(targets, port, 4000, res, 2);
+	put(",\"bridge\":\"%s\"", res[0]);
+	put(",\"gateway_outbound\":\"%s\"", res[1]);
+	put(",\"dns\":\"%s\"}\n", dns_result(dfd, (int)(3000 - ms_since(&t0))));
+	return write(1, out, used) == (ssize_t)used ? 0 : 11;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && strcmp(argv[1], "study") == 0)
+		return study_mode(argc, argv);
 	if (argc != 2 || argv[1][0] != '/')
 		return 10;
 	put("{\"probe\":\"agentguard-preflight\",\"uid\":%u,\"gid\":%u", (unsigned)getuid(),
