@@ -235,7 +235,33 @@ static void test_plan_run_names(void **state)
 	struct ag_strv *g = &plan.gateway_cmd;
 	assert_string_equal(g->v[ag_strv_find(g, "--listen-address") + 1], "198.51.100.2");
 	assert_string_equal(g->v[ag_strv_find(g, "--resolver") + 1], "203.0.113.53");
+	/* the host side of both subnets, then the host's own addresses */
+	static const char *const hosts[] = {"203.0.113.1", "2001:db8::7"};
+	in.host_addresses = hosts;
+	in.n_host_addresses = 2;
 	ag_egress_plan_release(&plan);
+	assert_int_equal(ag_egress_plan_build(&in, &plan, &e), 0);
+	size_t n_host = 0;
+	const char *seen[4] = {0};
+	for (size_t i = 0; i + 1 < plan.gateway_cmd.n; i++)
+		if (strcmp(plan.gateway_cmd.v[i], "--host-address") == 0 && n_host < 4)
+			seen[n_host++] = plan.gateway_cmd.v[i + 1];
+	assert_int_equal(n_host, 4);
+	assert_string_equal(seen[0], "198.51.100.1");
+	assert_string_equal(seen[1], "198.51.100.65");
+	assert_string_equal(seen[2], "203.0.113.1");
+	assert_string_equal(seen[3], "2001:db8::7");
+	ag_egress_plan_release(&plan);
+	static const char *const bad_host[] = {"host.example"};
+	in.host_addresses = bad_host;
+	in.n_host_addresses = 1;
+	assert_int_equal(ag_egress_plan_build(&in, &plan, &e), -1);
+	assert_string_equal(e->reason, "egress.plan.host_addresses");
+	ag_error_free(e);
+	e = NULL;
+	ag_egress_plan_release(&plan);
+	in.host_addresses = NULL;
+	in.n_host_addresses = 0;
 
 	/* the operator's outbound network: named, not created, no subnet of ours */
 	in.outbound_network = "operator-net";

@@ -188,6 +188,30 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 	ag_strv_push(&p->gateway_cmd, AG_EGRESS_EVIDENCE_PATH "/events.jsonl");
 	ag_strv_push(&p->gateway_cmd, "--trial-id");
 	ag_strv_push(&p->gateway_cmd, p->trial_id);
+	/* The host side of each subnet the plan creates (Docker gives a
+	 * bridge the first address), then the host's own addresses: a
+	 * test_only rule may approve a documentation-range address that is in
+	 * fact the host's, and only this list tells the gateway so. */
+	uint32_t host_sides[2] = {net + 1, p->outbound.existing ? 0 : net + (1u << (32 - prefix)) + 1};
+	if (in->n_host_addresses + 2 > AG_GW_HOST_ADDRS_MAX)
+		return FAIL("egress.plan.host_addresses",
+			    "the host has more than %d addresses the gateway must refuse",
+			    AG_GW_HOST_ADDRS_MAX - 2);
+	for (size_t i = 0; i < 2; i++) {
+		if (!host_sides[i])
+			continue;
+		char a[INET_ADDRSTRLEN];
+		struct in_addr ia = {.s_addr = htonl(host_sides[i])};
+		inet_ntop(AF_INET, &ia, a, sizeof(a));
+		ag_strv_push(&p->gateway_cmd, "--host-address");
+		ag_strv_push(&p->gateway_cmd, a);
+	}
+	for (size_t i = 0; i < in->n_host_addresses; i++) {
+		if (ag_egress_addr_parse(in->host_addresses[i], &addr) < 0)
+			return FAIL("egress.plan.host_addresses", "a host address is not an IP address");
+		ag_strv_push(&p->gateway_cmd, "--host-address");
+		ag_strv_push(&p->gateway_cmd, in->host_addresses[i]);
+	}
 	ag_strv_push(&p->owned, in->gateway_image);
 	p->gateway_dns[0] = in->gateway_dns ? in->gateway_dns : AG_EGRESS_AGENT_DNS;
 	p->gateway = (struct ag_egress_container_spec){

@@ -88,6 +88,10 @@ struct ag_egress_plan_inputs {
 	const char *run_label_key, *run_label_value; /* both or neither */
 	const char *const *command;	 /* the agent argv */
 	size_t n_command;
+	/* The host's own addresses the gateway must never connect to (its
+	 * --host-address); the plan adds the host side of both study subnets. */
+	const char *const *host_addresses;
+	size_t n_host_addresses;
 };
 
 /* The specs borrow from the plan's own storage: never copy a built plan. */

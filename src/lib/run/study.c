@@ -24,6 +24,7 @@
 #include "lib/evidence/canon.h"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <inttypes.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -522,6 +523,56 @@ static int write_policy(struct ag_study *s, int dirfd, struct ag_error **err)
 	return rc;
 }
 
+
+/*
+ * The host's own addresses that some policy rule could ever approve
+ * (global or documentation range: every other class is refused by the
+ * decision table anyway), for the gateway's --host-address. Read from the
+ * host's interfaces at trial start; never recorded anywhere but the
+ * gateway's argv. More than the bound fails closed.
+ */
+static int host_addresses(struct ag_strv *out, struct ag_error **err)
+{
+	struct ifaddrs *ifs = NULL;
+	if (getifaddrs(&ifs) < 0)
+		return ag_err(err, AG_E_IO, errno, "study.host_addresses",
+			      "cannot read the host's own addresses");
+	int rc = 0;
+	for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+		if (!i->ifa_addr ||
+		    (i->ifa_addr->sa_family != AF_INET && i->ifa_addr->sa_family != AF_INET6))
+			continue;
+		struct ag_egress_addr a = {0};
+		if (i->ifa_addr->sa_family == AF_INET) {
+			a.family = 4;
+			memcpy(a.b, &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr, 4);
+		} else {
+			a.family = 6;
+			memcpy(a.b, &((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr, 16);
+		}
+		a = ag_egress_addr_unmap(&a);
+		enum ag_addr_class c = ag_egress_classify(&a);
+		if (c != AG_ADDR_GLOBAL && c != AG_ADDR_DOCUMENTATION)
+			continue;
+		char text[AG_EGRESS_ADDR_TEXT_MAX];
+		ag_egress_addr_format(&a, text);
+		bool seen = false;
+		for (size_t k = 0; k < out->n && !seen; k++)
+			seen = strcmp(out->v[k], text) == 0;
+		if (seen)
+			continue;
+		if (out->n + 2 >= AG_GW_HOST_ADDRS_MAX) {
+			rc = ag_err(err, AG_E_CONFIG, 0, "study.host_addresses",
+				    "the host has more than %d addresses the gateway must refuse",
+				    AG_GW_HOST_ADDRS_MAX - 2);
+			break;
+		}
+		ag_strv_push(out, text);
+	}
+	freeifaddrs(ifs);
+	return rc;
+}
+
 static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *run_dir_abs,
 		   const char *suffix, struct ag_error **err)
 {
@@ -546,6 +597,12 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 	close(dfd);
 	s->evidence_dir = ag_xasprintf("%s/%s", run_dir_abs, AG_STUDY_DIR);
 
+	/* the host's own addresses: the gateway never connects to them */
+	struct ag_strv host = {0};
+	if (host_addresses(&host, err) < 0) {
+		ag_strv_release(&host);
+		return -1;
+	}
 	/* the plan: both images pinned and different, the topology's invariants */
 	const struct ag_egress_plan_inputs in = {
 	    .config = s->o.cfg,
@@ -563,9 +620,13 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 	    .run_label_value = s->suffix,
 	    .command = (const char *const[]){"true"},
 	    .n_command = 1,
+	    .host_addresses = (const char *const *)host.v,
+	    .n_host_addresses = host.n,
 	};
 	s->plan_built = true;
-	if (ag_egress_plan_build(&in, &s->plan, err) < 0)
+	int built = ag_egress_plan_build(&in, &s->plan, err);
+	ag_strv_release(&host);
+	if (built < 0)
 		return -1;
 	json_t *pj = NULL;
 	if (ag_egress_plan_json(&s->plan, &pj, err) < 0)
