@@ -174,6 +174,7 @@ struct ag_freeze_input {
 	const char *source_commit; /* 40 hex */
 	struct ag_freeze_role_input gateway, agent;
 	const char *deb_lock_path; /* runtime-images/base/packages.lock */
+	const char *gateway_deb_lock_path; /* runtime-images/gateway/packages.lock, or NULL */
 	const char *npm_lock_path; /* agent package-lock.json */
 	json_t *vuln_policy;	   /* result object of ag_vuln_policy_run, or NULL = not scanned */
 	const char *const *scan_reports; /* report paths recorded by digest, NULL-terminated */
