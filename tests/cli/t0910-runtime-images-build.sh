@@ -109,7 +109,7 @@ t_like "the CA bundle is there" "$(cat "$T/files")" 'etc/ssl/certs/ca-certificat
 
 t_unlike "identity output holds no host path" "$i1" "$T|$AG_ROOT|agentguard-export|/var/lib|/home/"
 t_is "identity leaves no export container behind" \
-	"$("$AG_DOCKER" ps -aq --filter label=org.agentguard.runtime-image.export)" ""
+	"$("$AG_DOCKER" ps -aq --filter label=agentguard.owner=runtime-image-export)" ""
 ag_must_fail 6 docker.api.not_found "identity of an image the engine does not have is a Docker failure" \
 	"$AG_BIN" runtime-image identity "$REG/agentguard-runtime-agent@sha256:$(printf '0%.0s' {1..64})" --role agent
 j=$("$AG_BIN" runtime-image identity "$REG/agentguard-runtime-agent@sha256:$(printf '0%.0s' {1..64})" --role agent --json 2>/dev/null || true)
