@@ -27,7 +27,6 @@ G=$(sed -n 's/^gateway //p' <<<"$out")
 t_like "the gateway image is built and pinned" "$G" "^$REG/agentguard-gateway@sha256:[0-9a-f]{64}\$"
 
 fake_engine_start "$T/fe"
-OWNER=agentguard.owner=runtime-image-export
 ident() { "$AG_BIN" runtime-image identity "$G" --role gateway --docker-socket "$FE_SOCK" "$@"; }
 # none_left: no export container exists (each created one was named in the log).
 none_left() {
@@ -76,7 +75,9 @@ t_run /usr/bin/time -f 'peak-rss-kb %M' "$AG_BIN" runtime-image identity "$G" --
 diag "the 2 GiB stream was refused after $((SECONDS - start)) s"
 t_like "an export over 2 GiB is refused at the bound" "$AG_OUT" '\[images\.export\.too_large\]'
 rss=$(sed -n 's/^peak-rss-kb //p' <<<"$AG_OUT")
-t_ok "... streamed: peak memory stays under 64 MiB (was $rss KiB)" test "${rss:-999999}" -lt 65536
+# (A sanitizer build's shadow memory makes its RSS meaningless here.)
+[ -n "$host_libs" ] ||
+	t_ok "... streamed: peak memory stays under 64 MiB (was $rss KiB)" test "${rss:-999999}" -lt 65536
 t_ok "... and its container is removed" none_left
 
 fault '[]'
@@ -85,5 +86,4 @@ t_is "after the faults, the same digest again" "$(jq -r .rootfs_digest <<<"$AG_O
 t_is "no export container of anyone's is left from this test" \
 	"$(for n in $(grep -o 'name=agentguard-export-[0-9a-f]*' "$FE_RULES.log" | cut -d= -f2); do
 		docker ps -aq --filter "name=^$n\$"; done)" ""
-: "$OWNER"
 t_done
