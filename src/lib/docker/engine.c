@@ -249,22 +249,37 @@ void ag_engine_reply_release(struct ag_engine_reply *r)
 	r->status = 0;
 }
 
-int ag_engine_call(struct ag_engine *e, const char *method, const char *path, const json_t *body,
-		   unsigned timeout_ms, size_t max, struct ag_engine_reply *r,
-		   struct ag_error **err)
+/* The reused handle, reset and set up for one request; r emptied (its
+ * body bounded by max, 0 = AG_PF_JSON_MAX_BYTES). NULL when closed. */
+static CURL *begin_request(struct ag_engine *e, const char *method, const char *path,
+			   unsigned timeout_ms, size_t max, struct ag_engine_reply *r,
+			   struct prereq *q, char **url, struct ag_error **err)
 {
-	if (!e || !e->curl)
-		return ag_err(err, AG_E_INTERNAL, 0, "docker.engine.closed",
-			      "the Docker engine connection is not open");
+	if (!e || !e->curl) {
+		ag_err(err, AG_E_INTERNAL, 0, "docker.engine.closed",
+		       "the Docker engine connection is not open");
+		return NULL;
+	}
 	CURL *h = e->curl;
 	curl_easy_reset(h);
 	ag_buf_release(&r->body);
 	ag_buf_init(&r->body, max ? max : AG_PF_JSON_MAX_BYTES, "docker.response.too_large");
 	r->status = 0;
-	_cleanup_free_ char *url = ag_xasprintf("http://docker" AG_ENGINE_API_PATH "%s", path);
-	struct prereq q;
-	setup_handle(e, h, &q, &e->sock_fd, method, url,
+	*url = ag_xasprintf("http://docker" AG_ENGINE_API_PATH "%s", path);
+	setup_handle(e, h, q, &e->sock_fd, method, *url,
 		     timeout_ms ? timeout_ms : AG_DOCKER_CONTROL_TIMEOUT_MS);
+	return h;
+}
+
+int ag_engine_call(struct ag_engine *e, const char *method, const char *path, const json_t *body,
+		   unsigned timeout_ms, size_t max, struct ag_engine_reply *r,
+		   struct ag_error **err)
+{
+	struct prereq q;
+	_cleanup_free_ char *url = NULL;
+	CURL *h = begin_request(e, method, path, timeout_ms, max, r, &q, &url, err);
+	if (!h)
+		return -1;
 	struct sink s = {&r->body, false};
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_bounded);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
@@ -340,18 +355,11 @@ int ag_engine_get_stream(struct ag_engine *e, const char *path, unsigned timeout
 			 ag_engine_sink_fn sink, void *data, struct ag_engine_reply *r,
 			 struct ag_error **err)
 {
-	if (!e || !e->curl)
-		return ag_err(err, AG_E_INTERNAL, 0, "docker.engine.closed",
-			      "the Docker engine connection is not open");
-	CURL *h = e->curl;
-	curl_easy_reset(h);
-	ag_buf_release(&r->body);
-	ag_buf_init(&r->body, AG_PF_JSON_MAX_BYTES, "docker.response.too_large");
-	r->status = 0;
-	_cleanup_free_ char *url = ag_xasprintf("http://docker" AG_ENGINE_API_PATH "%s", path);
 	struct prereq q;
-	setup_handle(e, h, &q, &e->sock_fd, "GET", url,
-		     timeout_ms ? timeout_ms : AG_DOCKER_CONTROL_TIMEOUT_MS);
+	_cleanup_free_ char *url = NULL;
+	CURL *h = begin_request(e, "GET", path, timeout_ms, 0, r, &q, &url, err);
+	if (!h)
+		return -1;
 	struct stream_sink s = {.h = h, .fn = sink, .data = data, .errbody = &r->body, .max = max};
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_stream);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);

@@ -13,7 +13,6 @@
 #include "lib/docker/exec_spec.h"
 
 #include <pthread.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -47,27 +46,6 @@ int ag_images_engine_inspect(struct ag_engine *eng, const char *ref, char **json
 
 /* ---- export: a created container, streamed into the digest ---- */
 
-static void random_name(char out[static 40])
-{
-	unsigned char b[8];
-	size_t got = 0;
-	while (got < sizeof(b)) {
-		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			abort(); /* no entropy source at all: cannot name safely */
-		}
-		got += (size_t)n;
-	}
-	static const char hex[] = "0123456789abcdef";
-	char *o = out + snprintf(out, 40, "%s", AG_IMAGES_EXPORT_NAME_PREFIX);
-	for (size_t i = 0; i < sizeof(b); i++) {
-		*o++ = hex[b[i] >> 4];
-		*o++ = hex[b[i] & 15];
-	}
-	*o = '\0';
-}
 
 /* The digest runs on its own thread, reading one end of a socket pair;
  * the daemon's answer is written into the other end as it arrives. */
@@ -172,8 +150,8 @@ int ag_images_engine_export_digest(struct ag_engine *eng, const char *image, uns
 {
 	if (check_ref(image, err) < 0)
 		return -1;
-	char name[40];
-	random_name(name);
+	char name[sizeof(AG_IMAGES_EXPORT_NAME_PREFIX) + 16];
+	ag_random_name(name, sizeof(name), AG_IMAGES_EXPORT_NAME_PREFIX);
 	const struct ag_label labels[] = {
 	    {AG_IMAGES_EXPORT_OWNER_LABEL, AG_IMAGES_EXPORT_OWNER},
 	    {AG_IMAGES_EXPORT_NAME_LABEL, name},
