@@ -62,17 +62,19 @@ ag_must_fail 6 docker.engine.dropped "a create whose answer is lost fails" ident
 t_like "... the container was created all the same" "$(cat "$FE_RULES.log")" 'name=agentguard-export-'
 t_ok "... the ledger found it by its label and removed it" none_left
 
-start=$SECONDS
-fault "[{$EXPORT, \"action\": \"tar_stream\", \"bytes\": $((2 * 1024 * 1024 * 1024 + 4 * 1024 * 1024))}]"
-t_run /usr/bin/time -f 'peak-rss-kb %M' "$AG_BIN" runtime-image identity "$G" --role gateway \
-	--docker-socket "$FE_SOCK"
-diag "the 2 GiB stream was refused after $((SECONDS - start)) s"
-t_like "an export over 2 GiB is refused at the bound" "$AG_OUT" '\[images\.export\.too_large\]'
-rss=$(sed -n 's/^peak-rss-kb //p' <<<"$AG_OUT")
-# (A sanitizer build's shadow memory makes its RSS meaningless here.)
-[ -n "$host_libs" ] ||
+# The 2 GiB stream is hashed as it arrives: minutes under a sanitizer's
+# instrumented SHA-256, so it runs in the plain build only.
+if [ -z "$host_libs" ]; then
+	start=$SECONDS
+	fault "[{$EXPORT, \"action\": \"tar_stream\", \"bytes\": $((2 * 1024 * 1024 * 1024 + 4 * 1024 * 1024))}]"
+	t_run /usr/bin/time -f 'peak-rss-kb %M' "$AG_BIN" runtime-image identity "$G" --role gateway \
+		--docker-socket "$FE_SOCK"
+	diag "the 2 GiB stream was refused after $((SECONDS - start)) s"
+	t_like "an export over 2 GiB is refused at the bound" "$AG_OUT" '\[images\.export\.too_large\]'
+	rss=$(sed -n 's/^peak-rss-kb //p' <<<"$AG_OUT")
 	t_ok "... streamed: peak memory stays under 64 MiB (was $rss KiB)" test "${rss:-999999}" -lt 65536
-t_ok "... and its container is removed" none_left
+	t_ok "... and its container is removed" none_left
+fi
 
 fault '[]'
 t_run ident --json
