@@ -30,4 +30,4 @@ echo "runs: $N each, interleaved; image $IMAGE"
 echo "agentguard identity: median $ma ms (all: ${a[*]})"
 echo "shell export|sha256: median $mb ms (all: ${b[*]})"
 awk -v a="$ma" -v b="$mb" 'BEGIN {printf "ratio agentguard/shell: %.2f\n", a / b}'
-[ -z "$("$D" ps -aq --filter label=org.agentguard.runtime-image.export)" ] || { echo "export container left behind" >&2; exit 1; }
+[ -z "$("$D" ps -aq --filter label=agentguard.owner=runtime-image-export)" ] || { echo "export container left behind" >&2; exit 1; }

@@ -11,7 +11,10 @@
  *  - codex gets a fresh environment: fixed PATH, LANG, LC_ALL, HOME (the
  *    caller's HOME when it is an absolute path, else /tmp/agentguard-home),
  *    and the credential from CODEX_API_KEY only. Nothing else passes,
- *    in particular no OPENAI_API_KEY or other credential variable.
+ *    in particular no OPENAI_API_KEY or other credential variable;
+ *  - `exec` fails promptly, with codex's own error and exit status, when
+ *    the model API cannot be reached (FAIL_FAST below), instead of
+ *    waiting for the network until AgentGuard's timeout ends the run.
  *
  * Built static with musl (no libc needed in the image, no shell). The
  * value of CODEX_API_KEY is never printed.
@@ -29,6 +32,28 @@
 	"codex-path"
 #define DEFAULT_HOME "/tmp/agentguard-home"
 #define ENV_MAX_VALUE 4096
+
+/*
+ * Inserted right after `exec` (the caller's own -c options come later and
+ * win). Codex 0.159.2 waits for the network without end when a connection
+ * fails (feature unbounded_connection_retries, on by default) and retries
+ * each request (request_max_retries, stream_max_retries, WebSockets then
+ * HTTPS) before that. The built-in "openai" provider cannot be amended, so
+ * the same endpoint is declared as provider "agentguard-openai" with no
+ * retries, HTTPS only, and its key read from CODEX_API_KEY.
+ */
+static const char *const FAIL_FAST[] = {
+    "-c",
+    "features.unbounded_connection_retries=false",
+    "-c",
+    "model_providers.agentguard-openai={name=\"OpenAI\", "
+    "base_url=\"https://api.openai.com/v1\", env_key=\"CODEX_API_KEY\", "
+    "wire_api=\"responses\", request_max_retries=0, stream_max_retries=0, "
+    "supports_websockets=false}",
+    "-c",
+    "model_provider=\"agentguard-openai\"",
+};
+#define N_FAIL_FAST (sizeof(FAIL_FAST) / sizeof(FAIL_FAST[0]))
 
 static int usage(void)
 {
@@ -86,13 +111,21 @@ int main(int argc, char **argv)
 		envp[e++] = pair("CODEX_API_KEY", key);
 	envp[e] = NULL;
 
-	/* argv for codex: "codex", then the caller's arguments from `first`. */
-	char **nargv = calloc((size_t)(argc - first) + 2, sizeof(char *));
+	/* argv for codex: "codex", the caller's subcommand, for exec the
+	 * fail-fast options, then the rest of the caller's arguments. */
+	int is_exec = strcmp(argv[first], "exec") == 0 || strcmp(argv[first], "e") == 0;
+	size_t extra = is_exec ? N_FAIL_FAST : 0;
+	char **nargv = calloc((size_t)(argc - first) + extra + 2, sizeof(char *));
 	if (!nargv)
 		return 71;
-	nargv[0] = (char *)"codex";
-	for (int i = first; i < argc; i++)
-		nargv[i - first + 1] = argv[i];
+	size_t k = 0;
+	nargv[k++] = (char *)"codex";
+	nargv[k++] = argv[first];
+	for (size_t i = 0; i < extra; i++)
+		nargv[k++] = (char *)FAIL_FAST[i];
+	for (int i = first + 1; i < argc; i++)
+		nargv[k++] = argv[i];
+	nargv[k] = NULL;
 	execve(CODEX_BIN, nargv, envp);
 	static const char fail[] = "agentguard-codex-entrypoint: cannot start codex\n";
 	if (write(2, fail, sizeof(fail) - 1) < 0)

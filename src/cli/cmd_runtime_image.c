@@ -11,6 +11,7 @@
 #include "lib/docker/engine.h"
 #include "lib/images/images.h"
 
+#include <fcntl.h>
 #include <jansson.h>
 #include <locale.h>
 #include <time.h>
@@ -286,9 +287,24 @@ static int cmd_vuln_policy(int argc, char **argv)
 }
 
 /* ---- freeze ---- */
+/* Atomically, in the output's own directory (the temporary name is made
+ * from the last component: a path with '/' would not be a name there). */
 static int write_doc(const char *path, const char *data, struct ag_error **err)
 {
-	return ag_write_file_atomic_at(AT_FDCWD, path, "output", data, strlen(data), 0644, false,
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return ag_write_file_atomic_at(AT_FDCWD, path, "output", data, strlen(data), 0644,
+					       false, err);
+	if (!slash[1])
+		return ag_err(err, AG_E_USAGE, 0, "images.freeze.output",
+			      "--output must name a file, not a directory");
+	_cleanup_free_ char *dir = slash == path ? ag_xstrdup("/")
+						 : ag_xstrndup(path, (size_t)(slash - path));
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return ag_err(err, AG_E_IO, errno, "io.create",
+			      "cannot open the output's directory: %s", strerror(errno));
+	return ag_write_file_atomic_at(dfd, slash + 1, "output", data, strlen(data), 0644, false,
 				       err);
 }
 
@@ -352,6 +368,7 @@ static int cmd_freeze(int argc, char **argv)
 	_cleanup_free_ char *gctx = ag_xasprintf("%s/runtime-images/gateway", root);
 	_cleanup_free_ char *actx = ag_xasprintf("%s/runtime-images/agent", root);
 	_cleanup_free_ char *deb = ag_xasprintf("%s/runtime-images/base/packages.lock", root);
+	_cleanup_free_ char *gdeb = ag_xasprintf("%s/runtime-images/gateway/packages.lock", root);
 	_cleanup_free_ char *npm = ag_xasprintf("%s/runtime-images/agent/package-lock.json", root);
 	_cleanup_free_ char *sbom_p = ag_xasprintf("%s.sbom.cdx.json", output);
 	_cleanup_free_ char *prov_p = ag_xasprintf("%s.provenance.intoto.json", output);
@@ -388,6 +405,7 @@ static int cmd_freeze(int argc, char **argv)
 	    .gateway = {&gid, "registry.invalid/agentguard/runtime-gateway", gctx},
 	    .agent = {&aid, "registry.invalid/agentguard/runtime-agent", actx},
 	    .deb_lock_path = deb,
+	    .gateway_deb_lock_path = gdeb,
 	    .npm_lock_path = npm,
 	    .vuln_policy = policy,
 	    .scan_reports = rep_paths,

@@ -42,12 +42,15 @@ fake_engine_start() {
 # fault JSON-RULES: the rules in force from the next request on.
 fault() { printf '%s\n' "$1" >"$FE_RULES"; : >"$FE_RULES.log"; }
 
-# probes_gone: every probe container the preflights through the injector
-# named (from its request log) is absent.
-probes_gone() {
+# named_gone PREFIX: every container whose create through the injector
+# named it PREFIX<hex> (from the request log) is absent.
+named_gone() {
 	local n
-	for n in $(grep -o 'name=agentguard-preflight-[0-9a-f]*' "$FE_RULES.log" | cut -d= -f2); do
+	for n in $(grep -o "name=$1[0-9a-f]*" "$FE_RULES.log" | cut -d= -f2); do
 		[ -z "$(docker ps -aq --filter "name=^$n\$")" ] || return 1
 	done
 	return 0
 }
+
+# probes_gone: every probe container the preflights named is absent.
+probes_gone() { named_gone agentguard-preflight-; }

@@ -7,8 +7,10 @@
 # same canonical identity (rootfs digest, runtime config, identity). The
 # image runs the real Codex CLI 0.159.2 as 10001:10001 under a hardened
 # `docker run`, holds no shell and no package manager, and its entrypoint
-# refuses interactive use. The gateway image is not built: its binary
-# (issue 12) does not exist yet, and the script says so.
+# refuses interactive use. The gateway image (agentguard-gateway and the
+# libraries it needs from pinned .debs, FROM the same pinned base) is built
+# first, twice too, with equal canonical identities; it runs as
+# 65532:65532, holds no shell and no package manager.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib-test.sh"
@@ -20,20 +22,52 @@ done
 LABEL=agentguard.test=t0910
 t_cleanup sh -c "'$AG_DOCKER' ps -aq --filter label=$LABEL | xargs -r '$AG_DOCKER' rm -f"
 REG=127.0.0.1:5000
-build() { AGENTGUARD="$AG_BIN" "$AG_ROOT/scripts/runtime-images" "$@" "$REG" 2>"$T/build.err"; }
-ident() { "$AG_BIN" runtime-image identity "$1" --role agent --json; }
+# A sanitizer build's gateway needs libasan & co., which no pin supplies:
+# only then may the image take them from the host (and it says so).
+plain=1 host_libs=
+[ "$(basename "$AG_BUILD")" = build ] || { plain= host_libs=1; }
+build() {
+	BUILD=$AG_BUILD AG_GATEWAY_HOST_LIBS=$host_libs AGENTGUARD="$AG_BIN" \
+		"$AG_ROOT/scripts/runtime-images" "$@" "$REG" 2>"$T/build.err"
+}
+ident() { "$AG_BIN" runtime-image identity "$1" --role "${2:-agent}" --json; }
+line() { sed -n "s/^$1 //p" <<<"$2"; }
 jf() { jq -r "$1" <<<"$2"; }
 
 start=$SECONDS
 out1=$(build) || { diag "$(tail -n 20 "$T/build.err")"; }
-t_like "first build prints the pinned agent reference" "$out1" "^agent $REG/agentguard-runtime-agent@sha256:[0-9a-f]{64}\$"
-t_like "the gateway is reported as not built" "$(cat "$T/build.err")" 'gateway: NOT BUILT: the egress gateway binary \(issue 12\)'
-t_unlike "no gateway line is printed" "$out1" '^gateway '
-A1=${out1#agent }
+t_is "first build prints two lines, gateway first" "$(cut -d' ' -f1 <<<"$out1" | paste -sd' ')" "gateway agent"
+t_like "... the pinned gateway reference" "$(line gateway "$out1")" "^$REG/agentguard-gateway@sha256:[0-9a-f]{64}\$"
+t_like "... the pinned agent reference" "$(line agent "$out1")" "^$REG/agentguard-runtime-agent@sha256:[0-9a-f]{64}\$"
+A1=$(line agent "$out1")
+G1=$(line gateway "$out1")
 out2=$(build --no-cache) || { diag "$(tail -n 20 "$T/build.err")"; }
-A2=${out2#agent }
+A2=$(line agent "$out2")
+G2=$(line gateway "$out2")
 diag "two builds (the second --no-cache) took $((SECONDS - start)) s"
-t_like "second build prints a pinned reference" "$out2" "^agent $REG/agentguard-runtime-agent@sha256:"
+t_like "second build prints a pinned agent reference" "$A2" "^$REG/agentguard-runtime-agent@sha256:"
+t_like "second build prints a pinned gateway reference" "$G2" "^$REG/agentguard-gateway@sha256:"
+
+g1=$(ident "$G1" gateway)
+g2=$(ident "$G2" gateway)
+cli_conforms "gateway identity --json: the CLI output schema" agentguard.runtime-image-identity "$g1"
+t_is "gateway identity: equal rootfs digests" "$(jf .rootfs_digest "$g2")" "$(jf .rootfs_digest "$g1")"
+t_is "gateway identity: equal canonical identities" "$(jf .identity_digest "$g2")" "$(jf .identity_digest "$g1")"
+t_unlike "gateway: the Docker image ids differ (diagnostic only)" "$(jf .image_id_diagnostic "$g2")" "^$(jf .image_id_diagnostic "$g1")\$"
+t_is "gateway runtime config: user" "$(jf .runtime_config.user "$g1")" 65532:65532
+t_is "gateway runtime config: entrypoint" "$(jf '.runtime_config.entrypoint|join(" ")' "$g1")" /usr/local/bin/agentguard-gateway
+[ -z "$plain" ] || t_is "the gateway image names no host library" \
+	"$("$AG_DOCKER" image inspect --format '{{index .Config.Labels "org.agentguard.runtime-image.host-libraries"}}' "$G1")" ""
+t_run timeout -k 5 60 "$AG_DOCKER" run --rm --pull never --label "$LABEL" --network none --read-only \
+	--cap-drop ALL --security-opt no-new-privileges "$G1" --self-check
+t_like "the gateway runs in its image as 65532 (self-check)" "$AG_OUT" 'self-check ok uid=65532 libevent='
+cid=$("$AG_DOCKER" create --pull never --label "$LABEL" --network none "$G1")
+"$AG_DOCKER" export "$cid" | tar -t >"$T/gwfiles"
+"$AG_DOCKER" rm -f "$cid" >/dev/null
+t_unlike "no shell or package manager in the gateway image" \
+	"$(grep -E '(^|/)(sh|bash|dash|busybox|dpkg|apt|apt-get)$' "$T/gwfiles" || true)" .
+t_like "the gateway's libraries come from the pinned packages" \
+	"$(grep -cE 'usr/lib/x86_64-linux-gnu/lib(event-2\.1\.so\.7|jansson\.so\.4|crypto\.so\.3)$' "$T/gwfiles")" '^3$'
 
 i1=$(ident "$A1")
 i2=$(ident "$A2")
@@ -44,6 +78,7 @@ t_is "identity: equal runtime configs" "$(jf .runtime_config_digest "$i2")" "$(j
 t_is "identity: equal canonical identities" "$(jf .identity_digest "$i2")" "$(jf .identity_digest "$i1")"
 t_unlike "the Docker image ids differ (diagnostic only)" "$(jf .image_id_diagnostic "$i2")" "^$(jf .image_id_diagnostic "$i1")\$"
 t_like "the identity names the pinned base" "$(jf .base_image "$i1")" "^$REG/agentguard-runtime-base@sha256:[0-9a-f]{64}\$"
+t_is "gateway and agent are built FROM the same pinned base" "$(jf .base_image "$g1")" "$(jf .base_image "$i1")"
 t_is "runtime config: user" "$(jf .runtime_config.user "$i1")" 10001:10001
 t_is "runtime config: entrypoint" "$(jf '.runtime_config.entrypoint|join(" ")' "$i1")" /usr/local/bin/agentguard-codex-entrypoint
 t_is "runtime config: linux/amd64" "$(jf '.runtime_config.os + "/" + .runtime_config.architecture' "$i1")" linux/amd64
@@ -74,7 +109,7 @@ t_like "the CA bundle is there" "$(cat "$T/files")" 'etc/ssl/certs/ca-certificat
 
 t_unlike "identity output holds no host path" "$i1" "$T|$AG_ROOT|agentguard-export|/var/lib|/home/"
 t_is "identity leaves no export container behind" \
-	"$("$AG_DOCKER" ps -aq --filter label=org.agentguard.runtime-image.export)" ""
+	"$("$AG_DOCKER" ps -aq --filter label=agentguard.owner=runtime-image-export)" ""
 ag_must_fail 6 docker.api.not_found "identity of an image the engine does not have is a Docker failure" \
 	"$AG_BIN" runtime-image identity "$REG/agentguard-runtime-agent@sha256:$(printf '0%.0s' {1..64})" --role agent
 j=$("$AG_BIN" runtime-image identity "$REG/agentguard-runtime-agent@sha256:$(printf '0%.0s' {1..64})" --role agent --json 2>/dev/null || true)
@@ -85,6 +120,8 @@ ag_must_fail 2 images.role.user "the agent image is not a gateway (uid)" \
 	"$AG_BIN" runtime-image identity "$A1" --role gateway
 ag_must_fail 2 images.role.user "the bare base is no agent image" \
 	"$AG_BIN" runtime-image identity "$(jf .base_image "$i1")" --role agent
+ag_must_fail 2 images.role.user "the gateway image is not an agent (uid)" \
+	"$AG_BIN" runtime-image identity "$G1" --role agent
 ag_must_fail 2 images.freeze.gateway_missing "freeze without the gateway writes nothing" \
 	"$AG_BIN" runtime-image freeze --source-commit 0123456789abcdef0123456789abcdef01234567 \
 	--agent "$A1" --output "$T/m.json"

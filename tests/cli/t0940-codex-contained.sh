@@ -8,18 +8,20 @@
 # the image's codex entrypoint by its path.
 #
 # Shows: `codex --version` runs contained and its output is recorded; a
-# `codex exec` with network none fails without reaching anything (Codex
-# 0.159.2 keeps retrying "waiting for network" rather than exiting, so the
-# run ends by AgentGuard's timeout: exit 7), its credential comes from
-# CODEX_API_KEY only (a canary value never appears in the artifact), and
-# both runs' evidence verifies.
+# `codex exec` with network none fails promptly and by itself: Codex 0.159.2
+# would wait "for network" without end, but the image's entrypoint turns
+# off its unbounded connection retries and its request retries, so codex
+# exits 1 with its own connection error within seconds, long before
+# AgentGuard's timeout (60 s here; exit 7 would mean the timeout ended it).
+# Its credential comes from CODEX_API_KEY only (a canary value never
+# appears in the artifact), and both runs' evidence verifies.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib-test.sh"
 require_docker
 . "$(dirname "$0")/lib-contained.sh"
 
-out=$(AGENTGUARD="$AG_BIN" "$AG_ROOT/scripts/runtime-images" 127.0.0.1:5000 2>"$T/build.err") ||
+out=$(AGENTGUARD="$AG_BIN" "$AG_ROOT/scripts/runtime-images" --only agent 127.0.0.1:5000 2>"$T/build.err") ||
 	{ diag "$(tail -n 20 "$T/build.err")"; }
 AGENT=${out##*agent }
 t_like "the agent image is built and pinned" "$AGENT" '@sha256:[0-9a-f]{64}$'
@@ -54,11 +56,18 @@ REPORT="$W/$REPORT"
 t_like "codex --version: the pinned CLI ran" "$(art 'a["command_result"]["stdout"]')" 'codex-cli 0\.159\.2'
 t_ok "codex --version: evidence verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$REPORT"
 
-t_run as_user_codex "$AG_BIN" contained-run "$W/c.yaml" --repo repo --json --timeout 20 -- \
+start=$SECONDS
+t_run as_user_codex "$AG_BIN" contained-run "$W/c.yaml" --repo repo --json --timeout 60 -- \
 	/usr/local/bin/agentguard-codex-entrypoint exec --skip-git-repo-check "print hello"
-t_is "codex exec without network: ends by the timeout (exit 7)" "$AG_RC" 7
+took=$((SECONDS - start))
+diag "contained codex exec without network took $took s"
+t_is "codex exec without network: the agent failed (exit 1), not the timeout (7)" "$AG_RC" 1
 REPORT=$(printf '%s\n' "$AG_OUT" | grep -m1 '^{' | jq -r '.report // empty')
 REPORT="$W/$REPORT"
+t_ok "... promptly: well before the 60 s timeout" test "$took" -lt 40
+t_is "... codex's own exit status is recorded" "$(art 'a["command_result"]["exit_code"]')" 1
+t_like "... with codex's own connection error" "$(art 'a["command_result"]["stderr"]')" 'Connection failed'
+t_unlike "... and it never waited for the network" "$(art 'a["command_result"]["stderr"]')" 'waiting for network'
 t_unlike "the credential value is never recorded" "$(cat "$REPORT")" 'CANARY-CODEX-KEY'
 t_ok "codex exec: evidence verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$REPORT"
 t_ok "codex exec: the repository is unchanged" repo_unchanged

@@ -76,6 +76,11 @@ char *ag_xvasprintf(const char *fmt, va_list ap) AG_PRINTF(1, 0);
 /* Checked decimal parsing: the whole string must be a number in range. */
 int ag_parse_i64(const char *s, int64_t *out);
 
+/* out = prefix + 16 lower-case hex digits from getrandom (a name nobody can
+ * guess or collide with); out has room for strlen(prefix) + 17 bytes. Aborts
+ * when the kernel has no entropy source at all: nothing can be named safely. */
+void ag_random_name(char *out, size_t size, const char *prefix);
+
 #include "lib/base/banned.h"
 
 #endif

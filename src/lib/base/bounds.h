@@ -403,7 +403,8 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
 #define AG_IMAGES_INSPECT_MAX_BYTES (256 * 1024)
 /* `docker export` of an image of a few hundred MB: time and file size. */
 #define AG_IMAGES_EXPORT_TIMEOUT_MS 300000
-/* Largest exported root filesystem read into memory (ours: ~450 MB). */
+/* Largest exported root filesystem tar streamed from the daemon (ours:
+ * ~460 MB); it is hashed as it arrives, never held in memory or on disk. */
 #define AG_IMAGES_EXPORT_MAX_BYTES (2ull * 1024 * 1024 * 1024)
 /* Most entries in the canonical runtime config's env/ports/volumes lists. */
 #define AG_IMAGES_CONFIG_LIST_MAX 256
@@ -520,5 +521,13 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
 /* Most lines of /proc/net/route read to check the study subnets against the
  * host's routes; more fails closed. */
 #define AG_STUDY_HOST_ROUTES_MAX 4096
+
+/* ---- runtime images: the export container (issue 13, gateway half) ---- */
+/* The export container is created (never started) through the ledger and
+ * needs limits to be rendered at all: the smallest the renderer accepts. */
+#define AG_IMAGES_EXPORT_CPU 0.1
+#define AG_IMAGES_EXPORT_MEMORY "64m"
+#define AG_IMAGES_EXPORT_PIDS 16
+#define AG_IMAGES_EXPORT_TMPFS "64k"
 
 #endif

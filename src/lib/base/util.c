@@ -1,5 +1,7 @@
 #include "lib/base/ag.h"
 
+#include <sys/random.h>
+
 AG_NORETURN static void oom(void)
 {
 	static const char msg[] = "agentguard: out of memory\n";
@@ -83,4 +85,29 @@ int ag_parse_i64(const char *s, int64_t *out)
 		return -1;
 	*out = (int64_t)v;
 	return 0;
+}
+
+void ag_random_name(char *out, size_t size, const char *prefix)
+{
+	unsigned char b[8];
+	size_t got = 0;
+	while (got < sizeof(b)) {
+		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			abort();
+		}
+		got += (size_t)n;
+	}
+	size_t pl = strlen(prefix);
+	if (size < pl + 2 * sizeof(b) + 1)
+		abort(); /* a caller's buffer too small: a programming error */
+	memcpy(out, prefix, pl);
+	static const char hex[] = "0123456789abcdef";
+	for (size_t i = 0; i < sizeof(b); i++) {
+		out[pl + 2 * i] = hex[b[i] >> 4];
+		out[pl + 2 * i + 1] = hex[b[i] & 15];
+	}
+	out[pl + 2 * sizeof(b)] = '\0';
 }

@@ -249,22 +249,37 @@ void ag_engine_reply_release(struct ag_engine_reply *r)
 	r->status = 0;
 }
 
-int ag_engine_call(struct ag_engine *e, const char *method, const char *path, const json_t *body,
-		   unsigned timeout_ms, size_t max, struct ag_engine_reply *r,
-		   struct ag_error **err)
+/* The reused handle, reset and set up for one request; r emptied (its
+ * body bounded by max, 0 = AG_PF_JSON_MAX_BYTES). NULL when closed. */
+static CURL *begin_request(struct ag_engine *e, const char *method, const char *path,
+			   unsigned timeout_ms, size_t max, struct ag_engine_reply *r,
+			   struct prereq *q, char **url, struct ag_error **err)
 {
-	if (!e || !e->curl)
-		return ag_err(err, AG_E_INTERNAL, 0, "docker.engine.closed",
-			      "the Docker engine connection is not open");
+	if (!e || !e->curl) {
+		ag_err(err, AG_E_INTERNAL, 0, "docker.engine.closed",
+		       "the Docker engine connection is not open");
+		return NULL;
+	}
 	CURL *h = e->curl;
 	curl_easy_reset(h);
 	ag_buf_release(&r->body);
 	ag_buf_init(&r->body, max ? max : AG_PF_JSON_MAX_BYTES, "docker.response.too_large");
 	r->status = 0;
-	_cleanup_free_ char *url = ag_xasprintf("http://docker" AG_ENGINE_API_PATH "%s", path);
-	struct prereq q;
-	setup_handle(e, h, &q, &e->sock_fd, method, url,
+	*url = ag_xasprintf("http://docker" AG_ENGINE_API_PATH "%s", path);
+	setup_handle(e, h, q, &e->sock_fd, method, *url,
 		     timeout_ms ? timeout_ms : AG_DOCKER_CONTROL_TIMEOUT_MS);
+	return h;
+}
+
+int ag_engine_call(struct ag_engine *e, const char *method, const char *path, const json_t *body,
+		   unsigned timeout_ms, size_t max, struct ag_engine_reply *r,
+		   struct ag_error **err)
+{
+	struct prereq q;
+	_cleanup_free_ char *url = NULL;
+	CURL *h = begin_request(e, method, path, timeout_ms, max, r, &q, &url, err);
+	if (!h)
+		return -1;
 	struct sink s = {&r->body, false};
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_bounded);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
@@ -291,6 +306,75 @@ int ag_engine_call(struct ag_engine *e, const char *method, const char *path, co
 	if (c != CURLE_OK)
 		return transport_error(e, c, s.over, r->body.max, path, err);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+	return 0;
+}
+
+/* ---- a streamed answer: a 2xx body goes to the caller's sink ---- */
+
+struct stream_sink {
+	CURL *h;
+	int mode; /* 0 undecided, 1 sink (2xx), 2 buffer (any other status) */
+	ag_engine_sink_fn fn;
+	void *data;
+	struct ag_buf *errbody;
+	uint64_t total, max;
+	bool over, stopped;
+};
+
+static size_t write_stream(char *p, size_t size, size_t n, void *data)
+{
+	struct stream_sink *s = data;
+	size_t len = size * n;
+	if (s->mode == 0) {
+		long st = 0;
+		curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &st);
+		s->mode = st >= 200 && st < 300 ? 1 : 2;
+	}
+	if (s->mode == 2) {
+		struct ag_error *e = NULL;
+		if (ag_buf_add(s->errbody, p, len, &e) < 0) {
+			ag_error_free(e);
+			s->over = true;
+			return 0;
+		}
+		return len;
+	}
+	if (len > s->max - s->total) {
+		s->over = true;
+		return 0; /* stop: CURLE_WRITE_ERROR */
+	}
+	s->total += len;
+	if (s->fn(p, len, s->data) < 0) {
+		s->stopped = true;
+		return 0;
+	}
+	return len;
+}
+
+int ag_engine_get_stream(struct ag_engine *e, const char *path, unsigned timeout_ms, uint64_t max,
+			 ag_engine_sink_fn sink, void *data, struct ag_engine_reply *r,
+			 struct ag_error **err)
+{
+	struct prereq q;
+	_cleanup_free_ char *url = NULL;
+	CURL *h = begin_request(e, "GET", path, timeout_ms, 0, r, &q, &url, err);
+	if (!h)
+		return -1;
+	struct stream_sink s = {.h = h, .fn = sink, .data = data, .errbody = &r->body, .max = max};
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_stream);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
+	e->peer_refused = false;
+	CURLcode c = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+	if (s.stopped)
+		return ag_err(err, AG_E_DOCKER, 0, "docker.response.sink_stopped",
+			      "%s: the reader of the answer stopped", path);
+	if (s.over && s.mode == 1)
+		return ag_err(err, AG_E_LIMIT, 0, "docker.response.too_large",
+			      "%s: the daemon's answer is larger than %llu bytes", path,
+			      (unsigned long long)max);
+	if (c != CURLE_OK)
+		return transport_error(e, c, s.over, r->body.max, path, err);
 	return 0;
 }
 

@@ -81,6 +81,19 @@ int ag_engine_call(struct ag_engine *e, const char *method, const char *path, co
 		   struct ag_error **err);
 
 /*
+ * GET AG_ENGINE_API_PATH+path whose 2xx body is streamed: each chunk goes
+ * to sink as it arrives (nothing is kept), at most `max` bytes in all
+ * (beyond: docker.response.too_large, AG_E_LIMIT). A sink returning -1
+ * stops the transfer (docker.response.sink_stopped; the sink keeps its own
+ * reason). Any other status: its body lands in r->body (bounded) for
+ * ag_engine_status_error, and 0 is returned as for ag_engine_call.
+ */
+typedef int (*ag_engine_sink_fn)(const char *p, size_t n, void *data);
+int ag_engine_get_stream(struct ag_engine *e, const char *path, unsigned timeout_ms, uint64_t max,
+			 ag_engine_sink_fn sink, void *data, struct ag_engine_reply *r,
+			 struct ag_error **err);
+
+/*
  * Turns a non-2xx answer into its typed error ("what" names the request;
  * the daemon's message is sanitized and bounded). 0 for 2xx.
  */

@@ -329,25 +329,7 @@ out:
 
 static void random_name(char out[static sizeof(AG_PF_NAME_PREFIX) + 16])
 {
-	unsigned char b[8];
-	size_t got = 0;
-	while (got < sizeof(b)) {
-		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			abort(); /* no entropy source at all: cannot name safely */
-		}
-		got += (size_t)n;
-	}
-	static const char hex[] = "0123456789abcdef";
-	memcpy(out, AG_PF_NAME_PREFIX, sizeof(AG_PF_NAME_PREFIX) - 1);
-	char *h = out + sizeof(AG_PF_NAME_PREFIX) - 1;
-	for (size_t i = 0; i < sizeof(b); i++) {
-		h[2 * i] = hex[b[i] >> 4];
-		h[2 * i + 1] = hex[b[i] & 15];
-	}
-	h[16] = '\0';
+	ag_random_name(out, sizeof(AG_PF_NAME_PREFIX) + 16, AG_PF_NAME_PREFIX);
 }
 
 /*

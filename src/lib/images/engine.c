@@ -10,7 +10,10 @@
 #include "lib/docker/engine.h"
 #include "lib/docker/ledger.h"
 
-#include <fcntl.h>
+#include "lib/docker/exec_spec.h"
+
+#include <pthread.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 static int check_ref(const char *ref, struct ag_error **err)
@@ -41,82 +44,166 @@ int ag_images_engine_inspect(struct ag_engine *eng, const char *ref, char **json
 	return rc;
 }
 
-#define EXPORT_LABEL "org.agentguard.runtime-image.export"
+/* ---- export: a created container, streamed into the digest ---- */
 
-/* DELETE ?force=1&v=1, then a 404 on the same id proves absence. */
-static int remove_export_container(struct ag_engine *eng, const char *id, struct ag_error **err)
+
+/* The digest runs on its own thread, reading one end of a socket pair;
+ * the daemon's answer is written into the other end as it arrives. */
+struct digest_job {
+	int fd;
+	char *digest;
+	size_t entries;
+	struct ag_error *err;
+	int rc;
+};
+
+static void *digest_thread(void *p)
 {
-	_cleanup_free_ char *path = ag_xasprintf("/containers/%s?force=1&v=1", id);
-	if (ag_engine_do(eng, "DELETE", path, 0, 404, "removing the export container", err) < 0)
-		return -1;
-	if (ag_container_lookup(eng, id, 0, NULL) != 1)
-		return ag_err(err, AG_E_DOCKER, 0, "images.export.cleanup",
-			      "the export container's absence could not be verified");
+	struct digest_job *j = p;
+	j->rc = ag_rootfs_digest_fd(j->fd, &j->digest, &j->entries, &j->err);
+	if (j->rc == 0) {
+		/* The tar's end is read; what follows (padding) is drained so the
+		 * writer never blocks on a full socket. */
+		char buf[1 << 14];
+		while (read(j->fd, buf, sizeof(buf)) > 0)
+			;
+	}
+	close(j->fd); /* the writer's next send fails: the transfer stops */
+	return NULL;
+}
+
+static int feed(const char *p, size_t n, void *data)
+{
+	int fd = *(int *)data;
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1; /* the digest stopped (its own error says why) */
+		p += w;
+		n -= (size_t)w;
+	}
 	return 0;
 }
 
-int ag_images_engine_export(struct ag_engine *eng, const char *image, const char *tar_path,
-			    struct ag_error **err)
+static int export_stream(struct ag_engine *eng, const char *id, char **digest, size_t *entries,
+			 struct ag_error **err)
 {
-	if (check_ref(image, err) < 0)
-		return -1;
-	/*
-	 * Created, never started: nothing of the image runs on this host. The
-	 * entrypoint is a name that exists nowhere, so even a start by mistake
-	 * would run nothing.
-	 */
-	json_t *body = json_pack("{s:s, s:[s], s:[], s:b, s:{s:s}, s:{s:s}}", "Image", image,
-				 "Entrypoint", "/agentguard-export-never-started", "Cmd",
-				 "NetworkDisabled", 1, "Labels", EXPORT_LABEL, "1", "HostConfig",
-				 "NetworkMode", "none");
-	json_t *created = NULL;
-	int rc = ag_engine_json(eng, "POST", "/containers/create", body, 0, "export container create",
-				&created, err);
-	json_decref(body);
-	if (rc < 0)
-		return -1;
-	const char *cid = json_string_value(json_object_get(created, "Id"));
-	bool ok = cid && strlen(cid) == 64 && strspn(cid, "0123456789abcdef") == 64;
-	char id[65] = {0};
-	if (ok)
-		memcpy(id, cid, 64);
-	json_decref(created);
-	if (!ok)
-		return ag_err(err, AG_E_DOCKER, 0, "images.export.create",
-			      "the daemon did not answer one container id");
-
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return ag_err(err, AG_E_IO, errno, "images.export.pipe",
+			      "cannot make the export's socket pair");
+	struct digest_job job = {.fd = sv[0]};
+	pthread_t t;
+	if (pthread_create(&t, NULL, digest_thread, &job) != 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return ag_err(err, AG_E_INTERNAL, 0, "images.export.thread",
+			      "cannot start the digest thread");
+	}
 	_cleanup_free_ char *path = ag_xasprintf("/containers/%s/export", id);
 	struct ag_engine_reply r;
 	ag_engine_reply_init(&r);
-	rc = ag_engine_call(eng, "GET", path, NULL, AG_IMAGES_EXPORT_TIMEOUT_MS,
-			    AG_IMAGES_EXPORT_MAX_BYTES, &r, err);
+	struct ag_error *terr = NULL;
+	int rc = ag_engine_get_stream(eng, path, AG_IMAGES_EXPORT_TIMEOUT_MS,
+				      AG_IMAGES_EXPORT_MAX_BYTES, feed, &sv[1], &r, &terr);
 	if (rc == 0)
-		rc = ag_engine_status_error(&r, "container export", err);
-	if (rc == 0) {
-		int fd = open(tar_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		size_t off = 0;
-		while (fd >= 0 && off < r.body.len) {
-			ssize_t w = write(fd, r.body.buf + off, r.body.len - off);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				break;
-			off += (size_t)w;
-		}
-		if (fd < 0 || off != r.body.len || close(fd) != 0)
-			rc = ag_err(err, AG_E_IO, errno, "images.export.write",
-				    "cannot write the exported filesystem");
-	}
+		rc = ag_engine_status_error(&r, "container export", &terr);
 	ag_engine_reply_release(&r);
-	struct ag_error *rerr = NULL;
-	int rr = remove_export_container(eng, id, &rerr);
-	if (rc < 0) {
-		ag_error_free(rerr);
+	close(sv[1]); /* end of stream for the digest */
+	pthread_join(t, NULL);
+	/* A transfer that failed by itself (a status, a timeout, a dropped
+	 * connection, the size bound) names the failure: the digest then only
+	 * saw a cut stream. When the digest stopped first (a malformed tar, a
+	 * bound of its own), the transfer's failure is its consequence. */
+	bool digest_first = rc < 0 && strcmp(terr->reason, "docker.response.sink_stopped") == 0;
+	if (rc < 0 && !digest_first) {
+		free(job.digest);
+		ag_error_free(job.err);
+		if (strcmp(terr->reason, "docker.response.too_large") == 0) {
+			ag_error_free(terr);
+			return ag_err(err, AG_E_LIMIT, 0, "images.export.too_large",
+				      "the exported filesystem is larger than %llu bytes",
+				      (unsigned long long)AG_IMAGES_EXPORT_MAX_BYTES);
+		}
+		*err = terr;
 		return -1;
 	}
-	if (rr < 0) {
-		*err = rerr;
+	ag_error_free(terr);
+	if (job.rc < 0 || rc < 0) {
+		free(job.digest);
+		if (job.err) {
+			*err = job.err;
+			return -1;
+		}
+		return ag_err(err, AG_E_INTERNAL, 0, "images.export.stopped",
+			      "the export stopped without a reason");
+	}
+	*digest = job.digest;
+	*entries = job.entries;
+	return 0;
+}
+
+int ag_images_engine_export_digest(struct ag_engine *eng, const char *image, unsigned uid,
+				   char **digest, size_t *entries, struct ag_error **err)
+{
+	if (check_ref(image, err) < 0)
 		return -1;
+	char name[sizeof(AG_IMAGES_EXPORT_NAME_PREFIX) + 16];
+	ag_random_name(name, sizeof(name), AG_IMAGES_EXPORT_NAME_PREFIX);
+	const struct ag_label labels[] = {
+	    {AG_IMAGES_EXPORT_OWNER_LABEL, AG_IMAGES_EXPORT_OWNER},
+	    {AG_IMAGES_EXPORT_NAME_LABEL, name},
+	};
+	/*
+	 * Created through the ledger, never started: nothing of the image runs
+	 * on this host. Its command names a path that exists nowhere, so even
+	 * a start by mistake would run nothing. The working directory is /tmp,
+	 * which both role images hold, so creating the container adds nothing
+	 * to the exported tree (tmpfs mount points are not in an export).
+	 */
+	const char *const command[] = {"/agentguard-export-never-started"};
+	const struct ag_exec_spec spec = {
+	    .image = image,
+	    .network = AG_NET_NONE,
+	    .uid = uid,
+	    .gid = uid,
+	    .cpu_limit = AG_IMAGES_EXPORT_CPU,
+	    .memory_limit = AG_IMAGES_EXPORT_MEMORY,
+	    .pids_limit = AG_IMAGES_EXPORT_PIDS,
+	    .tmpfs_path = "/agentguard-export-tmp",
+	    .tmpfs_size = AG_IMAGES_EXPORT_TMPFS,
+	    .workspace_container_path = "/tmp",
+	    .container_name = name,
+	    .labels = labels,
+	    .n_labels = AG_ARRAY_SIZE(labels),
+	    .command = command,
+	    .n_command = AG_ARRAY_SIZE(command),
+	};
+	char *id = NULL;
+	int rc = ag_ledger_create(eng, &spec, 0, &id, err);
+	if (rc == 0)
+		rc = export_stream(eng, id, digest, entries, err);
+
+	/* Removal through the ledger: by the id answered, or (answer lost) by
+	 * the unique name label, every owner label checked before any action. */
+	const struct ag_label_expect le[] = {
+	    {AG_IMAGES_EXPORT_OWNER_LABEL, AG_IMAGES_EXPORT_OWNER},
+	    {AG_IMAGES_EXPORT_NAME_LABEL, name},
+	};
+	const struct ag_container_owner own = {name, le, AG_ARRAY_SIZE(le)};
+	struct ag_cleanup_result cr;
+	ag_ledger_remove(eng, id, true, AG_IMAGES_EXPORT_NAME_LABEL, name, &own, 0, &cr, NULL);
+	free(id);
+	if (rc < 0)
+		return -1;
+	if (!ag_cleanup_state_complete(cr.state) || cr.state == AG_CLEANUP_NOT_CREATED) {
+		free(*digest);
+		*digest = NULL;
+		return ag_err(err, AG_E_DOCKER, 0, "images.export.cleanup",
+			      "the export container's removal could not be verified (%s)",
+			      ag_cleanup_state_name(cr.state));
 	}
 	return 0;
 }

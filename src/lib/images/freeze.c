@@ -44,8 +44,10 @@ struct deb {
 	char name[128], version[128], arch[32], sha[65];
 };
 
-/* runtime-images/base/packages.lock: NAME VERSION ARCH SHA256 lines. */
-static int read_debs(const char *path, struct deb *out, size_t *n, struct ag_error **err)
+/* runtime-images/{base,gateway}/packages.lock: NAME VERSION ARCH SHA256
+ * lines, at most `max` of them. */
+static int read_debs(const char *path, struct deb *out, size_t *n, size_t max,
+		     struct ag_error **err)
 {
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
@@ -59,9 +61,9 @@ static int read_debs(const char *path, struct deb *out, size_t *n, struct ag_err
 			*next++ = '\0';
 		if (!*line || *line == '#')
 			continue;
-		if (*n == AG_IMAGES_DEB_MAX_PACKAGES)
+		if (*n == max)
 			return ag_err(err, AG_E_LIMIT, 0, "images.freeze.debs",
-				      "packages.lock lists more than %d packages",
+				      "the packages.lock files list more than %d packages",
 				      AG_IMAGES_DEB_MAX_PACKAGES);
 		struct deb *d = &out[*n];
 		char extra[2];
@@ -84,7 +86,7 @@ static json_t *hashes1(const char *alg, const char *hex)
 }
 
 static int build_sbom(const struct ag_freeze_input *in, const struct deb *debs, size_t ndebs,
-		      const char *codex_hex, const char *linux_hex, char **out,
+		      size_t nbase, const char *codex_hex, const char *linux_hex, char **out,
 		      struct ag_error **err)
 {
 	json_t *comps = json_array();
@@ -96,7 +98,8 @@ static int build_sbom(const struct ag_freeze_input *in, const struct deb *debs, 
 		    json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:[{s:s, s:s}]}", "type", "library",
 			      "bom-ref", purl, "name", debs[i].name, "version", debs[i].version,
 			      "purl", purl, "hashes", hashes1("SHA-256", debs[i].sha), "properties",
-			      "name", "agentguard:image", "value", "base (gateway and agent)"));
+			      "name", "agentguard:image",
+			      "value", i < nbase ? "base (gateway and agent)" : "gateway"));
 	}
 	const char *vers[2] = {AG_CODEX_VERSION, AG_CODEX_LINUX_X64_VERSION};
 	const char *hex[2] = {codex_hex, linux_hex};
@@ -297,16 +300,21 @@ int ag_freeze_build(const struct ag_freeze_input *in, struct ag_freeze_output *o
 	size_t ndebs = 0;
 	char codex_hex[129], linux_hex[129];
 	json_t *scans = NULL;
+	size_t nbase = 0, ngw = 0;
 	if (ag_read_file_at(AT_FDCWD, in->npm_lock_path, "package-lock.json",
 			    AG_IMAGES_LOCK_MAX_BYTES, &read_why, &lock, &llen, err) < 0 ||
 	    ag_codex_lock_check(lock, llen, err) < 0 ||
-	    read_debs(in->deb_lock_path, debs, &ndebs, err) < 0 ||
+	    read_debs(in->deb_lock_path, debs, &nbase, AG_IMAGES_DEB_MAX_PACKAGES, err) < 0 ||
+	    (in->gateway_deb_lock_path &&
+	     read_debs(in->gateway_deb_lock_path, debs + nbase, &ngw,
+		       AG_IMAGES_DEB_MAX_PACKAGES - nbase, err) < 0) ||
 	    sri_hex(AG_CODEX_INTEGRITY, codex_hex, err) < 0 ||
 	    sri_hex(AG_CODEX_LINUX_X64_INTEGRITY, linux_hex, err) < 0 ||
 	    scans_object(in, &scans, err) < 0)
 		goto out;
+	ndebs = nbase + ngw;
 	const char *cptr[2] = {ctx[0], ctx[1]};
-	if (build_sbom(in, debs, ndebs, codex_hex, linux_hex, &out->sbom, err) < 0 ||
+	if (build_sbom(in, debs, ndebs, nbase, codex_hex, linux_hex, &out->sbom, err) < 0 ||
 	    build_provenance(in, cptr, debs, ndebs, codex_hex, linux_hex, &out->provenance, err) <
 		0)
 		goto out;

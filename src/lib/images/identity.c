@@ -230,6 +230,11 @@ int ag_rootfs_digest_file(const char *tar_path, char **digest, size_t *entries,
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return ag_err(err, AG_E_IO, fd < 0 ? errno : 0, "images.rootfs.open",
 			      "cannot open the filesystem tar as a regular file");
+	return ag_rootfs_digest_fd(fd, digest, entries, err);
+}
+
+int ag_rootfs_digest_fd(int fd, char **digest, size_t *entries, struct ag_error **err)
+{
 	struct archive *a = archive_read_new();
 	archive_read_support_format_tar(a);
 	archive_read_support_filter_none(a);
@@ -564,21 +569,20 @@ static int check_base_prefix(struct ag_engine *cli, json_t *img, const char *bas
 	return 0;
 }
 
-/* Export to a private directory; only this process can reach the file. */
+/* The export streams straight into the digest: nothing of the filesystem
+ * is kept in memory or written to disk. The export container needs a
+ * digest-pinned reference: the one given, else the image's RepoDigest. */
 static int export_digest(struct ag_engine *cli, const char *image,
 			 struct ag_image_identity *out, struct ag_error **err)
 {
-	char dir[] = "/tmp/agentguard-export.XXXXXX";
-	if (!mkdtemp(dir))
-		return ag_err(err, AG_E_IO, errno, "images.export.tmp",
-			      "cannot create a private directory");
-	_cleanup_free_ char *tarp = ag_xasprintf("%s/rootfs.tar", dir);
-	int er = ag_images_engine_export(cli, image, tarp, err);
-	if (er == 0)
-		er = ag_rootfs_digest_file(tarp, &out->rootfs_digest, &out->rootfs_entries, err);
-	unlink(tarp);
-	rmdir(dir);
-	return er;
+	const char *ref = pinned_ref_ok(image) == 0 ? image : out->pinned_ref;
+	if (!ref)
+		return ag_err(err, AG_E_UNVERIFIED, 0, "images.export.unpinned",
+			      "the image has no registry digest to create its export container "
+			      "from (push it, or name it as name@sha256:...)");
+	unsigned uid = out->role == AG_ROLE_GATEWAY ? AG_IMAGES_GATEWAY_UID : AG_IMAGES_AGENT_UID;
+	return ag_images_engine_export_digest(cli, ref, uid, &out->rootfs_digest,
+					      &out->rootfs_entries, err);
 }
 
 int ag_image_identity_compute(struct ag_engine *cli, const char *image,

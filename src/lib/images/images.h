@@ -42,7 +42,7 @@ struct ag_engine;
 #define AG_IMAGES_AGENT_UID 10001
 #define AG_IMAGES_GATEWAY_UID 65532
 #define AG_IMAGES_AGENT_ENTRYPOINT "/usr/local/bin/agentguard-codex-entrypoint"
-#define AG_IMAGES_GATEWAY_ENTRYPOINT "/agentguard-live-egress-gateway"
+#define AG_IMAGES_GATEWAY_ENTRYPOINT "/usr/local/bin/agentguard-gateway"
 /* Image label carrying the pinned base reference the image was built FROM. */
 #define AG_IMAGES_BASE_LABEL "org.agentguard.runtime-image.base"
 #define AG_IMAGES_BUILDER_LABEL "org.agentguard.runtime-image.builder-base"
@@ -87,6 +87,9 @@ int ag_codex_inputs_verify(const char *lock_path, const char *codex_tgz, const c
  */
 int ag_rootfs_digest_file(const char *tar_path, char **digest, size_t *entries,
 			  struct ag_error **err);
+/* The same over a tar read from fd (a file, a pipe or a socket: read once,
+ * in order, never seeked); the fd stays open. */
+int ag_rootfs_digest_fd(int fd, char **digest, size_t *entries, struct ag_error **err);
 
 /*
  * From `docker image inspect` output (a JSON array of exactly one image),
@@ -137,9 +140,21 @@ int ag_image_identity_compute(struct ag_engine *cli, const char *image,
 /* `docker image inspect REF` -> heap JSON text. */
 int ag_images_engine_inspect(struct ag_engine *cli, const char *ref, char **json,
 			     size_t *len, struct ag_error **err);
-/* Exports IMAGE's filesystem to tar_path (create, export, remove by id). */
-int ag_images_engine_export(struct ag_engine *cli, const char *image,
-			    const char *tar_path, struct ag_error **err);
+/*
+ * The canonical rootfs digest of IMAGE (digest-pinned) without keeping its
+ * filesystem anywhere: a container is created (never started) through the
+ * ledger, owned by the labels below, as uid:uid; its export streams from
+ * the daemon into the digest (ag_rootfs_digest_fd) as it arrives, bounded
+ * by AG_IMAGES_EXPORT_MAX_BYTES (images.export.too_large); the container
+ * is removed through the ledger and its absence verified
+ * (images.export.cleanup).
+ */
+int ag_images_engine_export_digest(struct ag_engine *cli, const char *image, unsigned uid,
+				   char **digest, size_t *entries, struct ag_error **err);
+#define AG_IMAGES_EXPORT_NAME_PREFIX "agentguard-export-"
+#define AG_IMAGES_EXPORT_OWNER_LABEL "agentguard.owner"
+#define AG_IMAGES_EXPORT_OWNER "runtime-image-export"
+#define AG_IMAGES_EXPORT_NAME_LABEL "agentguard.runtime-image.export"
 
 /* ---- build context digest (identity.c) ---- */
 /* SHA-256 hex over canonical [[relpath, sha256], ...] of the regular files
@@ -174,6 +189,7 @@ struct ag_freeze_input {
 	const char *source_commit; /* 40 hex */
 	struct ag_freeze_role_input gateway, agent;
 	const char *deb_lock_path; /* runtime-images/base/packages.lock */
+	const char *gateway_deb_lock_path; /* runtime-images/gateway/packages.lock, or NULL */
 	const char *npm_lock_path; /* agent package-lock.json */
 	json_t *vuln_policy;	   /* result object of ag_vuln_policy_run, or NULL = not scanned */
 	const char *const *scan_reports; /* report paths recorded by digest, NULL-terminated */
