@@ -1,0 +1,408 @@
+# shellcheck shell=bash
+# tests/cli/lib-study.sh: the study-egress topology on the real engine, for
+# the t088x tests (source after lib-test.sh and require_docker).
+#
+# Everything obeys the rules for tests that create networks
+# (shared notes, test-environment.md): never 192.0.2.0/24; every network has
+# an explicit --subnet slice of 198.51.100.0/24 or 203.0.113.0/24, is
+# --internal (the control network excepted: it exists to show a leak), is
+# labelled and removed by id; every container has --dns and --pull never;
+# every probe target passes st_route_ok first; every wait is bounded.
+#
+#   st_setup NAME            the outbound topology: network OUT (--internal,
+#                            203.0.113.x/27) with the canary container
+#                            ($ST_CANARY: HTTP :80 with /redirect, HTTP :8080,
+#                            TCP echo :7, UDP sinks :443 and :9999) and the
+#                            resolver ($ST_RESOLVER: logging DNS :53, never
+#                            forwards); host listeners on every host bridge
+#                            address ($ST_HOSTPORT); the gateway image
+#                            ($ST_GW_IMAGE). Logs under $ST_LOGS/{canary,
+#                            resolver,host,lo}/KIND-PORT.log.
+#   st_policy RULES-JSON     $ST_POLICY: a test_only policy with these rules
+#   st_agent NAME SCRIPT     run SCRIPT (sh -c) as the agent inside the study
+#                            topology; the agent sees the probe binary as
+#                            $P (/gear/agtest-net) and the gateway as $GW
+#                            (host:port). Sets ST_AGENT_OUT, ST_AGENT_RC,
+#                            ST_EVENTS (the gateway's decision stream) and
+#                            ST_MODE (run | hand-built).
+#   st_control_setup         the control network (plain bridge, 203.0.113.x/27)
+#                            with the canary and resolver connected to it too
+#                            ($ST_CTL_CANARY, $ST_CTL_RESOLVER, $ST_CTL_HOST)
+#   st_control SCRIPT        run SCRIPT in a throwaway container on an
+#                            ordinary bridge network that also holds the
+#                            canaries (the sensitivity control)
+#   st_log DIR KIND PORT     the lines of one canary log
+#   st_route_ok TARGET       the host's route to TARGET names an owned bridge
+#                            or `local` (or TARGET is inside the study subnet,
+#                            probed only from a container attached to it)
+#   st_leftovers             prints every container, network or br- device
+#                            of this test file that still exists
+#   st_teardown              removes everything of this test file, by id
+
+ST_GEAR=$AG_BUILD/tests/agtest-net
+ST_IMG=$AG_TEST_IMAGE
+ST_LOGS=$T/study-logs
+ST_FILE_LABEL=agentguard.test=${ST_TEST:-t088x}
+ST_CONTAINERS=()
+ST_NETWORKS=()
+ST_HOST_PIDS=()
+# Every container the tests start stops by itself after this many seconds.
+ST_LIFETIME=${ST_LIFETIME:-240}
+# Containers: bounded and unprivileged unless a test says otherwise.
+ST_HARDEN=(--read-only --cap-drop ALL --security-opt no-new-privileges
+	--pids-limit 32 --memory 64m --memory-swap 64m --cpus 0.5)
+
+_st_labels() { printf '%s\n' --label "$AG_TEST_LABEL" --label "$ST_FILE_LABEL"; }
+
+# _st_net NAME KIND(internal|study|plain) PREFIX: creates a labelled network
+# on the first free /27 slice of PREFIX.0/24 (another test may hold one).
+# Sets ST_NET_ID, ST_NET_SUBNET (the slice's first three octets and base).
+_st_net() {
+	local name=$1 kind=$2 prefix=$3 base id opts=()
+	case $kind in
+	internal) opts=(--internal) ;;
+	study) opts=(--internal -o com.docker.network.bridge.inhibit_ipv4=true) ;;
+	plain) opts=() ;;
+	esac
+	for base in 32 64 96 128 160 192 224 0; do
+		if ! ip route show | grep -q "^$prefix\.$base/27 " &&
+			id=$("$AG_DOCKER" network create --driver bridge --ipv6=false "${opts[@]}" \
+				--subnet "$prefix.$base/27" $(_st_labels) "st-$AG_TEST_RUN_ID-$name" 2>/dev/null); then
+			ST_NETWORKS+=("$id")
+			ST_NET_ID=$id
+			ST_NET_BASE=$base
+			return 0
+		fi
+	done
+	diag "no free /27 in $prefix.0/24 for network $name"
+	return 1
+}
+
+# st_route_ok TARGET: see the header.
+st_route_ok() {
+	local t=$1 r n
+	if [ -n "${ST_STUDY_PREFIX:-}" ] && _st_in27 "$t" "$ST_STUDY_PREFIX" "$ST_STUDY_BASE"; then
+		return 0
+	fi
+	r=$(ip -4 route get "$t" 2>/dev/null | head -1) || return 1
+	[[ "$r" == local\ * ]] && return 0
+	for n in "${ST_NETWORKS[@]}"; do
+		[[ "$r" =~ \ dev\ br-${n:0:12}\  ]] && return 0
+	done
+	return 1
+}
+
+# _st_in27 IP PREFIX BASE: IP is inside PREFIX.BASE/27
+_st_in27() {
+	local last=${1##*.}
+	[ "${1%.*}" = "$2" ] && [ "$last" -ge "$3" ] && [ "$last" -lt $(($3 + 32)) ]
+}
+
+# The IPv4 addresses of the host's bridge devices (docker0, every
+# br-<id>, ours included), one per line. Only addresses `ip route get` calls
+# local are kept.
+_st_host_bridge_addrs() {
+	local dev addr
+	while read -r _ dev _ addr _; do
+		[ -d "/sys/class/net/$dev/bridge" ] || continue
+		addr=${addr%/*}
+		[[ "$addr" == 192.0.2.* ]] && continue
+		[[ "$(ip -4 route get "$addr" 2>/dev/null)" == local\ * ]] && printf '%s\n' "$addr"
+	done < <(ip -o -4 addr show)
+}
+
+# _st_wait_ready DIR: the gear's ready file (bounded: 10 s)
+_st_wait_ready() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$1/ready" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+_st_logdir() {
+	mkdir -p "$ST_LOGS/$1"
+	chmod 0777 "$ST_LOGS/$1" # the gear writes as an unprivileged uid
+}
+
+# _st_gear_container NAME NETWORK IP DNS ARGS...: a detached gear container.
+_st_gear_container() {
+	local name=$1 net=$2 ip=$3 dns=$4 id
+	shift 4
+	_st_logdir "$name"
+	id=$("$AG_DOCKER" run -d --pull never $(_st_labels) --name "st-$AG_TEST_RUN_ID-$name" \
+		--network "$net" --ip "$ip" --dns "$dns" "${ST_HARDEN[@]}" --user 65534:65534 \
+		-v "$ST_GEAR:/gear/agtest-net:ro" -v "$ST_LOGS/$name:/logs" \
+		"$ST_IMG" /gear/agtest-net serve --log-dir /logs --lifetime "$ST_LIFETIME" "$@") || return 1
+	ST_CONTAINERS+=("$id")
+	_st_wait_ready "$ST_LOGS/$name" || { diag "$name did not start: $("$AG_DOCKER" logs "$id" 2>&1 | tail -3)"; return 1; }
+	printf -v "ST_ID_$name" '%s' "$id"
+}
+
+st_setup() {
+	[ -x "$ST_GEAR" ] || { diag "the test gear is not built: make tests"; return 1; }
+	mkdir -p "$ST_LOGS"
+	chmod 0755 "$T" "$ST_LOGS"
+	t_cleanup st_teardown
+	diag "engine: $("$AG_DOCKER" version --format 'server {{.Server.Version}} api {{.Server.APIVersion}} client {{.Client.Version}}' 2>&1)"
+
+	# The outbound network (what the gateway reaches); --internal in tests.
+	_st_net out internal 203.0.113 || return 1
+	ST_OUT=$ST_NET_ID
+	ST_OUT_PREFIX=203.0.113 ST_OUT_BASE=$ST_NET_BASE
+	local o=$ST_OUT_PREFIX.$((ST_OUT_BASE))
+	ST_OUT_HOST=$ST_OUT_PREFIX.$((ST_OUT_BASE + 1))
+	ST_GW_OUT=$ST_OUT_PREFIX.$((ST_OUT_BASE + 2))
+	ST_CANARY=$ST_OUT_PREFIX.$((ST_OUT_BASE + 3))
+	ST_RESOLVER=$ST_OUT_PREFIX.$((ST_OUT_BASE + 4))
+	: "$o"
+
+	# The study network: --internal, inhibit_ipv4, IPv6 off.
+	_st_net study study 198.51.100 || return 1
+	ST_STUDY=$ST_NET_ID
+	ST_STUDY_PREFIX=198.51.100 ST_STUDY_BASE=$ST_NET_BASE
+	ST_STUDY_BRIDGE_IP=$ST_STUDY_PREFIX.$((ST_STUDY_BASE + 1)) # nobody owns it (inhibit_ipv4)
+	ST_GW_STUDY=$ST_STUDY_PREFIX.$((ST_STUDY_BASE + 2))
+	ST_AGENT_IP=$ST_STUDY_PREFIX.$((ST_STUDY_BASE + 3))
+
+	# Host listeners on every host bridge address (route: local), one port.
+	local a tries pid
+	ST_HOST_ADDRS=$(_st_host_bridge_addrs)
+	_st_logdir host
+	for tries in 1 2 3; do
+		ST_HOSTPORT=$((20000 + (RANDOM % 20000)))
+		local spec=()
+		for a in $ST_HOST_ADDRS; do spec+=(--http "$a:$ST_HOSTPORT"); done
+		rm -f "$ST_LOGS/host/ready"
+		timeout "$ST_LIFETIME" "$ST_GEAR" serve --log-dir "$ST_LOGS/host" --lifetime "$ST_LIFETIME" \
+			"${spec[@]}" 2>"$T/host-gear.err" &
+		pid=$!
+		if _st_wait_ready "$ST_LOGS/host"; then
+			ST_HOST_PIDS+=("$pid")
+			break
+		fi
+		kill "$pid" 2>/dev/null || true
+		ST_HOSTPORT=
+	done
+	[ -n "$ST_HOSTPORT" ] || { diag "host listeners: $(cat "$T/host-gear.err")"; return 1; }
+	diag "host bridge addresses with a listener on :$ST_HOSTPORT: $(echo $ST_HOST_ADDRS)"
+
+	# The canaries on the outbound network (aliases: names only a resolver
+	# on that network would know).
+	_st_gear_container resolver "$ST_OUT" "$ST_RESOLVER" "$ST_RESOLVER" \
+		--dns 0.0.0.0:53 \
+		--zone "canary.test=$ST_CANARY" --zone "other.test=$ST_CANARY" \
+		--zone "mixed.test=$ST_CANARY,127.0.0.1" --zone "hostaddr.test=$ST_OUT_HOST" \
+		--rebind "rebind.test=$ST_CANARY,127.0.0.1" || return 1
+	_st_gear_container canary "$ST_OUT" "$ST_CANARY" "$ST_RESOLVER" \
+		--http "0.0.0.0:80=http://other.test:80/landed" --http 0.0.0.0:8080 \
+		--echo 0.0.0.0:7 --udp 0.0.0.0:443 --udp 0.0.0.0:9999 || return 1
+
+	# The gateway image, pinned (built from this build's gateway).
+	ST_GW_IMAGE=$(env BUILD="$(realpath --relative-to="$AG_ROOT" "$AG_BUILD")" \
+		"$AG_ROOT/scripts/gateway-image" 127.0.0.1:5000 2>"$T/gw-image.err" | tail -1)
+	[[ "$ST_GW_IMAGE" == *@sha256:* ]] || { diag "gateway image: $(tail -3 "$T/gw-image.err")"; return 1; }
+	return 0
+}
+
+# st_policy RULES: the policy file (every rule test_only).
+st_policy() {
+	ST_POLICY=$T/policy.json
+	printf '{"schema":"agentguard.live-study-egress-policy","schema_version":1,"destinations":[%s]}\n' \
+		"$1" >"$ST_POLICY"
+	chmod 0644 "$ST_POLICY"
+}
+
+st_log() { cat "$ST_LOGS/$1/$2-$3.log" 2>/dev/null || true; }
+st_log_count() { st_log "$@" | wc -l; }
+
+# ---- the agent inside the study topology ----
+
+# st_agent NAME SCRIPT: see the header. The hand-built path follows the
+# plan (docs/study-egress.md "Topology plan") and the engine notes' recipe.
+st_agent() {
+	local name=$1 script=$2
+	ST_MODE=hand-built
+	_st_agent_hand "$name" "$script"
+}
+
+_st_rm() { "$AG_DOCKER" rm -f "$@" >/dev/null 2>&1 || true; }
+
+_st_agent_hand() {
+	local name=$1 script=$2 ev=$ST_LOGS/gw-$1 gw lo agent cid
+	mkdir -p "$ev"
+	chown 65532:65532 "$ev"
+	chmod 0700 "$ev"
+	ST_EVENTS=$ev/events.jsonl
+	# Gateway: study network first (fixed address, alias), then outbound.
+	gw=$("$AG_DOCKER" create --pull never $(_st_labels) --name "st-$AG_TEST_RUN_ID-gw-$name" \
+		--network "$ST_STUDY" --ip "$ST_GW_STUDY" --network-alias agentguard-study-egress-gateway \
+		--dns 127.0.0.1 --sysctl net.ipv4.ip_forward=0 \
+		--read-only --cap-drop ALL --security-opt no-new-privileges --user 65532:65532 \
+		--pids-limit 128 --memory 128m --memory-swap 128m --cpus 0.5 \
+		--tmpfs /tmp:rw,noexec,nosuid,nodev,size=16m,uid=65532,gid=65532,mode=700 \
+		-v "$ev:/agentguard-egress" -v "$ST_POLICY:/agentguard-policy/policy.json:ro" \
+		"$ST_GW_IMAGE" --listen-address "$ST_GW_STUDY" --listen-port 8080 \
+		--resolver "$ST_RESOLVER" --policy /agentguard-policy/policy.json \
+		--events /agentguard-egress/events.jsonl --trial-id "$name" 2>"$T/gw-create.err") ||
+		{ diag "gateway create: $(cat "$T/gw-create.err")"; return 1; }
+	ST_CONTAINERS+=("$gw")
+	"$AG_DOCKER" network connect --ip "$ST_GW_OUT" "$ST_OUT" "$gw" || return 1
+	"$AG_DOCKER" start "$gw" >/dev/null || return 1
+	ST_GW_ID=$gw
+	# A listener on 127.0.0.1:80 inside the gateway's own namespace: the
+	# unsafe answer (127.0.0.1) of mixed.test and rebind.test points here,
+	# so a gateway that connected to it would leave a line in lo/http-80.log.
+	_st_logdir "lo-$name"
+	lo=$("$AG_DOCKER" run -d --pull never $(_st_labels) --network "container:$gw" \
+		"${ST_HARDEN[@]}" --user 65534:65534 \
+		-v "$ST_GEAR:/gear/agtest-net:ro" -v "$ST_LOGS/lo-$name:/logs" \
+		"$ST_IMG" /gear/agtest-net serve --log-dir /logs --lifetime "$ST_LIFETIME" \
+		--http 127.0.0.1:80) || return 1
+	ST_CONTAINERS+=("$lo")
+	_st_wait_ready "$ST_LOGS/lo-$name" || return 1
+	# Agent: the study network only, DNS 127.0.0.1, proxy variables.
+	local p=http://agentguard-study-egress-gateway:8080
+	rm -f "$T/agent.cid"
+	ST_AGENT_RC=0
+	ST_AGENT_OUT=$(timeout 90 "$AG_DOCKER" run --pull never $(_st_labels) --cidfile "$T/agent.cid" \
+		--name "st-$AG_TEST_RUN_ID-agent-$name" --network "$ST_STUDY" --ip "$ST_AGENT_IP" \
+		--dns 127.0.0.1 --read-only --cap-drop ALL --security-opt no-new-privileges \
+		--user "$AG_TEST_UID:$AG_TEST_GID" --pids-limit 64 --memory 128m --memory-swap 128m --cpus 1 \
+		--tmpfs /tmp:rw,noexec,nosuid,nodev,size=16m,uid="$AG_TEST_UID",gid="$AG_TEST_GID",mode=700 \
+		-e HTTP_PROXY=$p -e HTTPS_PROXY=$p -e ALL_PROXY=$p -e NO_PROXY= \
+		-e P=/gear/agtest-net -e GW=agentguard-study-egress-gateway:8080 \
+		-v "$ST_GEAR:/gear/agtest-net:ro" \
+		"$ST_IMG" sh -c "$script" 2>&1) || ST_AGENT_RC=$?
+	cid=$(cat "$T/agent.cid" 2>/dev/null || true)
+	ST_AGENT_ID=$cid
+	# Teardown in the plan's order: agent, then gateway (SIGTERM: it ends
+	# its stream), then the namespace sidecar.
+	[ -z "$cid" ] || _st_rm "$cid"
+	"$AG_DOCKER" stop --time 10 "$gw" >/dev/null 2>&1 || true
+	_st_rm "$lo" "$gw"
+	return 0
+}
+
+# st_control SCRIPT: the sensitivity control (see the header). The control
+# network is an ordinary bridge (not internal), so only owned targets are
+# probed, each after st_route_ok. The container runs as root with Docker's
+# default capabilities and IPv6 switched on in its own namespace, and an
+# owned Unix socket is mounted at the Docker socket's path: each probe's
+# "reached" is what a leak looks like.
+st_control_setup() {
+	[ -z "${ST_CTL:-}" ] || return 0
+	{
+		_st_net ctl plain 203.0.113 || return 1
+		ST_CTL=$ST_NET_ID
+		ST_CTL_HOST=203.0.113.$((ST_NET_BASE + 1))
+		ST_CTL_CANARY=203.0.113.$((ST_NET_BASE + 3))
+		ST_CTL_RESOLVER=203.0.113.$((ST_NET_BASE + 4))
+		ST_CTL_PROBE=203.0.113.$((ST_NET_BASE + 5))
+		"$AG_DOCKER" network connect --ip "$ST_CTL_CANARY" --alias canary.test "$ST_CTL" "$ST_ID_canary" || return 1
+		"$AG_DOCKER" network connect --ip "$ST_CTL_RESOLVER" "$ST_CTL" "$ST_ID_resolver" || return 1
+		# A host listener on the control bridge's address too.
+		if st_route_ok "$ST_CTL_HOST"; then
+			_st_logdir host-ctl
+			timeout "$ST_LIFETIME" "$ST_GEAR" serve --log-dir "$ST_LOGS/host-ctl" \
+				--lifetime "$ST_LIFETIME" --http "$ST_CTL_HOST:$ST_HOSTPORT" 2>/dev/null &
+			ST_HOST_PIDS+=("$!")
+			_st_wait_ready "$ST_LOGS/host-ctl" || return 1
+		fi
+	}
+}
+
+st_control() {
+	local script=$1 sockdir=$T/ctl-sock cid
+	st_control_setup || return 1
+	mkdir -p "$sockdir"
+	rm -f "$sockdir/owned.sock"
+	timeout 60 python3 -c 'import socket,sys
+s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4); s.settimeout(55)
+try:
+    c,_=s.accept(); c.close()
+except OSError: pass' "$sockdir/owned.sock" &
+	ST_HOST_PIDS+=("$!")
+	local i
+	for ((i = 0; i < 50; i++)); do [ -S "$sockdir/owned.sock" ] && break; sleep 0.1; done
+	rm -f "$T/ctl.cid"
+	ST_CTL_RC=0
+	ST_CTL_OUT=$(timeout 90 "$AG_DOCKER" run --pull never $(_st_labels) --cidfile "$T/ctl.cid" \
+		--network "$ST_CTL" --ip "$ST_CTL_PROBE" --dns "$ST_CTL_RESOLVER" \
+		--sysctl net.ipv6.conf.all.disable_ipv6=0 --sysctl net.ipv6.conf.default.disable_ipv6=0 \
+		--pids-limit 64 --memory 64m --memory-swap 64m --cpus 0.5 --user 0:0 \
+		-v "$sockdir/owned.sock:/var/run/docker.sock" -v "$ST_GEAR:/gear/agtest-net:ro" \
+		-e P=/gear/agtest-net "$ST_IMG" sh -c "$script" 2>&1) || ST_CTL_RC=$?
+	cid=$(cat "$T/ctl.cid" 2>/dev/null || true)
+	[ -z "$cid" ] || _st_rm "$cid"
+	return 0
+}
+
+# st_leftovers: every container, network or bridge device of this test file.
+st_leftovers() {
+	local n
+	"$AG_DOCKER" ps -aq --filter "label=$AG_TEST_LABEL" --filter "label=$ST_FILE_LABEL"
+	"$AG_DOCKER" network ls -q --filter "label=$AG_TEST_LABEL" --filter "label=$ST_FILE_LABEL"
+	for n in "${ST_NETWORKS[@]}"; do
+		[ ! -e "/sys/class/net/br-${n:0:12}" ] || echo "br-${n:0:12}"
+	done
+}
+
+# st_teardown: containers, then networks, each by id; host listeners by pid.
+st_teardown() {
+	local id pid
+	for id in $("$AG_DOCKER" ps -aq --no-trunc --filter "label=$AG_TEST_LABEL" --filter "label=$ST_FILE_LABEL"); do
+		_st_rm "$id"
+	done
+	for id in "${ST_NETWORKS[@]}"; do
+		"$AG_DOCKER" network rm "$id" >/dev/null 2>&1 || true
+	done
+	for pid in "${ST_HOST_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	ST_HOST_PIDS=()
+}
+
+# st_mode_name: how st_agent reaches the study topology.
+st_mode_name() { printf '%s\n' "${ST_MODE:-hand-built}"; }
+
+# st_gateway_knows_host_addresses: the gateway refuses the host's own
+# addresses (read at trial start) even where the decision table alone would
+# let a test_only rule reach them (documentation ranges).
+st_gateway_knows_host_addresses() { [ "${ST_GW_HOST_ADDRESSES:-0}" = 1 ]; }
+
+# st_check_stream DESC: the last trial's gateway stream is complete: start
+# record first, decisions numbered 1..N, an end record that says complete
+# with records=N and nothing lost.
+st_check_stream() {
+	local desc=$1 n got
+	n=$(jq -c 'select(.record=="decision")' "$ST_EVENTS" | wc -l)
+	got=$(jq -s -r '[.[0].record, .[-1].record, (.[-1].complete|tostring), (.[-1].records|tostring),
+		(.[-1].lost|tostring), ([.[]|select(.record=="decision")|.seq]==[range(1;length-1)]|tostring)]|join(" ")' \
+		"$ST_EVENTS" 2>&1)
+	t_is "$desc: the gateway's stream is complete ($n decisions)" "$got" "start end true $n 0 true"
+}
+
+# st_check_complete DESC NALLOW NDENY: the stream is complete and holds
+# exactly NALLOW allow and NDENY deny decisions (the hand-built topology has
+# no manifest: study-egress run computes the completion from this stream).
+st_check_complete() {
+	st_check_stream "$1"
+	t_is "$1: decisions allow/deny" \
+		"$(jq -r 'select(.record=="decision")|.event.decision' "$ST_EVENTS" | sort | uniq -c | awk '{printf "%s=%s ", $2, $1}')" \
+		"$( { [ "$2" = 0 ] || printf 'allow=%s ' "$2"; [ "$3" = 0 ] || printf 'deny=%s ' "$3"; })"
+}
+
+# st_parallel LINES: a shell script that runs each line (a probe, bounded by
+# its own alarm) at the same time, then prints their outputs in line order.
+st_parallel() {
+	local l i=0 out=
+	while IFS= read -r l; do
+		[ -n "$l" ] || continue
+		i=$((i + 1))
+		out+="($l) >/tmp/st-probe.$i 2>&1 &"$'\n'
+	done <<<"$1"
+	out+="wait; for i in \$(seq 1 $i); do cat /tmp/st-probe.\$i; done"
+	printf '%s\n' "$out"
+}

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# t0880: the study-egress gateway inside the real topology on the real
+# engine (tests/cli/lib-study.sh): the agent on the --internal,
+# inhibit_ipv4 study network reaches the approved canary through
+# agentguard-gateway, and every request the policy does not approve is
+# refused with 403 and a deny record. Each refusal is proven by an EMPTY
+# canary log (and, for names, by the resolver's log), not only by the
+# client's error. Rebinding: a name whose answer alternates between the
+# canary and 127.0.0.1 never reaches the listener on 127.0.0.1 inside the
+# gateway's own namespace; the record names the address connected.
+set -euo pipefail
+. "$(dirname "$0")/lib-test.sh"
+require_docker
+command -v jq >/dev/null || skip_all "jq is needed to read the evidence"
+ST_TEST=t0880
+. "$(dirname "$0")/lib-study.sh"
+
+st_setup || { t_fail "the study topology is set up" "see the diagnostics above"; t_done; }
+t_pass "the study topology is set up (mode: $(st_mode_name))"
+H=$ST_OUT_HOST HP=$ST_HOSTPORT C=$ST_CANARY
+for tgt in "$C" "$ST_RESOLVER" "$H"; do
+	st_route_ok "$tgt" || skip_all "host route to $tgt names no owned bridge: $(ip -4 route get "$tgt" | head -1)"
+done
+st_policy "$(printf '%s,' \
+	'{"host":"canary.test","port":80,"test_only":true}' \
+	'{"host":"mixed.test","port":80,"test_only":true}' \
+	'{"host":"rebind.test","port":80,"test_only":true}' \
+	"{\"host\":\"$H\",\"port\":$HP,\"test_only\":true,\"test_only_ip_literal\":true}" |
+	sed 's/,$//')"
+
+# jq over the decision records of the last trial
+recs() { jq -c 'select(.record=="decision")' "$ST_EVENTS"; }
+rec_for() { recs | jq -c --arg u "$1" 'select(.event.url==$u or (.event.url==null and $u=="connect:"+.event.requested.host+":"+(.event.requested.port|tostring)))'; }
+probe_line() { grep -F "probe $1" <<<"$ST_AGENT_OUT" | head -1; }
+
+# ---- allowed: only approved requests, so the trial completes ----
+st_agent allow '$P probe get $GW http://canary.test/plain-0880
+$P probe connect $GW canary.test:80'
+t_like "plain HTTP through the gateway reaches the approved canary" \
+	"$(probe_line 'get http://canary.test/plain-0880')" 'reached status=200 body=CANARY-OK'
+t_like "CONNECT through the gateway reaches it (the tunnel carries the request)" \
+	"$(probe_line 'connect canary.test:80')" 'reached status=200 .*body=CANARY-OK'
+t_is "the canary saw both, from the gateway's outbound address only" \
+	"$(st_log canary http 80 | sed 's/:[0-9]* line=/ line=/' | cut -d' ' -f2-4)" \
+	"from=$ST_GW_OUT line=GET /plain-0880
+from=$ST_GW_OUT line=GET /tunnel"
+r=$(rec_for http://canary.test/plain-0880)
+t_is "record (plain HTTP): allow, host, port, resolved and connected address" \
+	"$(jq -r '[.event.decision,.event.requested.host,.event.requested.port,(.event.resolved_addresses|join(",")),.connected_address,.tls]|join(" ")' <<<"$r")" \
+	"allow canary.test 80 $C $C none"
+t_like "... with bytes both ways" "$(jq -c .event.bytes <<<"$r")" '^\{"in":[1-9][0-9]*,"out":[1-9][0-9]*\}$'
+r=$(rec_for connect:canary.test:80)
+t_is "record (CONNECT): allow, resolved and connected address, TLS left to the client" \
+	"$(jq -r '[.event.decision,.event.protocol,(.event.resolved_addresses|join(",")),.connected_address,.tls]|join(" ")' <<<"$r")" \
+	"allow connect $C $C client-owned-not-intercepted"
+t_like "... with bytes both ways" "$(jq -c .event.bytes <<<"$r")" '^\{"in":[1-9][0-9]*,"out":[1-9][0-9]*\}$'
+st_check_complete "allowed trial" 2 0
+
+# ---- denied through the gateway ----
+: >"$T/none"
+dns_before=$(st_log_count resolver dns 53)
+st_agent deny '$P probe get $GW http://nothere-0880.test/unapproved-host
+$P probe connect $GW nothere-0880.test:80
+$P probe get $GW http://canary.test:8080/unapproved-port
+$P probe connect $GW canary.test:8080
+$P probe get $GW http://'"$C"'/ip-literal
+$P probe connect $GW '"$C"':80
+$P probe get $GW http://'"$H:$HP"'/host-literal
+$P probe connect $GW '"$H:$HP"'
+$P probe get $GW http://mixed.test/mixed-answers
+$P probe get $GW http://canary.test/redirect-0880 follow
+for i in 1 2 3 4; do $P probe get $GW http://rebind.test/rebind-$i; done'
+denied() { # DESC PROBE URL-OR-connect:H:P REASON
+	t_like "$1: 403" "$(probe_line "$2")" 'blocked status=403'
+	t_is "$1: deny record" "$(rec_for "$3" | jq -r '[.event.decision,.event.reason,(.connected_address|tostring)]|join(" ")')" \
+		"deny $4 null"
+}
+denied "unapproved host (plain HTTP)" "get http://nothere-0880.test/" http://nothere-0880.test/unapproved-host destination_not_approved
+denied "unapproved host (CONNECT)" "connect nothere-0880.test:80" connect:nothere-0880.test:80 destination_not_approved
+t_is "... the unapproved name was never looked up (resolver log)" \
+	"$(st_log resolver dns 53 | grep -c nothere-0880 || true)" 0
+denied "unapproved port (plain HTTP)" "get http://canary.test:8080/" http://canary.test:8080/unapproved-port destination_not_approved
+denied "unapproved port (CONNECT)" "connect canary.test:8080" connect:canary.test:8080 destination_not_approved
+t_is "... the canary's listener on that port saw nothing" "$(st_log_count canary http 8080)" 0
+denied "IP literal, not approved (plain HTTP)" "get http://$C/" "http://$C/ip-literal" ip_literal_not_approved
+denied "IP literal, not approved (CONNECT)" "connect $C:80" "connect:$C:80" ip_literal_not_approved
+if st_gateway_knows_host_addresses; then
+	denied "approved literal that is the host's bridge address (plain HTTP)" "get http://$H:$HP/" "http://$H:$HP/host-literal" unsafe_ip_literal
+	denied "approved literal that is the host's bridge address (CONNECT)" "connect $H:$HP" "connect:$H:$HP" unsafe_ip_literal
+	t_is "... the host listener on that address saw nothing" "$(st_log_count host http "$HP")" 0
+else
+	# Known gap, reported: 203.0.113.0/24 is a documentation range, which the
+	# decision table lets test_only rules reach; only the host's own address
+	# list (read at trial start) can refuse it, and the gateway has none yet.
+	t_skip "approved literal that is the host's bridge address is refused" \
+		"KNOWN GAP: the gateway has no host-address list (observed: $(probe_line "get http://$H:$HP/" | cut -d: -f3-); host listener lines: $(st_log_count host http "$HP"))"
+fi
+t_like "a name whose answers include one unsafe address: 403" "$(probe_line 'get http://mixed.test/')" 'blocked status=403'
+t_is "... deny record names both answers, nothing connected" \
+	"$(rec_for http://mixed.test/mixed-answers | jq -r '[.event.decision,.event.reason,(.event.resolved_addresses|join(",")),(.connected_address|tostring)]|join(" ")')" \
+	"deny resolution_ambiguous $C,127.0.0.1 null"
+t_like "a redirect to a new host: the 302 is passed back, the new request gets 403" \
+	"$(probe_line 'get http://canary.test/redirect-0880')" 'status=302 location=http://other.test:80/landed status=403'
+t_is "... deny record for the new host" \
+	"$(rec_for http://other.test:80/landed | jq -r '[.event.decision,.event.reason]|join(" ")')" \
+	"deny destination_not_approved"
+t_is "... the new host was never looked up" "$(st_log resolver dns 53 | grep -c other.test || true)" 0
+
+# ---- rebinding: the answer alternates canary / 127.0.0.1 per query ----
+allows=0 denies=0 bad= allowed_paths=
+for i in 1 2 3 4; do
+	r=$(rec_for "http://rebind.test/rebind-$i")
+	case "$(jq -r '[.event.decision,.event.reason,(.event.resolved_addresses|join(",")),(.connected_address|tostring)]|join(" ")' <<<"$r")" in
+	"allow approved_destination $C $C") allows=$((allows + 1)) allowed_paths+=" /rebind-$i" ;;
+	"deny resolution_unsafe 127.0.0.1 null") denies=$((denies + 1)) ;;
+	*) bad+="$i: $r " ;;
+	esac
+done
+t_is "rebinding: every request is allowed to the checked canary address or denied as unsafe" "$bad" ""
+t_is "... both answers were seen (2 allowed, 2 denied)" "$allows $denies" "2 2"
+t_is "... the listener on 127.0.0.1 in the gateway's namespace was never reached" \
+	"$(st_log_count "lo-deny" http 80)" 0
+t_is "... the canary saw exactly the allowed rebinding requests" \
+	"$(st_log canary http 80 | grep -c 'GET /rebind-' || true)" "$allows"
+
+# ---- the canary log over the whole denied trial ----
+t_is "the canary saw only the redirect and the allowed rebinding requests" \
+	"$(st_log canary http 80 | sed -n '3,$p' | sed 's/.* line=[A-Z]* \([^ ]*\) .*/\1/' | sort | tr '\n' ' ')" \
+	"$(printf '%s\n' /redirect-0880 $allowed_paths | sort | tr '\n' ' ')"
+t_is "no denied path appears in any canary log" \
+	"$(cat "$ST_LOGS"/canary/*.log "$ST_LOGS"/lo-deny/*.log | grep -cE 'unapproved|ip-literal|host-literal|mixed-answers|landed' || true)" 0
+t_is "the resolver was asked only about approved names" \
+	"$(st_log resolver dns 53 | sed -n "$((dns_before + 1)),\$p" | sed 's/.* name=\([^ ]*\) .*/\1/' | sort -u | tr '\n' ' ')" \
+	"canary.test mixed.test rebind.test "
+st_check_stream "denied trial" 
+
+st_teardown
+t_is "nothing is left: no container, network or bridge device of this test" "$(st_leftovers)" ""
+t_done
