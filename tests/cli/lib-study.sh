@@ -277,6 +277,13 @@ _st_agent_hand() {
 		"$ST_IMG" sh -c "$script" 2>&1) || ST_AGENT_RC=$?
 	cid=$(cat "$T/agent.cid" 2>/dev/null || true)
 	ST_AGENT_ID=$cid
+	# What the engine says it built (st_check_inspect reads these).
+	ST_INSPECT=$ST_LOGS/inspect-$name
+	mkdir -p "$ST_INSPECT"
+	[ -z "$cid" ] || "$AG_DOCKER" container inspect "$cid" >"$ST_INSPECT/agent.json" 2>/dev/null || true
+	"$AG_DOCKER" container inspect "$gw" >"$ST_INSPECT/gateway.json" 2>/dev/null || true
+	"$AG_DOCKER" network inspect "$ST_STUDY" >"$ST_INSPECT/study.json" 2>/dev/null || true
+	"$AG_DOCKER" network inspect "$ST_OUT" >"$ST_INSPECT/outbound.json" 2>/dev/null || true
 	# Teardown in the plan's order: agent, then gateway (SIGTERM: it ends
 	# its stream), then the namespace sidecar.
 	[ -z "$cid" ] || _st_rm "$cid"
@@ -405,4 +412,30 @@ st_parallel() {
 	done <<<"$1"
 	out+="wait; for i in \$(seq 1 $i); do cat /tmp/st-probe.\$i; done"
 	printf '%s\n' "$out"
+}
+
+# st_check_inspect DESC: the engine's own view of the last trial's topology
+# is the plan's (engine notes, section 12.1), whoever built it.
+st_check_inspect() {
+	local d=$ST_INSPECT desc=$1
+	t_is "$desc: study network internal, inhibit_ipv4, IPv6 off, labelled" \
+		"$(jq -r '.[0]|[.Internal,.EnableIPv6,.Options["com.docker.network.bridge.inhibit_ipv4"],(.IPAM.Config[0].Subnet|startswith("198.51.100."))]|map(tostring)|join(" ")' "$d/study.json")" \
+		"true false true true"
+	t_is "$desc: outbound network internal (tests), IPv6 off" \
+		"$(jq -r '.[0]|[.Internal,.EnableIPv6,(.IPAM.Config[0].Subnet|startswith("203.0.113."))]|map(tostring)|join(" ")' "$d/outbound.json")" \
+		"true false true"
+	t_is "$desc: agent on the study network only, DNS 127.0.0.1, no sysctl, host, port or link" \
+		"$(jq -r --arg s "$(jq -r '.[0].Name' "$d/study.json")" '.[0]|[(.NetworkSettings.Networks|keys==[$s]),(.HostConfig.Dns==["127.0.0.1"]),
+			((.HostConfig.Sysctls//{})=={}),((.HostConfig.ExtraHosts//[])==[]),((.HostConfig.PortBindings//{})=={}),
+			((.HostConfig.Links//[])==[])]|map(tostring)|join(" ")' "$d/agent.json")" \
+		"true true true true true true"
+	t_is "$desc: agent controls (caps dropped, none added, read-only, no-new-privileges, not root, not privileged)" \
+		"$(jq -r '.[0]|[(.HostConfig.CapDrop==["ALL"]),((.HostConfig.CapAdd//[])==[]),.HostConfig.ReadonlyRootfs,
+			(.HostConfig.SecurityOpt|index(["no-new-privileges"])!=null),(.Config.User|test("^[1-9][0-9]*:[1-9][0-9]*$")),.HostConfig.Privileged]|map(tostring)|join(" ")' "$d/agent.json")" \
+		"true true true true true false"
+	t_is "$desc: gateway on exactly the two networks, ip_forward=0 only, hardened, its own image" \
+		"$(jq -r --slurpfile a "$d/agent.json" '.[0]|[(.NetworkSettings.Networks|length),(.HostConfig.Sysctls=={"net.ipv4.ip_forward":"0"}),
+			(.HostConfig.CapDrop==["ALL"]),((.HostConfig.CapAdd//[])==[]),.HostConfig.ReadonlyRootfs,.Config.User,
+			(.Image!=$a[0][0].Image)]|map(tostring)|join(" ")' "$d/gateway.json")" \
+		"2 true true true true 65532:65532 true"
 }

@@ -55,6 +55,7 @@ t_is "record (CONNECT): allow, resolved and connected address, TLS left to the c
 	"allow connect $C $C client-owned-not-intercepted"
 t_like "... with bytes both ways" "$(jq -c .event.bytes <<<"$r")" '^\{"in":[1-9][0-9]*,"out":[1-9][0-9]*\}$'
 st_check_complete "allowed trial" 2 0
+st_check_inspect "allowed trial"
 
 # ---- denied through the gateway ----
 : >"$T/none"
