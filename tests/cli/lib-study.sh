@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034,SC2154 # sets variables for the test scripts (ST_*), some by printf -v
 # tests/cli/lib-study.sh: the study-egress topology on the real engine, for
 # the t088x tests (source after lib-test.sh and require_docker).
 #
@@ -52,7 +53,7 @@ ST_LIFETIME=${ST_LIFETIME:-240}
 ST_HARDEN=(--read-only --cap-drop ALL --security-opt no-new-privileges
 	--pids-limit 32 --memory 64m --memory-swap 64m --cpus 0.5)
 
-_st_labels() { printf '%s\n' --label "$AG_TEST_LABEL" --label "$ST_FILE_LABEL"; }
+ST_LABELS=(--label "$AG_TEST_LABEL" --label "$ST_FILE_LABEL")
 
 # _st_net NAME KIND(internal|study|plain) PREFIX: creates a labelled network
 # on the first free /27 slice of PREFIX.0/24 (another test may hold one).
@@ -67,7 +68,7 @@ _st_net() {
 	for base in 32 64 96 128 160 192 224 0; do
 		if ! ip route show | grep -q "^$prefix\.$base/27 " &&
 			id=$("$AG_DOCKER" network create --driver bridge --ipv6=false "${opts[@]}" \
-				--subnet "$prefix.$base/27" $(_st_labels) "st-$AG_TEST_RUN_ID-$name" 2>/dev/null); then
+				--subnet "$prefix.$base/27" "${ST_LABELS[@]}" "st-$AG_TEST_RUN_ID-$name" 2>/dev/null); then
 			ST_NETWORKS+=("$id")
 			ST_NET_ID=$id
 			ST_NET_BASE=$base
@@ -131,7 +132,7 @@ _st_gear_container() {
 	local name=$1 net=$2 ip=$3 dns=$4 id
 	shift 4
 	_st_logdir "$name"
-	id=$("$AG_DOCKER" run -d --pull never $(_st_labels) --name "st-$AG_TEST_RUN_ID-$name" \
+	id=$("$AG_DOCKER" run -d --pull never "${ST_LABELS[@]}" --name "st-$AG_TEST_RUN_ID-$name" \
 		--network "$net" --ip "$ip" --dns "$dns" "${ST_HARDEN[@]}" --user 65534:65534 \
 		-v "$ST_GEAR:/gear/agtest-net:ro" -v "$ST_LOGS/$name:/logs" \
 		"$ST_IMG" /gear/agtest-net serve --log-dir /logs --lifetime "$ST_LIFETIME" "$@") || return 1
@@ -167,10 +168,10 @@ st_setup() {
 	ST_AGENT_IP=$ST_STUDY_PREFIX.$((ST_STUDY_BASE + 3))
 
 	# Host listeners on every host bridge address (route: local), one port.
-	local a tries pid
+	local a pid
 	ST_HOST_ADDRS=$(_st_host_bridge_addrs)
 	_st_logdir host
-	for tries in 1 2 3; do
+	for _ in 1 2 3; do
 		ST_HOSTPORT=$((20000 + (RANDOM % 20000)))
 		local spec=()
 		for a in $ST_HOST_ADDRS; do spec+=(--http "$a:$ST_HOSTPORT"); done
@@ -186,7 +187,7 @@ st_setup() {
 		ST_HOSTPORT=
 	done
 	[ -n "$ST_HOSTPORT" ] || { diag "host listeners: $(cat "$T/host-gear.err")"; return 1; }
-	diag "host bridge addresses with a listener on :$ST_HOSTPORT: $(echo $ST_HOST_ADDRS)"
+	diag "host bridge addresses with a listener on :$ST_HOSTPORT: $(tr "\n" " " <<<"$ST_HOST_ADDRS")"
 
 	# The canaries on the outbound network (aliases: names only a resolver
 	# on that network would know).
@@ -230,13 +231,13 @@ st_agent() {
 _st_rm() { "$AG_DOCKER" rm -f "$@" >/dev/null 2>&1 || true; }
 
 _st_agent_hand() {
-	local name=$1 script=$2 ev=$ST_LOGS/gw-$1 gw lo agent cid
+	local name=$1 script=$2 ev=$ST_LOGS/gw-$1 gw lo cid
 	mkdir -p "$ev"
 	chown 65532:65532 "$ev"
 	chmod 0700 "$ev"
 	ST_EVENTS=$ev/events.jsonl
 	# Gateway: study network first (fixed address, alias), then outbound.
-	gw=$("$AG_DOCKER" create --pull never $(_st_labels) --name "st-$AG_TEST_RUN_ID-gw-$name" \
+	gw=$("$AG_DOCKER" create --pull never "${ST_LABELS[@]}" --name "st-$AG_TEST_RUN_ID-gw-$name" \
 		--network "$ST_STUDY" --ip "$ST_GW_STUDY" --network-alias agentguard-study-egress-gateway \
 		--dns 127.0.0.1 --sysctl net.ipv4.ip_forward=0 \
 		--read-only --cap-drop ALL --security-opt no-new-privileges --user 65532:65532 \
@@ -255,7 +256,7 @@ _st_agent_hand() {
 	# unsafe answer (127.0.0.1) of mixed.test and rebind.test points here,
 	# so a gateway that connected to it would leave a line in lo/http-80.log.
 	_st_logdir "lo-$name"
-	lo=$("$AG_DOCKER" run -d --pull never $(_st_labels) --network "container:$gw" \
+	lo=$("$AG_DOCKER" run -d --pull never "${ST_LABELS[@]}" --network "container:$gw" \
 		"${ST_HARDEN[@]}" --user 65534:65534 \
 		-v "$ST_GEAR:/gear/agtest-net:ro" -v "$ST_LOGS/lo-$name:/logs" \
 		"$ST_IMG" /gear/agtest-net serve --log-dir /logs --lifetime "$ST_LIFETIME" \
@@ -266,7 +267,7 @@ _st_agent_hand() {
 	local p=http://agentguard-study-egress-gateway:8080
 	rm -f "$T/agent.cid"
 	ST_AGENT_RC=0
-	ST_AGENT_OUT=$(timeout 90 "$AG_DOCKER" run --pull never $(_st_labels) --cidfile "$T/agent.cid" \
+	ST_AGENT_OUT=$(timeout 90 "$AG_DOCKER" run --pull never "${ST_LABELS[@]}" --cidfile "$T/agent.cid" \
 		--name "st-$AG_TEST_RUN_ID-agent-$name" --network "$ST_STUDY" --ip "$ST_AGENT_IP" \
 		--dns 127.0.0.1 --read-only --cap-drop ALL --security-opt no-new-privileges \
 		--user "$AG_TEST_UID:$AG_TEST_GID" --pids-limit 64 --memory 128m --memory-swap 128m --cpus 1 \
@@ -335,7 +336,7 @@ except OSError: pass' "$sockdir/owned.sock" &
 	for ((i = 0; i < 50; i++)); do [ -S "$sockdir/owned.sock" ] && break; sleep 0.1; done
 	rm -f "$T/ctl.cid"
 	ST_CTL_RC=0
-	ST_CTL_OUT=$(timeout 90 "$AG_DOCKER" run --pull never $(_st_labels) --cidfile "$T/ctl.cid" \
+	ST_CTL_OUT=$(timeout 90 "$AG_DOCKER" run --pull never "${ST_LABELS[@]}" --cidfile "$T/ctl.cid" \
 		--network "$ST_CTL" --ip "$ST_CTL_PROBE" --dns "$ST_CTL_RESOLVER" \
 		--sysctl net.ipv6.conf.all.disable_ipv6=0 --sysctl net.ipv6.conf.default.disable_ipv6=0 \
 		--pids-limit 64 --memory 64m --memory-swap 64m --cpus 0.5 --user 0:0 \
