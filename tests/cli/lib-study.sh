@@ -224,8 +224,22 @@ st_log_count() { st_log "$@" | wc -l; }
 # plan (docs/study-egress.md "Topology plan") and the engine notes' recipe.
 st_agent() {
 	local name=$1 script=$2
-	ST_MODE=hand-built
-	_st_agent_hand "$name" "$script"
+	ST_MODE=$(st_mode_name)
+	ST_INSPECT=$ST_LOGS/inspect-$name
+	mkdir -p "$ST_INSPECT"
+	# Every agent script first waits (bounded) for the namespace sidecar's
+	# readiness port on the gateway's study address: in `run` mode the
+	# sidecar is attached while the run starts, so the rebinding proofs
+	# never run before their listener exists.
+	# shellcheck disable=SC2016 # expanded by the agent's shell
+	script='GW=${HTTP_PROXY#http://}; GW=${GW%/}; i=0
+until $P probe tcp '"$ST_GW_STUDY"' 9 >/dev/null 2>&1 || [ $i -ge 50 ]; do i=$((i+1)); sleep 0.2; done
+'"$script"
+	if [ "$ST_MODE" = run ]; then
+		_st_agent_run "$name" "$script"
+	else
+		_st_agent_hand "$name" "$script"
+	fi
 }
 
 _st_rm() { "$AG_DOCKER" rm -f "$@" >/dev/null 2>&1 || true; }
@@ -260,9 +274,10 @@ _st_agent_hand() {
 		"${ST_HARDEN[@]}" --user 65534:65534 \
 		-v "$ST_GEAR:/gear/agtest-net:ro" -v "$ST_LOGS/lo-$name:/logs" \
 		"$ST_IMG" /gear/agtest-net serve --log-dir /logs --lifetime "$ST_LIFETIME" \
-		--http 127.0.0.1:80) || return 1
+		--http 127.0.0.1:80 --http "$ST_GW_STUDY:9") || return 1
 	ST_CONTAINERS+=("$lo")
 	_st_wait_ready "$ST_LOGS/lo-$name" || return 1
+	ip -4 -o addr show dev "br-${ST_STUDY:0:12}" >"$ST_INSPECT/study-bridge-ipv4.txt" 2>&1 || true
 	# Agent: the study network only, DNS 127.0.0.1, proxy variables.
 	local p=http://agentguard-study-egress-gateway:8080
 	rm -f "$T/agent.cid"
@@ -279,8 +294,6 @@ _st_agent_hand() {
 	cid=$(cat "$T/agent.cid" 2>/dev/null || true)
 	ST_AGENT_ID=$cid
 	# What the engine says it built (st_check_inspect reads these).
-	ST_INSPECT=$ST_LOGS/inspect-$name
-	mkdir -p "$ST_INSPECT"
 	[ -z "$cid" ] || "$AG_DOCKER" container inspect "$cid" >"$ST_INSPECT/agent.json" 2>/dev/null || true
 	"$AG_DOCKER" container inspect "$gw" >"$ST_INSPECT/gateway.json" 2>/dev/null || true
 	"$AG_DOCKER" network inspect "$ST_STUDY" >"$ST_INSPECT/study.json" 2>/dev/null || true
@@ -373,7 +386,16 @@ st_teardown() {
 }
 
 # st_mode_name: how st_agent reaches the study topology.
-st_mode_name() { printf '%s\n' "${ST_MODE:-hand-built}"; }
+# ST_FORCE_MODE=hand-built|run overrides the choice (run: fail if missing).
+st_mode_name() {
+	if [ -n "${ST_FORCE_MODE:-}" ]; then
+		printf '%s\n' "$ST_FORCE_MODE"
+	elif "$AG_BIN" study-egress run --help 2>/dev/null | grep -q 'study-egress run CONFIG'; then
+		echo run
+	else
+		echo hand-built
+	fi
+}
 
 # st_gateway_knows_host_addresses: the gateway refuses the host's own
 # addresses (read at trial start) even where the decision table alone would
@@ -439,4 +461,129 @@ st_check_inspect() {
 			(.HostConfig.CapDrop==["ALL"]),((.HostConfig.CapAdd//[])==[]),.HostConfig.ReadonlyRootfs,.Config.User,
 			(.Image!=$a[0][0].Image)]|map(tostring)|join(" ")' "$d/gateway.json")" \
 		"2 true true true true 65532:65532 true"
+}
+
+# ---- `agentguard study-egress run` drives the topology ----
+
+# The run needs the invoking user to be the agent's uid/gid (the workspace
+# is bind-mounted): it runs as the test user from $ST_W.
+ST_W=$T/study-w
+_st_run_prepare() {
+	[ -z "${_ST_RUN_READY:-}" ] || return 0
+	mkdir -p "$ST_W"
+	chmod 0755 "$T" "$ST_W"
+	printf '%s\n' "task_id: study-egress-engine" "description: study-egress engine test" \
+		"test_command: 'true'" "mode: ci" "expected_modified_files: {min: 0, max: 50}" \
+		"command_timeout_seconds: 60" "max_output_bytes: 65536" \
+		"sandbox: {type: docker, image: '$ST_IMG', network: none}" \
+		"contained_execution:" "  version: 1" "  platform: linux-docker-engine" \
+		"  required_uid: $AG_TEST_UID" "  required_gid: $AG_TEST_GID" \
+		"  memory_limit: 128m" "  pids_limit: 64" "  tmpfs_size: 16m" >"$ST_W/c.yaml"
+	chown -R "$AG_TEST_UID:$AG_TEST_GID" "$ST_W"
+	_ST_RUN_READY=1
+}
+
+# _st_run_suffixes: the container-label value of every run made from $ST_W.
+_st_run_suffixes() {
+	local d id
+	for d in "$ST_W"/.agentguard/contained-runs/*/; do
+		[ -d "$d" ] || continue
+		id=$(basename "$d")
+		[ ${#id} -le 32 ] || id=${id: -32}
+		id=${id,,}
+		printf '%s\n' "$id" | sed 's/^[^a-z0-9]*//'
+	done
+}
+
+# _st_watch_run NAME: in the background while the run lives (60 s at most):
+# finds the run's gateway (the one study gateway on our outbound network),
+# attaches the namespace sidecar to it, and records what the engine shows
+# of the gateway, both networks, the study bridge and the agent.
+_st_watch_run() {
+	local name=$1 d=$ST_INSPECT gw='' studynet='' i id role
+	for ((i = 0; i < 600; i++)); do
+		[ ! -e "$T/run-done" ] || return 0
+		gw=$("$AG_DOCKER" ps -q --no-trunc --filter label=agentguard.study-egress.role=gateway \
+			--filter "network=$ST_OUT" 2>/dev/null | head -1)
+		[ -z "$gw" ] || break
+		sleep 0.1
+	done
+	[ -n "$gw" ] || return 0
+	_st_logdir "lo-$name"
+	"$AG_DOCKER" run -d --pull never "${ST_LABELS[@]}" --network "container:$gw" \
+		"${ST_HARDEN[@]}" --user 65534:65534 \
+		-v "$ST_GEAR:/gear/agtest-net:ro" -v "$ST_LOGS/lo-$name:/logs" \
+		"$ST_IMG" /gear/agtest-net serve --log-dir /logs --lifetime "$ST_LIFETIME" \
+		--http 127.0.0.1:80 --http "$ST_GW_STUDY:9" >"$T/sidecar.id" 2>"$T/sidecar.err" || true
+	"$AG_DOCKER" container inspect "$gw" >"$d/gateway.json" 2>/dev/null || true
+	studynet=$(jq -r --arg o "$ST_OUT" '.[0].NetworkSettings.Networks|to_entries[]|select(.value.NetworkID!=$o)|.value.NetworkID' \
+		"$d/gateway.json" 2>/dev/null | head -1)
+	[ -n "$studynet" ] || return 0
+	printf '%s\n' "$studynet" >"$d/study.id"
+	"$AG_DOCKER" network inspect "$studynet" >"$d/study.json" 2>/dev/null || true
+	"$AG_DOCKER" network inspect "$ST_OUT" >"$d/outbound.json" 2>/dev/null || true
+	ip -4 -o addr show dev "br-${studynet:0:12}" >"$d/study-bridge-ipv4.txt" 2>&1 || true
+	for ((i = 0; i < 600; i++)); do
+		[ ! -e "$T/run-done" ] || return 0
+		for id in $("$AG_DOCKER" ps -q --no-trunc --filter "network=$studynet" 2>/dev/null); do
+			[ "$id" != "$gw" ] || continue
+			role=$("$AG_DOCKER" container inspect --format '{{index .Config.Labels "agentguard.study-egress.role"}}' "$id" 2>/dev/null) || continue
+			case $role in gateway | probe) continue ;; esac
+			"$AG_DOCKER" container inspect "$id" >"$d/agent.json" 2>/dev/null && return 0
+		done
+		sleep 0.1
+	done
+}
+
+_st_agent_run() {
+	local name=$1 script=$2 out summary report watcher sc
+	_st_run_prepare
+	# The run creates its own study network on our slice: give the slice back.
+	if [ -n "${ST_STUDY:-}" ]; then
+		"$AG_DOCKER" network rm "$ST_STUDY" >/dev/null 2>&1 || true
+		ST_STUDY=
+	fi
+	rm -rf "$ST_W/repo-$name"
+	mkdir -p "$ST_W/repo-$name"
+	install -m 0755 "$ST_GEAR" "$ST_W/repo-$name/agtest-net"
+	install -m 0644 "$ST_POLICY" "$ST_W/policy-$name.json"
+	chown -R "$AG_TEST_UID:$AG_TEST_GID" "$ST_W/repo-$name" "$ST_W/policy-$name.json"
+	rm -f "$T/run-done" "$T/sidecar.id"
+	_st_watch_run "$name" &
+	watcher=$!
+	ST_RUN_RC=0
+	# shellcheck disable=SC2016 # positional parameters of the inner shell
+	out=$(timeout 150 runuser -u "$AG_TEST_USER" -- env -i PATH=/usr/bin:/bin HOME="$ST_W" \
+		bash -c 'cd "$1" && shift && exec "$@"' _ "$ST_W" \
+		"$AG_BIN" study-egress run c.yaml --repo "repo-$name" --policy "policy-$name.json" \
+		--trial-id "$name" --gateway-image "$ST_GW_IMAGE" --resolver "$ST_RESOLVER" \
+		--outbound-network "$ST_OUT" --study-subnet "$ST_STUDY_PREFIX.$ST_STUDY_BASE/27" --json \
+		-- sh -c "P=/agentguard-workspace/agtest-net; $script" 2>"$T/run-$name.err" </dev/null) || ST_RUN_RC=$?
+	touch "$T/run-done"
+	wait "$watcher" 2>/dev/null || true
+	for sc in $(_st_run_suffixes); do t_ledger_run "$sc"; done
+	sc=$(cat "$T/sidecar.id" 2>/dev/null || true)
+	[ -z "$sc" ] || _st_rm "$sc"
+	summary=$(printf '%s\n' "$out" | grep -m1 '^{' || true)
+	ST_RUN_SUMMARY=$summary
+	report=$(jq -r '.report // empty' <<<"$summary" 2>/dev/null || true)
+	[ -z "$report" ] || report=$ST_W/$report
+	ST_RUN_REPORT=$report
+	ST_RUN_DIR=${report%/*}
+	ST_EVENTS=$ST_RUN_DIR/egress/events.jsonl
+	ST_MANIFEST=$ST_RUN_DIR/live-study-egress-manifest.json
+	ST_AGENT_RC=$ST_RUN_RC
+	ST_AGENT_OUT=
+	if [ -f "$report" ]; then
+		ST_AGENT_OUT=$(jq -r '.command_result.stdout // empty' "$report" 2>/dev/null || true)
+	fi
+	if [ -z "$report" ] || [ ! -f "$report" ]; then
+		diag "study-egress run $name: exit $ST_RUN_RC, no artifact" "$out" "$(tail -5 "$T/run-$name.err")"
+	fi
+	# The gateway's outbound address, as the engine gave it.
+	local gwout
+	gwout=$(jq -r --arg o "$ST_OUT" '.[0].NetworkSettings.Networks|to_entries[]|select(.value.NetworkID==$o)|.value.IPAddress' \
+		"$ST_INSPECT/gateway.json" 2>/dev/null || true)
+	[ -z "$gwout" ] || ST_GW_OUT=$gwout
+	return 0
 }
