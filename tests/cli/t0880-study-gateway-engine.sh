@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t0880: the study-egress gateway inside the real topology on the real
-# engine (tests/cli/lib-study.sh): the agent on the --internal,
+# engine (tests/cli/lib-study-net.sh): the agent on the --internal,
 # inhibit_ipv4 study network reaches the approved canary through
 # agentguard-gateway, and every request the policy does not approve is
 # refused with 403 and a deny record. Each refusal is proven by an EMPTY
@@ -13,7 +13,7 @@ set -euo pipefail
 require_docker
 command -v jq >/dev/null || skip_all "jq is needed to read the evidence"
 ST_TEST=t0880
-. "$(dirname "$0")/lib-study.sh"
+. "$(dirname "$0")/lib-study-net.sh"
 
 st_setup || { t_fail "the study topology is set up" "see the diagnostics above"; t_done; }
 t_pass "the study topology is set up (mode: $(st_mode_name))"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t0881: every route around the gateway is closed on the real engine
-# (tests/cli/lib-study.sh). An agent on the study network that ignores the
+# (tests/cli/lib-study-net.sh). An agent on the study network that ignores the
 # proxy tries direct TCP to the canary by address and by name, UDP to 443
 # and to another port, DNS for unique names through 127.0.0.11, the
 # resolver's address and both of the gateway's addresses, a listener on
@@ -14,7 +14,7 @@ set -euo pipefail
 require_docker
 command -v jq >/dev/null || skip_all "jq is needed to read the evidence"
 ST_TEST=t0881
-. "$(dirname "$0")/lib-study.sh"
+. "$(dirname "$0")/lib-study-net.sh"
 
 st_setup || { t_fail "the study topology is set up" "see the diagnostics above"; t_done; }
 t_pass "the study topology is set up (mode: $(st_mode_name))"

@@ -1,6 +1,6 @@
 /*
  * agtest-net: network test gear for the study-egress engine tests
- * (tests/cli/lib-study.sh, t088x). Test code, never installed. Built static
+ * (tests/cli/lib-study-net.sh, t088x). Test code, never installed. Built static
  * with musl (`make tests` puts it in $(BUILD)/tests/agtest-net) so it runs
  * in the busybox test image, bind-mounted read-only.
  *

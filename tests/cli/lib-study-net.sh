@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034,SC2154 # sets variables for the test scripts (ST_*), some by printf -v
-# tests/cli/lib-study.sh: the study-egress topology on the real engine, for
+# tests/cli/lib-study-net.sh: the study-egress topology on the real engine, for
 # the t088x tests (source after lib-test.sh and require_docker).
 #
 # Everything obeys the rules for tests that create networks
