@@ -54,6 +54,8 @@ ST_HARDEN=(--read-only --cap-drop ALL --security-opt no-new-privileges
 	--pids-limit 32 --memory 64m --memory-swap 64m --cpus 0.5)
 
 ST_LABELS=(--label "$AG_TEST_LABEL" --label "$ST_FILE_LABEL")
+# Short unique object names (a network name must stay under 64 bytes).
+ST_NAME=agst-$(printf '%s' "$AG_TEST_RUN_ID/$ST_FILE_LABEL/$$" | sha256sum | cut -c1-12)
 
 # _st_net NAME KIND(internal|study|plain) PREFIX: creates a labelled network
 # on the first free /27 slice of PREFIX.0/24 (another test may hold one).
@@ -68,9 +70,10 @@ _st_net() {
 	for base in 32 64 96 128 160 192 224 0; do
 		if ! ip route show | grep -q "^$prefix\.$base/27 " &&
 			id=$("$AG_DOCKER" network create --driver bridge --ipv6=false "${opts[@]}" \
-				--subnet "$prefix.$base/27" "${ST_LABELS[@]}" "st-$AG_TEST_RUN_ID-$name" 2>/dev/null); then
+				--subnet "$prefix.$base/27" "${ST_LABELS[@]}" "$ST_NAME-$name" 2>/dev/null); then
 			ST_NETWORKS+=("$id")
 			ST_NET_ID=$id
+			ST_NET_NAME=$ST_NAME-$name
 			ST_NET_BASE=$base
 			return 0
 		fi
@@ -112,6 +115,16 @@ _st_host_bridge_addrs() {
 	done < <(ip -o -4 addr show)
 }
 
+# st_live_host_addrs: those of $ST_HOST_ADDRS that are still the host's own
+# (another test's bridge may be gone, and its address reused, by now).
+st_live_host_addrs() {
+	local a
+	for a in $ST_HOST_ADDRS; do
+		[[ "$(ip -4 route get "$a" 2>/dev/null)" == local\ * ]] && printf '%s\n' "$a"
+	done
+	return 0
+}
+
 # _st_wait_ready DIR: the gear's ready file (bounded: 10 s)
 _st_wait_ready() {
 	local i
@@ -132,7 +145,7 @@ _st_gear_container() {
 	local name=$1 net=$2 ip=$3 dns=$4 id
 	shift 4
 	_st_logdir "$name"
-	id=$("$AG_DOCKER" run -d --pull never "${ST_LABELS[@]}" --name "st-$AG_TEST_RUN_ID-$name" \
+	id=$("$AG_DOCKER" run -d --pull never "${ST_LABELS[@]}" --name "$ST_NAME-$name" \
 		--network "$net" --ip "$ip" --dns "$dns" "${ST_HARDEN[@]}" --user 65534:65534 \
 		-v "$ST_GEAR:/gear/agtest-net:ro" -v "$ST_LOGS/$name:/logs" \
 		"$ST_IMG" /gear/agtest-net serve --log-dir /logs --lifetime "$ST_LIFETIME" "$@") || return 1
@@ -151,6 +164,7 @@ st_setup() {
 	# The outbound network (what the gateway reaches); --internal in tests.
 	_st_net out internal 203.0.113 || return 1
 	ST_OUT=$ST_NET_ID
+	ST_OUT_NAME=$ST_NET_NAME
 	ST_OUT_PREFIX=203.0.113 ST_OUT_BASE=$ST_NET_BASE
 	local o=$ST_OUT_PREFIX.$((ST_OUT_BASE))
 	ST_OUT_HOST=$ST_OUT_PREFIX.$((ST_OUT_BASE + 1))
@@ -233,7 +247,7 @@ st_agent() {
 	# never run before their listener exists.
 	# shellcheck disable=SC2016 # expanded by the agent's shell
 	script='GW=${HTTP_PROXY#http://}; GW=${GW%/}; i=0
-until $P probe tcp '"$ST_GW_STUDY"' 9 >/dev/null 2>&1 || [ $i -ge 50 ]; do i=$((i+1)); sleep 0.2; done
+until $P probe tcp '"$ST_GW_STUDY"' 9 >/dev/null 2>&1 || [ $i -ge 100 ]; do i=$((i+1)); sleep 0.2; done
 '"$script"
 	if [ "$ST_MODE" = run ]; then
 		_st_agent_run "$name" "$script"
@@ -251,7 +265,7 @@ _st_agent_hand() {
 	chmod 0700 "$ev"
 	ST_EVENTS=$ev/events.jsonl
 	# Gateway: study network first (fixed address, alias), then outbound.
-	gw=$("$AG_DOCKER" create --pull never "${ST_LABELS[@]}" --name "st-$AG_TEST_RUN_ID-gw-$name" \
+	gw=$("$AG_DOCKER" create --pull never "${ST_LABELS[@]}" --name "$ST_NAME-gw-$name" \
 		--network "$ST_STUDY" --ip "$ST_GW_STUDY" --network-alias agentguard-study-egress-gateway \
 		--dns 127.0.0.1 --sysctl net.ipv4.ip_forward=0 \
 		--read-only --cap-drop ALL --security-opt no-new-privileges --user 65532:65532 \
@@ -283,7 +297,7 @@ _st_agent_hand() {
 	rm -f "$T/agent.cid"
 	ST_AGENT_RC=0
 	ST_AGENT_OUT=$(timeout 90 "$AG_DOCKER" run --pull never "${ST_LABELS[@]}" --cidfile "$T/agent.cid" \
-		--name "st-$AG_TEST_RUN_ID-agent-$name" --network "$ST_STUDY" --ip "$ST_AGENT_IP" \
+		--name "$ST_NAME-agent-$name" --network "$ST_STUDY" --ip "$ST_AGENT_IP" \
 		--dns 127.0.0.1 --read-only --cap-drop ALL --security-opt no-new-privileges \
 		--user "$AG_TEST_UID:$AG_TEST_GID" --pids-limit 64 --memory 128m --memory-swap 128m --cpus 1 \
 		--tmpfs /tmp:rw,noexec,nosuid,nodev,size=16m,uid="$AG_TEST_UID",gid="$AG_TEST_GID",mode=700 \
@@ -509,30 +523,42 @@ _st_watch_run() {
 		sleep 0.1
 	done
 	[ -n "$gw" ] || return 0
-	_st_logdir "lo-$name"
-	"$AG_DOCKER" run -d --pull never "${ST_LABELS[@]}" --network "container:$gw" \
-		"${ST_HARDEN[@]}" --user 65534:65534 \
-		-v "$ST_GEAR:/gear/agtest-net:ro" -v "$ST_LOGS/lo-$name:/logs" \
-		"$ST_IMG" /gear/agtest-net serve --log-dir /logs --lifetime "$ST_LIFETIME" \
-		--http 127.0.0.1:80 --http "$ST_GW_STUDY:9" >"$T/sidecar.id" 2>"$T/sidecar.err" || true
 	"$AG_DOCKER" container inspect "$gw" >"$d/gateway.json" 2>/dev/null || true
 	studynet=$(jq -r --arg o "$ST_OUT" '.[0].NetworkSettings.Networks|to_entries[]|select(.value.NetworkID!=$o)|.value.NetworkID' \
 		"$d/gateway.json" 2>/dev/null | head -1)
-	[ -n "$studynet" ] || return 0
+	[ -n "$studynet" ] || { _st_sidecar "$name" "$gw"; return 0; }
 	printf '%s\n' "$studynet" >"$d/study.id"
 	"$AG_DOCKER" network inspect "$studynet" >"$d/study.json" 2>/dev/null || true
 	"$AG_DOCKER" network inspect "$ST_OUT" >"$d/outbound.json" 2>/dev/null || true
 	ip -4 -o addr show dev "br-${studynet:0:12}" >"$d/study-bridge-ipv4.txt" 2>&1 || true
-	for ((i = 0; i < 600; i++)); do
+	# The agent waits for the sidecar's readiness port, so it is caught
+	# alive here before the sidecar starts.
+	for ((i = 0; i < 300; i++)); do
 		[ ! -e "$T/run-done" ] || return 0
 		for id in $("$AG_DOCKER" ps -q --no-trunc --filter "network=$studynet" 2>/dev/null); do
 			[ "$id" != "$gw" ] || continue
 			role=$("$AG_DOCKER" container inspect --format '{{index .Config.Labels "agentguard.study-egress.role"}}' "$id" 2>/dev/null) || continue
 			case $role in gateway | probe) continue ;; esac
-			"$AG_DOCKER" container inspect "$id" >"$d/agent.json" 2>/dev/null && return 0
+			if "$AG_DOCKER" container inspect "$id" >"$d/agent.json.tmp" 2>/dev/null; then
+				mv "$d/agent.json.tmp" "$d/agent.json"
+				_st_sidecar "$name" "$gw"
+				return 0
+			fi
 		done
 		sleep 0.1
 	done
+	_st_sidecar "$name" "$gw"
+}
+
+# _st_sidecar NAME GATEWAY-ID: the gear in the gateway's network namespace:
+# 127.0.0.1:80 (the unsafe answer's address) and the readiness port.
+_st_sidecar() {
+	_st_logdir "lo-$1"
+	"$AG_DOCKER" run -d --pull never "${ST_LABELS[@]}" --network "container:$2" \
+		"${ST_HARDEN[@]}" --user 65534:65534 \
+		-v "$ST_GEAR:/gear/agtest-net:ro" -v "$ST_LOGS/lo-$1:/logs" \
+		"$ST_IMG" /gear/agtest-net serve --log-dir /logs --lifetime "$ST_LIFETIME" \
+		--http 127.0.0.1:80 --http "$ST_GW_STUDY:9" >"$T/sidecar.id" 2>"$T/sidecar.err" || true
 }
 
 _st_agent_run() {
@@ -557,7 +583,7 @@ _st_agent_run() {
 		bash -c 'cd "$1" && shift && exec "$@"' _ "$ST_W" \
 		"$AG_BIN" study-egress run c.yaml --repo "repo-$name" --policy "policy-$name.json" \
 		--trial-id "$name" --gateway-image "$ST_GW_IMAGE" --resolver "$ST_RESOLVER" \
-		--outbound-network "$ST_OUT" --study-subnet "$ST_STUDY_PREFIX.$ST_STUDY_BASE/27" --json \
+		--outbound-network "$ST_OUT_NAME" --study-subnet "$ST_STUDY_PREFIX.$ST_STUDY_BASE/27" --json \
 		-- sh -c "P=/agentguard-workspace/agtest-net; $script" 2>"$T/run-$name.err" </dev/null) || ST_RUN_RC=$?
 	touch "$T/run-done"
 	wait "$watcher" 2>/dev/null || true

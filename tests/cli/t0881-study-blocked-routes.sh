@@ -20,7 +20,6 @@ st_setup || { t_fail "the study topology is set up" "see the diagnostics above";
 t_pass "the study topology is set up (mode: $(st_mode_name))"
 C=$ST_CANARY R=$ST_RESOLVER HP=$ST_HOSTPORT
 targets=("$C" "$R" "$ST_GW_OUT" "$ST_GW_STUDY" "$ST_STUDY_BRIDGE_IP")
-for a in $ST_HOST_ADDRS; do targets+=("$a"); done
 for tgt in "${targets[@]}"; do
 	st_route_ok "$tgt" || skip_all "the route to $tgt names no owned bridge: $(ip -4 route get "$tgt" | head -1)"
 done
@@ -29,12 +28,12 @@ st_policy '{"host":"canary.test","port":80,"test_only":true}'
 # host facts the topology relies on (engine notes, section 12.2)
 t_is "host: bridged frames pass iptables (br_netfilter)" \
 	"$(cat /proc/sys/net/bridge/bridge-nf-call-iptables 2>/dev/null || echo absent)" 1
-t_is "host: the study bridge has no IPv4 address (inhibit_ipv4)" \
-	"$(ip -4 -o addr show dev "br-${ST_STUDY:0:12}" 2>&1)" ""
 
 U=u$$-${RANDOM}
+# Every host bridge address that is still the host's own (route: local).
+HOST_ADDRS=$(st_live_host_addrs)
 host_probes=
-for a in $ST_HOST_ADDRS "$ST_STUDY_BRIDGE_IP"; do host_probes+="\$P probe tcp $a $HP"$'\n'; done
+for a in $HOST_ADDRS "$ST_STUDY_BRIDGE_IP"; do host_probes+="\$P probe tcp $a $HP"$'\n'; done
 probes="\$P probe tcp $C 7
 \$P probe tcp canary.test 7
 \$P probe tcp $U-byname.test 7
@@ -55,8 +54,12 @@ fingerprint='mkdir -p /tmp/fp && ($P serve --log-dir /tmp/fp --lifetime 4 --dns 
 sleep 0.5 && $P probe dns 127.0.0.11 fingerprint.invalid >/dev/null; sleep 0.3;
 echo "fingerprint: $(grep -c fingerprint.invalid /tmp/fp/dns-53.log 2>/dev/null)"'
 
+gw_out_planned=$ST_GW_OUT
 st_agent blocked "$(st_parallel "$probes")
 $fingerprint"
+t_is "host: the study bridge had no IPv4 address while the trial ran (inhibit_ipv4)" \
+	"$(cat "$ST_INSPECT/study-bridge-ipv4.txt" 2>&1)" ""
+t_is "the gateway's outbound address was the one probed" "$ST_GW_OUT" "$gw_out_planned"
 diag "agent probes ($(st_mode_name)):" "$(grep -E '^(probe|fingerprint)' <<<"$ST_AGENT_OUT")"
 line() { grep -F "probe $1" <<<"$ST_AGENT_OUT" | head -1; }
 fp=$(sed -n 's/^fingerprint: //p' <<<"$ST_AGENT_OUT")
@@ -74,7 +77,7 @@ t_is "DNS for unique names via 127.0.0.11, the resolver and both gateway address
 t_like "... the resolver's address does not answer" "$(line "dns $R/")" 'blocked'
 t_like "... the gateway's study address does not answer DNS" "$(line "dns $ST_GW_STUDY/")" 'blocked'
 t_like "... the gateway's outbound address is unreachable" "$(line "dns $ST_GW_OUT/")" 'blocked'
-for a in $ST_HOST_ADDRS; do
+for a in $HOST_ADDRS; do
 	t_like "host bridge address $a: unreachable" "$(line "tcp $a:$HP")" 'blocked'
 done
 t_is "... the host listeners on every bridge address saw nothing" "$(st_log_count host http "$HP")" 0
@@ -91,8 +94,10 @@ CC=$ST_CTL_CANARY CR=$ST_CTL_RESOLVER
 for tgt in "$CC" "$CR" "$ST_CTL_HOST"; do
 	st_route_ok "$tgt" || skip_all "the route to $tgt names no owned bridge"
 done
+host_before=$(st_log_count host http "$HP")
+HOST_ADDRS=$(st_live_host_addrs)
 host_probes=
-for a in $ST_HOST_ADDRS "$ST_CTL_HOST"; do host_probes+="\$P probe tcp $a $HP"$'\n'; done
+for a in $HOST_ADDRS "$ST_CTL_HOST"; do host_probes+="\$P probe tcp $a $HP"$'\n'; done
 st_control "$(st_parallel "\$P probe tcp $CC 7
 \$P probe tcp canary.test 7
 \$P probe udp $CC 443 QUIC-LIKE-CTL-$U
@@ -113,12 +118,12 @@ t_is "control: DNS via 127.0.0.11 is forwarded to the resolver" \
 	"$(st_log resolver dns 53 | grep -c "$U-ctl-embedded" || true)" 1
 t_is "control: DNS to the resolver's address arrives" \
 	"$(st_log resolver dns 53 | grep -c "$U-ctl-resolver" || true)" 1
-for a in $ST_HOST_ADDRS "$ST_CTL_HOST"; do
+for a in $HOST_ADDRS "$ST_CTL_HOST"; do
 	t_like "control: host bridge address $a answers" "$(cline "tcp $a:$HP")" 'reached'
 done
 t_is "control: ... and the host listeners logged each" \
-	"$(cat "$ST_LOGS"/host/http-"$HP".log "$ST_LOGS"/host-ctl/http-"$HP".log | wc -l)" \
-	"$(echo $ST_HOST_ADDRS "$ST_CTL_HOST" | wc -w)"
+	"$(($(st_log_count host http "$HP") - host_before + $(st_log_count host-ctl http "$HP")))" \
+	"$(wc -w <<<"$HOST_ADDRS $ST_CTL_HOST")"
 t_like "control: AF_PACKET opens (default capabilities)" "$(cline packet)" 'reached'
 t_like "control: IPv6 on is seen" "$(cline ipv6)" 'reached'
 t_like "control: a Unix socket at the Docker socket's path is seen" "$(cline unix)" 'reached .*docker.sock connect=ok'
