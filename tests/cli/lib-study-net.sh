@@ -379,16 +379,32 @@ st_leftovers() {
 	local n
 	"$AG_DOCKER" ps -aq --filter "label=$AG_TEST_LABEL" --filter "label=$ST_FILE_LABEL"
 	"$AG_DOCKER" network ls -q --filter "label=$AG_TEST_LABEL" --filter "label=$ST_FILE_LABEL"
-	for n in "${ST_NETWORKS[@]}"; do
+	for n in "${ST_NETWORKS[@]}" $(cat "$ST_LOGS"/inspect-*/study.id 2>/dev/null); do
 		[ ! -e "/sys/class/net/br-${n:0:12}" ] || echo "br-${n:0:12}"
+	done
+	# what `study-egress run` made, by each run's own label
+	for n in $(_st_run_suffixes); do
+		"$AG_DOCKER" ps -aq --filter "label=agentguard.contained-run.id=$n"
+		"$AG_DOCKER" network ls -q --filter "label=agentguard.contained-run.id=$n"
 	done
 }
 
 # st_teardown: containers, then networks, each by id; host listeners by pid.
 st_teardown() {
-	local id pid
+	local id pid n
 	for id in $("$AG_DOCKER" ps -aq --no-trunc --filter "label=$AG_TEST_LABEL" --filter "label=$ST_FILE_LABEL"); do
 		_st_rm "$id"
+	done
+	# a crashed study run's objects, by its own label and AgentGuard's owner label
+	for n in $(_st_run_suffixes); do
+		for id in $("$AG_DOCKER" ps -aq --no-trunc --filter "label=agentguard.contained-run.id=$n" \
+			--filter label=agentguard.owner=study-egress); do
+			_st_rm "$id"
+		done
+		for id in $("$AG_DOCKER" network ls -q --no-trunc --filter "label=agentguard.contained-run.id=$n" \
+			--filter label=agentguard.owner=study-egress); do
+			"$AG_DOCKER" network rm "$id" >/dev/null 2>&1 || true
+		done
 	done
 	for id in "${ST_NETWORKS[@]}"; do
 		"$AG_DOCKER" network rm "$id" >/dev/null 2>&1 || true
@@ -612,4 +628,22 @@ _st_agent_run() {
 		"$ST_INSPECT/gateway.json" 2>/dev/null || true)
 	[ -z "$gwout" ] || ST_GW_OUT=$gwout
 	return 0
+}
+
+# st_check_manifest DESC STATUS REASON: `run` mode only: the run's egress
+# manifest beside its artifact states STATUS/REASON, agrees with the run's
+# summary, and `study-egress manifest validate --policy` accepts it (which
+# recomputes the completion from the events). Hand-built: one skip.
+st_check_manifest() {
+	if [ "$ST_MODE" != run ]; then
+		t_skip "$1: the egress manifest" "hand-built topology: no study-egress run, no manifest"
+		return 0
+	fi
+	t_is "$1: the run's summary states the manifest's completion" \
+		"$(jq -r '.study_egress|[.completion,.completion_reason,.topology_verified,.cleanup_complete]|map(tostring)|join(" ")' <<<"$ST_RUN_SUMMARY")" \
+		"$2 $3 true true"
+	t_is "$1: the manifest says $2 ($3)" \
+		"$(jq -r '.completion|[.status,.reason]|join(" ")' "$ST_MANIFEST" 2>&1)" "$2 $3"
+	t_ok "$1: study-egress manifest validate --policy accepts it" \
+		"$AG_BIN" study-egress manifest validate "$ST_MANIFEST" --policy "$ST_POLICY"
 }

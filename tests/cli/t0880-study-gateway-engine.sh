@@ -55,6 +55,13 @@ t_is "record (CONNECT): allow, resolved and connected address, TLS left to the c
 	"allow connect $C $C client-owned-not-intercepted"
 t_like "... with bytes both ways" "$(jq -c .event.bytes <<<"$r")" '^\{"in":[1-9][0-9]*,"out":[1-9][0-9]*\}$'
 st_check_complete "allowed trial" 2 0
+st_check_manifest "allowed trial" complete complete
+if [ "$ST_MODE" = run ]; then
+	t_is "allowed trial: study-egress run passes (exit 0)" "$ST_RUN_RC" 0
+	t_is "allowed trial: the manifest records both allows with host, port, resolved address and bytes" \
+		"$(jq -r '.events[]|[.decision,.requested.host,.requested.port,(.resolved_addresses|join(",")),(.bytes.in>0 and .bytes.out>0)]|map(tostring)|join(" ")' "$ST_MANIFEST" | sort | uniq -c | awk '{$1=$1};1')" \
+		"2 allow canary.test 80 $C true"
+fi
 st_check_inspect "allowed trial"
 
 # ---- denied through the gateway ----
@@ -133,7 +140,9 @@ t_is "no denied path appears in any canary log" \
 t_is "the resolver was asked only about approved names" \
 	"$(st_log resolver dns 53 | sed -n "$((dns_before + 1)),\$p" | sed 's/.* name=\([^ ]*\) .*/\1/' | sort -u | tr '\n' ' ')" \
 	"canary.test mixed.test rebind.test "
-st_check_stream "denied trial" 
+st_check_stream "denied trial"
+st_check_manifest "denied trial" failed destination_denied
+[ "$ST_MODE" != run ] || t_is "denied trial: study-egress run fails (exit 1), never passes" "$ST_RUN_RC" 1
 
 st_teardown
 t_is "nothing is left: no container, network or bridge device of this test" "$(st_leftovers)" ""
