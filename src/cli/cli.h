@@ -49,6 +49,25 @@ int ag_cmd_init(int argc, char **argv);
 int ag_cmd_render(int argc, char **argv);
 int ag_cmd_preflight(int argc, char **argv);
 int ag_cmd_contained_run(int argc, char **argv);
+/*
+ * contained-run with an extension (study-egress run): its own options
+ * before '--', a last step before the run (e.g. the network hooks), and its
+ * lines in the summary. option() answers 0 not mine, 1 a flag, 2 an option
+ * that took `val`, -1 a usage error it printed.
+ */
+struct ag_run_opts;
+struct ag_config;
+struct ag_cli_run_ext {
+	const char *command; /* for usage messages */
+	const char *help;
+	const char *summary_schema;
+	int (*option)(void *data, const char *arg, const char *val);
+	int (*prepare)(void *data, const struct ag_config *c, struct ag_run_opts *o);
+	void (*report)(void *data, json_t *summary); /* NULL: text on stdout */
+	void *data;
+};
+int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext);
+int ag_cmd_study_run(int argc, char **argv);
 int ag_cmd_cleanup(int argc, char **argv);
 int ag_cmd_evidence(int argc, char **argv);
 int ag_cmd_report(int argc, char **argv);

@@ -152,6 +152,12 @@ static void print_failure(const struct ag_run_outcome *o)
 
 int ag_cmd_contained_run(int argc, char **argv)
 {
+	return ag_cli_contained_run(argc, argv, NULL);
+}
+
+int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext)
+{
+	const char *cmd = ext ? ext->command : "contained-run";
 	int boundary = -1;
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--") == 0) {
@@ -167,8 +173,17 @@ int ag_cmd_contained_run(int argc, char **argv)
 		const char *a = argv[i];
 		const char *val = NULL;
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			fputs(help, stdout);
+			fputs(ext ? ext->help : help, stdout);
 			return AG_EXIT_PASS;
+		}
+		if (ext) {
+			/* the extension's own options first (a value, or a flag) */
+			int er = ext->option(ext->data, a, i + 1 < stop ? argv[i + 1] : NULL);
+			if (er < 0)
+				return AG_EXIT_CONFIG;
+			i += er > 1;
+			if (er)
+				continue;
 		}
 		if (strcmp(a, "--allow-fail-result") == 0) {
 			allow_fail = true;
@@ -185,7 +200,7 @@ int ag_cmd_contained_run(int argc, char **argv)
 			size_t l = strlen(valued[k]);
 			if (strcmp(a, valued[k]) == 0) {
 				if (i + 1 >= stop)
-					return ag_cli_usage("contained-run", "%s needs a value",
+					return ag_cli_usage(cmd, "%s needs a value",
 							    valued[k]);
 				opt = valued[k];
 				val = argv[++i];
@@ -205,31 +220,31 @@ int ag_cmd_contained_run(int argc, char **argv)
 				signing_key = val;
 			else if (ag_parse_i64(val, &timeout) < 0 || timeout < 1 ||
 				 timeout > AG_TIMEOUT_MAX_SECONDS)
-				return ag_cli_usage("contained-run",
+				return ag_cli_usage(cmd,
 						    "--timeout must be a whole number of seconds "
 						    "from 1 to %d",
 						    AG_TIMEOUT_MAX_SECONDS);
 			continue;
 		}
 		if (a[0] == '-' && a[1])
-			return ag_cli_usage("contained-run", "unknown option '%s' before '--'", a);
+			return ag_cli_usage(cmd, "unknown option '%s' before '--'", a);
 		if (config)
-			return ag_cli_usage("contained-run",
+			return ag_cli_usage(cmd,
 					    "unexpected argument '%s': the agent argv goes after a "
 					    "literal '--'",
 					    a);
 		config = a;
 	}
 	if (!config)
-		return ag_cli_usage("contained-run",
+		return ag_cli_usage(cmd,
 				    "missing argument CONFIG (path to the AgentGuard config file)");
 	if (boundary < 0)
-		return ag_cli_usage("contained-run",
+		return ag_cli_usage(cmd,
 				    "the literal '--' boundary is required before the agent argv");
 	if (boundary + 1 >= argc)
-		return ag_cli_usage("contained-run", "the agent argv after '--' is empty");
+		return ag_cli_usage(cmd, "the agent argv after '--' is empty");
 	if (argv[boundary + 1][0] == '\0')
-		return ag_cli_usage("contained-run", "the agent argv must not start with an empty "
+		return ag_cli_usage(cmd, "the agent argv must not start with an empty "
 						     "string");
 
 	/* 1. config and the host identity rule */
@@ -376,6 +391,8 @@ int ag_cmd_contained_run(int argc, char **argv)
 		.probe_path = probe,
 		.cancel = &cancel_signal,
 	};
+	if (ext && (rc = ext->prepare(ext->data, c, &o)) != AG_EXIT_PASS)
+		goto out;
 	struct ag_run_outcome out;
 	if (ag_contained_run(&o, &out, &err) < 0) {
 		ag_cli_print_error(err);
@@ -435,7 +452,9 @@ int ag_cmd_contained_run(int argc, char **argv)
 		json_t *pj = pp ? json_string(pp) : NULL;
 		json_object_set_new(j, "patch", pj ? pj : json_null());
 		free(pp);
-		ag_cli_json_print(j, "agentguard.contained-run-summary");
+		if (ext)
+			ext->report(ext->data, j);
+		ag_cli_json_print(j, ext ? ext->summary_schema : "agentguard.contained-run-summary");
 		print_failure(&out);
 	} else {
 		puts("AgentGuard Contained Run");
@@ -503,6 +522,8 @@ int ag_cmd_contained_run(int argc, char **argv)
 		if (out.source_unchanged_known)
 			printf("Source repository unchanged: %s\n",
 			       out.source_unchanged ? "yes" : "NO");
+		if (ext)
+			ext->report(ext->data, NULL);
 		fflush(stdout);
 		print_failure(&out);
 		printf("Cleanup complete: %s (container %s, workspace %s)\n",

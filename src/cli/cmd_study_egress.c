@@ -26,6 +26,8 @@ static const char help[] =
     "                     --gateway-image REF [--gateway-dns IP] [--outbound-internal]\n"
     "                     [--json] -- ARGV...\n"
     "       agentguard study-egress schema policy|manifest\n"
+    "       agentguard study-egress run CONFIG --policy POLICY --trial-id ID\n"
+    "                     --gateway-image REF [...] -- ARGV...   (see run --help)\n"
     "\n"
     "Live-study egress helpers (experimental). They decide and record; they\n"
     "never call Docker and never touch the network.\n"
@@ -373,6 +375,8 @@ int ag_cmd_study_egress(int argc, char **argv)
 		fputs(help, argc < 2 ? stderr : stdout);
 		return argc < 2 ? AG_EXIT_CONFIG : AG_EXIT_PASS;
 	}
+	if (!strcmp(argv[1], "run"))
+		return ag_cmd_study_run(argc - 1, argv + 1);
 	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(help, stdout);

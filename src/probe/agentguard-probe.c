@@ -9,6 +9,10 @@
  * exit or output is "unsafe" on the host side.
  *
  *   agentguard-probe WORKSPACE
+ *   agentguard-probe study GATEWAY_IP PORT BRIDGE_IP GATEWAY_OUTBOUND_IP UNIQUE
+ *     (the live-study self-tests: gateway_port, bridge, gateway_outbound as
+ *     open|refused|unreachable|timeout|error for a TCP connect, and dns for
+ *     UNIQUE.agentguard-selftest.invalid asked of 127.0.0.11)
  *
  * Fields: uid, gid, workspace_write, tmp_write, root_read_only (statvfs
  * ST_RDONLY on /), cap_inh/prm/eff/bnd/amb (hex masks from
@@ -28,6 +32,11 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #define OUT_MAX 2048
 static char out[OUT_MAX];
@@ -102,8 +111,112 @@ static int write_check(const char *dir)
 	return ok;
 }
 
+/* ---- study mode: the live-study self-tests (study.c judges the line) ---- */
+
+/* "open", "refused", "unreachable", "timeout" or "error" for a TCP connect. */
+static const char *tcp_try(const char *ip, int port, int timeout_ms)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1)
+		return "error";
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return "error";
+	const char *r = "error";
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		r = "open";
+	} else if (errno == EINPROGRESS) {
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+		int n = poll(&p, 1, timeout_ms);
+		int e = 0;
+		socklen_t el = sizeof(e);
+		if (n == 0)
+			r = "timeout";
+		else if (n > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) == 0)
+			r = e == 0 ? "open" : e == ECONNREFUSED ? "refused"
+			    : (e == EHOSTUNREACH || e == ENETUNREACH) ? "unreachable"
+			    : e == ETIMEDOUT ? "timeout" : "error";
+	} else {
+		r = errno == ECONNREFUSED ? "refused"
+		    : (errno == EHOSTUNREACH || errno == ENETUNREACH) ? "unreachable"
+								       : "error";
+	}
+	close(fd);
+	return r;
+}
+
+/* One A query for NAME.invalid to 127.0.0.11:53: "no_answer" (nothing came
+ * back in time), "servfail", "refused", "nxdomain", "answered" or "error". */
+static const char *dns_try(const char *name)
+{
+	unsigned char q[300], a[512];
+	size_t n = 0;
+	static const unsigned char hdr[] = {0x4a, 0x47, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0};
+	memcpy(q, hdr, sizeof(hdr));
+	n = sizeof(hdr);
+	const char *labels[] = {name, "agentguard-selftest", "invalid"};
+	for (size_t i = 0; i < 3; i++) {
+		size_t l = strlen(labels[i]);
+		if (l == 0 || l > 63 || n + l + 6 > sizeof(q))
+			return "error";
+		q[n++] = (unsigned char)l;
+		memcpy(q + n, labels[i], l);
+		n += l;
+	}
+	q[n++] = 0;
+	q[n++] = 0, q[n++] = 1; /* A */
+	q[n++] = 0, q[n++] = 1; /* IN */
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(53)};
+	inet_pton(AF_INET, "127.0.0.11", &sa.sin_addr);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return "error";
+	const char *r = "error";
+	if (sendto(fd, q, n, 0, (struct sockaddr *)&sa, sizeof(sa)) == (ssize_t)n) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 3000) <= 0) {
+			r = "no_answer";
+		} else {
+			ssize_t got = recv(fd, a, sizeof(a), 0);
+			if (got >= 12 && a[0] == 0x4a && a[1] == 0x47) {
+				int rcode = a[3] & 0x0f, ancount = (a[6] << 8) | a[7];
+				r = ancount ? "answered" : rcode == 2 ? "servfail"
+				    : rcode == 5 ? "refused" : rcode == 3 ? "nxdomain" : "answered";
+			}
+		}
+	}
+	close(fd);
+	return r;
+}
+
+static int study_mode(int argc, char **argv)
+{
+	/* study GATEWAY_IP PORT BRIDGE_IP GATEWAY_OUTBOUND_IP UNIQUE */
+	if (argc != 7)
+		return 10;
+	int port = atoi(argv[3]);
+	if (port < 1 || port > 65535 || strlen(argv[6]) > 40)
+		return 10;
+	/* The gateway may still be binding: a bounded wait for its port. */
+	const char *gp = "error";
+	for (int i = 0; i < 40; i++) {
+		gp = tcp_try(argv[2], port, 250);
+		if (!strcmp(gp, "open"))
+			break;
+		struct timespec ts = {0, 250 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	put("{\"probe\":\"agentguard-study\",\"gateway_port\":\"%s\"", gp);
+	put(",\"bridge\":\"%s\"", tcp_try(argv[4], port, 4000));
+	put(",\"gateway_outbound\":\"%s\"", tcp_try(argv[5], port, 4000));
+	put(",\"dns\":\"%s\"}\n", dns_try(argv[6]));
+	return write(1, out, used) == (ssize_t)used ? 0 : 11;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && strcmp(argv[1], "study") == 0)
+		return study_mode(argc, argv);
 	if (argc != 2 || argv[1][0] != '/')
 		return 10;
 	put("{\"probe\":\"agentguard-preflight\",\"uid\":%u,\"gid\":%u", (unsigned)getuid(),

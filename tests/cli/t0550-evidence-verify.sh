@@ -44,7 +44,7 @@ t_run verify "$R/$C" --json
 t_like "--json: valid" "$AG_OUT" '"valid":true'
 t_like "--json: all twelve checks" "$AG_OUT" '"checks_passed":\["read","parse","version","bounds","structure","canonical","identity","privacy","seal","signature","chain","patch"\]'
 t_run verify "$R/$C"
-t_like "text: names the run and the checks" "$AG_OUT" "^valid: $C \\(12 checks passed"
+t_like "text: names the run and the checks" "$AG_OUT" "^valid: $C \\(13 checks passed"
 
 # --- the shipped JSON Schemas (Draft 2020-12) accept real artifacts
 t_ok "the shipped schemas are what scripts/gen-evidence-schemas writes" "$PY" "$AG_ROOT/scripts/gen-evidence-schemas" --check

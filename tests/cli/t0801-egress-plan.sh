@@ -53,8 +53,10 @@ t_is "start order" "$(q '[s["step"] for s in d["start"]]')" \
 t_is "teardown order" "$(q '[s["step"] for s in d["teardown"]]')" \
 	"['remove_agent', 'remove_gateway', 'remove_internal_network', 'remove_outbound_network']"
 t_like "plan digest is 64 hex" "$(q 'd["plan_digest"]')" '^[0-9a-f]{64}$'
-t_is "agent argv ends with the image and the verbatim ARGV" \
-	"$(q '" ".join(d["start"][4]["argv"][-5:])')" "-- $AGENT codex exec say hi"
+t_is "agent argv ends with the image and the verbatim ARGV after its first token" \
+	"$(q '" ".join(d["start"][4]["argv"][-4:])')" "-- $AGENT exec say hi"
+t_is "agent argv[0] is the entrypoint (the image's never runs)" \
+	"$(q '[a for a in d["start"][4]["argv"] if a.startswith("--entrypoint")]')" "['--entrypoint=codex']"
 
 # The argv of each create, checked option by option.
 argv_of() { q "'\\n'.join([s for s in d['start'] if s['step']=='$1'][0]['argv'])"; }
@@ -80,8 +82,9 @@ for who in gateway agent; do
 		t_unlike "$who create has no ${bad//$'\n'/}" "$opts" "(^|"$'\n'")$bad("$'\n'"|=|$)"
 	done
 done
-t_like "gateway create: alias and ip_forward=0" "$GWARGV" \
-	$'--network-alias\nagentguard-study-egress-gateway\n--sysctl\nnet.ipv4.ip_forward=0'
+t_like "gateway create: alias, fixed study address, DNS and ip_forward=0" "$GWARGV" \
+	$'--network-alias\nagentguard-study-egress-gateway\n--ip\n10.254.254.2\n--dns\n127.0.0.1\n--sysctl\nnet.ipv4.ip_forward=0'
+t_like "gateway listens on its study address only" "$GWARGV" $'--listen-address\n10.254.254.2\n--listen-port\n8080\n'
 t_like "gateway runs as 65532" "$GWARGV" $'--user\n65532:65532'
 t_like "agent create: study network and DNS 127.0.0.1" "$AGARGV" \
 	$'--network\nagentguard-study-'"$TOKEN"$'-internal\n--dns\n127.0.0.1\n'
@@ -95,13 +98,13 @@ t_like "gateway is given the policy digest" "$GWARGV" \
 
 t_run plan --gateway-image "$GW" --outbound-internal --json -- true
 t_like "--outbound-internal makes the outbound network internal (CI)" "$AG_OUT" \
-	'"outbound":\{"driver":"bridge","inhibit_ipv4":false,"internal":true,'
+	'"outbound":\{"driver":"bridge","existing":false,"inhibit_ipv4":false,"internal":true,'
 
 t_run plan --gateway-image "$GW" -- codex exec 'say hi'
 t_is "text plan exits 0" "$AG_RC" 0
 t_like "text plan shows docker argv for people" "$AG_OUT" \
 	"create_agent: docker create --pull never --name agentguard-study-$TOKEN-agent --network agentguard-study-$TOKEN-internal --dns 127.0.0.1"
-t_like "text plan quotes an argument with a blank" "$AG_OUT" "codex exec 'say hi'"
+t_like "text plan quotes an argument with a blank" "$AG_OUT" "exec 'say hi'"
 t_run plan --gateway-image "$GW" --json -- true
 A1=$AG_OUT
 t_run plan --gateway-image "$GW" --json -- true

@@ -449,9 +449,9 @@ static void test_plan_invariants(void **state)
 	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
 		assert_int_equal(ag_egress_plan_build(&in, &plan, &e), 0);
 		switch (i) {
-		case 0: plan.agent.network = plan.outbound.name; break;
-		case 1: plan.agent.dns = NULL; break;
-		case 2: plan.gateway.ip_forward_off = false; break;
+		case 0: plan.agent.exec.network_name = plan.outbound.name; break;
+		case 1: plan.agent.exec.n_dns = 0; plan.agent.exec.dns = NULL; break;
+		case 2: plan.gateway.exec.ip_forward_off = false; break;
 		case 3: plan.internal.internal = false; break;
 		case 4: plan.gateway.exec.image = plan.agent.exec.image; break;
 		case 5: plan.gateway.exec.uid = 0; break;

@@ -479,4 +479,31 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
 #define AG_GW_DNS_TIMEOUT_SECS 3
 #define AG_GW_DNS_ATTEMPTS 2
 
+/* ---- study-egress run (issue 12: the topology around the gateway) ---- */
+/* Most DNS servers one study container is given (the agent has exactly 1). */
+#define AG_RENDER_DNS_MAX 3
+/* Largest network inspection answer (bytes): a network lists its members. */
+#define AG_STUDY_NETWORK_INSPECT_MAX (256 * 1024)
+/* Milliseconds the gateway gets to answer on its port after start. */
+#define AG_STUDY_GATEWAY_READY_MS 10000
+/* Seconds the gateway gets after SIGTERM to finish its stream and exit
+ * (its own drain is AG_GW_DRAIN_SECS plus one). */
+#define AG_STUDY_GATEWAY_STOP_SECS 10
+/* Whole-run bound of the throwaway self-test probe (ms) and its output. */
+#define AG_STUDY_PROBE_TIMEOUT_MS 30000
+#define AG_STUDY_PROBE_OUTPUT_MAX 4096
+/* Largest gateway evidence stream AgentGuard reads back (the gateway's own bound). */
+#define AG_STUDY_STREAM_MAX_BYTES AG_GW_EVENTS_MAX_BYTES
+/* Most decision records of one stream carried into the manifest; more marks
+ * the manifest's gateway evidence truncated. */
+#define AG_STUDY_STREAM_MAX_RECORDS AG_EGRESS_MANIFEST_MAX_EVENTS
+/* The study network's default subnet when --study-subnet is not given: a
+ * private /26 that Docker's default address pools (172.17-31/16,
+ * 192.168/20) never hand out. Operators pick another with --study-subnet. */
+#define AG_STUDY_DEFAULT_SUBNET "10.254.254.0/26"
+/* Smallest and largest study subnet prefix (the gateway takes .2, the
+ * self-test probe and the agent get addresses from the rest). */
+#define AG_STUDY_SUBNET_PREFIX_MIN 16
+#define AG_STUDY_SUBNET_PREFIX_MAX 28
+
 #endif

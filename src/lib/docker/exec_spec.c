@@ -11,6 +11,7 @@
 #include "lib/config/imageref.h"
 #include "lib/docker/inspect.h"
 
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <math.h> /* isfinite only: no libm */
 
@@ -176,6 +177,58 @@ static int label_cmp(const void *a, const void *b)
 	return strcmp(((const struct ag_label *)a)->key, ((const struct ag_label *)b)->key);
 }
 
+/* ^[a-z0-9][a-z0-9-]{0,62}$ */
+static bool alias_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > 63 || s[0] == '-')
+		return false;
+	for (const char *c = s; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-'))
+			return false;
+	return true;
+}
+
+static bool ip_ok(const char *s, bool v6_too)
+{
+	unsigned char b[16];
+	return s && strlen(s) < 64 &&
+	       (inet_pton(AF_INET, s, b) == 1 || (v6_too && inet_pton(AF_INET6, s, b) == 1));
+}
+
+/* The live-study network fields (exec_spec.h): all or nothing. */
+static int check_study_network(const struct ag_exec_spec *s, struct ag_error **err)
+{
+	if (!s->network_name) {
+		if (s->network_alias || s->ipv4_address || s->n_dns || s->ip_forward_off ||
+		    s->group_add)
+			return FAIL("render.network.study_only",
+				    "alias, fixed address, DNS, sysctl and group need a study "
+				    "network");
+		return 0;
+	}
+	if (!name_ok(s->network_name))
+		return FAIL("render.network.name_invalid",
+			    "network name must match ^agentguard-[a-z0-9][a-z0-9_.-]{0,62}$");
+	if (s->network_alias && !alias_ok(s->network_alias))
+		return FAIL("render.network.alias_invalid",
+			    "network alias must match ^[a-z0-9][a-z0-9-]{0,62}$");
+	if (s->ipv4_address && !ip_ok(s->ipv4_address, false))
+		return FAIL("render.network.ip_invalid", "the fixed address must be IPv4");
+	/* CONTRACT: egress.dns_controlled (never the engine's forwarding default) */
+	if (s->n_dns == 0 || s->n_dns > AG_RENDER_DNS_MAX)
+		return FAIL("render.network.dns_invalid",
+			    "a study container needs 1..%d DNS servers", AG_RENDER_DNS_MAX);
+	for (size_t i = 0; i < s->n_dns; i++)
+		if (!ip_ok(s->dns[i], true))
+			return FAIL("render.network.dns_invalid",
+				    "DNS server %zu is not an IP address", i + 1);
+	if (s->group_add < 0 || s->group_add > AG_CE_UID_MAX)
+		return FAIL("render.network.study_only", "supplementary group must be 1..%d",
+			    AG_CE_UID_MAX);
+	return 0;
+}
+
 /* CONTRACT: env.allowlist (renderer re-validation: 36 entries, names,
  * unique, values <= 4096 without controls, 16384 bytes). */
 static int check_env(const struct ag_exec_spec *s, struct ag_error **err)
@@ -301,7 +354,7 @@ int ag_exec_spec_validate(const struct ag_exec_spec *s, struct ag_error **err)
 					    l->key);
 	}
 
-	if (check_env(s, err) < 0)
+	if (check_env(s, err) < 0 || check_study_network(s, err) < 0)
 		return -1;
 
 	/* child argv: verbatim, bounded */
@@ -377,7 +430,23 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 		ag_strv_push(&a, s->container_name);
 	}
 	ag_strv_push(&a, "--network");
-	ag_strv_push(&a, ag_network_name(s->network));
+	ag_strv_push(&a, s->network_name ? s->network_name : ag_network_name(s->network));
+	if (s->network_alias) {
+		ag_strv_push(&a, "--network-alias");
+		ag_strv_push(&a, s->network_alias);
+	}
+	if (s->ipv4_address) {
+		ag_strv_push(&a, "--ip");
+		ag_strv_push(&a, s->ipv4_address);
+	}
+	for (size_t i = 0; i < s->n_dns; i++) {
+		ag_strv_push(&a, "--dns");
+		ag_strv_push(&a, s->dns[i]);
+	}
+	if (s->ip_forward_off) {
+		ag_strv_push(&a, "--sysctl");
+		ag_strv_push(&a, "net.ipv4.ip_forward=0");
+	}
 	ag_strv_push(&a, "--security-opt");
 	ag_strv_push(&a, "no-new-privileges");
 	ag_strv_push(&a, "--cap-drop");
@@ -423,6 +492,10 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 	ag_strv_push(&a, s->workspace_container_path);
 	ag_strv_push(&a, "--user");
 	ag_strv_pushf(&a, "%" PRId64 ":%" PRId64, s->uid, s->gid);
+	if (s->group_add) {
+		ag_strv_push(&a, "--group-add");
+		ag_strv_pushf(&a, "%" PRId64, s->group_add);
+	}
 
 	size_t n_env;
 	_cleanup_free_ const char **env = full_env(s, &n_env);
@@ -541,7 +614,30 @@ int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct 
 	json_object_set_new(c, "NetworkDisabled", json_false());
 
 	json_t *h = json_object();
-	json_object_set_new(h, "NetworkMode", json_string(ag_network_name(s->network)));
+	json_object_set_new(h, "NetworkMode", json_string(s->network_name
+							      ? s->network_name
+							      : ag_network_name(s->network)));
+	if (s->network_name) {
+		json_t *ep = json_object();
+		if (s->network_alias)
+			json_object_set_new(ep, "Aliases", json_pack("[s]", s->network_alias));
+		if (s->ipv4_address)
+			json_object_set_new(ep, "IPAMConfig",
+					    json_pack("{s:s}", "IPv4Address", s->ipv4_address));
+		json_t *nc = json_object();
+		json_object_set_new(nc, s->network_name, ep);
+		json_object_set_new(c, "NetworkingConfig", json_pack("{s:o}", "EndpointsConfig", nc));
+		json_t *dns = json_array();
+		for (size_t i = 0; i < s->n_dns; i++)
+			json_array_append_new(dns, json_string(s->dns[i]));
+		json_object_set_new(h, "Dns", dns);
+		if (s->ip_forward_off)
+			json_object_set_new(h, "Sysctls",
+					    json_pack("{s:s}", "net.ipv4.ip_forward", "0"));
+		if (s->group_add)
+			json_object_set_new(h, "GroupAdd",
+					    json_pack("[o]", json_sprintf("%" PRId64, s->group_add)));
+	}
 	json_object_set_new(h, "SecurityOpt", json_pack("[s]", "no-new-privileges"));
 	json_object_set_new(h, "CapDrop", json_pack("[s]", "ALL"));
 	json_object_set_new(h, "CgroupnsMode", json_string("private"));

@@ -15,12 +15,14 @@
  *
  * The rendered argv (docs/docker-argv.md has the full grammar):
  *   run --rm | create
- *   [--name NAME] --network none|bridge --security-opt no-new-privileges
+ *   [--name NAME] --network none|bridge|NET [--network-alias A] [--ip IP]
+ *   (--dns IP)... [--sysctl net.ipv4.ip_forward=0]
+ *   --security-opt no-new-privileges
  *   --cap-drop ALL --pids-limit N --memory SIZE --memory-swap SIZE --cpus X
  *   --read-only --no-healthcheck
  *   --tmpfs TMP:rw,noexec,nosuid,nodev,size=S,uid=U,gid=G,mode=700
  *   (--mount type=bind,source=HOST,target=WS | --tmpfs WS:rw,noexec,...)
- *   --workdir WS --user U:G (--env NAME=VALUE)...
+ *   --workdir WS --user U:G [--group-add G] (--env NAME=VALUE)...
  *   (--entrypoint PATH | --entrypoint=CHILD-ARGV[0])
  *   (--label KEY=VALUE)... -- IMAGE (CHILD-ARGV... | CHILD-ARGV[1]...)
  * It is the argument list AFTER the docker executable: element 0 is "run"
@@ -85,6 +87,24 @@ struct ag_exec_spec {
 	/* The child argv, verbatim: non-empty, argv[0] non-empty. */
 	const char *const *command;
 	size_t n_command;
+	/*
+	 * The live-study topology only (all unset for contained-run): a
+	 * user-defined network AgentGuard owns instead of `network`, with an
+	 * optional alias and fixed IPv4 address on it, the DNS servers the
+	 * container gets (IP addresses, at least one: never the engine's
+	 * forwarding default), the one sysctl a study gateway carries
+	 * (net.ipv4.ip_forward=0), and one supplementary group (the gateway
+	 * writes its evidence into a directory of the invoking user's group).
+	 * Nothing else can be said: no capabilities, extra hosts, ports,
+	 * links or other sysctls.
+	 */
+	const char *network_name; /* ^agentguard-[a-z0-9][a-z0-9_.-]{0,62}$ */
+	const char *network_alias; /* ^[a-z0-9][a-z0-9-]{0,62}$ */
+	const char *ipv4_address;
+	const char *const *dns;
+	size_t n_dns;
+	bool ip_forward_off;
+	int64_t group_add; /* 0: none */
 };
 
 /* What contained-run (or render) adds to the validated config. */
@@ -128,6 +148,9 @@ int ag_exec_spec_from_config(const struct ag_config *c, const struct ag_exec_inp
  *   render.env.duplicate render.env.value_invalid render.env.too_many
  *   render.env.total
  *   render.argv.empty render.argv.first_empty render.argv.too_long
+ *   render.network.name_invalid render.network.alias_invalid
+ *   render.network.ip_invalid render.network.dns_invalid
+ *   render.network.study_only (a study field without network_name)
  */
 int ag_exec_spec_validate(const struct ag_exec_spec *s, struct ag_error **err);
 

@@ -898,10 +898,11 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 	const char *nm = ag_json_str_or(hc(v, "NetworkMode"), NULL);
 	char *snm = san_dup(nm);
 	json_object_set_new(insp, "network", jstr_or_null_owned(snm));
-	if (!nm || strcmp(nm, ag_network_name(x->network)) != 0)
+	const char *want_net = x->network_name ? x->network_name : ag_network_name(x->network);
+	if (!nm || strcmp(nm, want_net) != 0)
 		ag_pf_findings_add(f, "network", U, "preflight.probe.network",
 				   "NetworkMode is '%s', expected '%s'", nm ? nm : "(missing)",
-				   ag_network_name(x->network));
+				   want_net);
 
 	/* namespaces */
 	static const char *const private_only[] = {"", "private"};
@@ -939,7 +940,13 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 	if (dev)
 		ag_pf_findings_add(f, "device_exposure", U, "preflight.probe.devices",
 				   "Devices, DeviceRequests or DeviceCgroupRules is not empty");
-	if (!empty_list(hc(v, "GroupAdd")))
+	const json_t *ga = hc(v, "GroupAdd");
+	char want_group[24];
+	snprintf(want_group, sizeof(want_group), "%" PRId64, x->group_add);
+	bool group_ok = empty_list(ga) ||
+			(x->group_add && json_is_array(ga) && json_array_size(ga) == 1 &&
+			 strcmp(ag_json_str_or(json_array_get(ga, 0), ""), want_group) == 0);
+	if (!group_ok)
 		ag_pf_findings_add(f, "uid_gid", U, "preflight.probe.group_add",
 				   "GroupAdd is not empty (supplementary groups)");
 	if (!empty_list(hc(v, "VolumesFrom")))

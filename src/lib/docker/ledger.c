@@ -430,3 +430,257 @@ out:
 	ag_engine_reply_release(&r);
 	return ret;
 }
+
+/* ---- networks ---- */
+
+int ag_network_lookup(struct ag_engine *eng, const char *what, unsigned timeout_ms, json_t **obj)
+{
+	static const struct ag_docker_json_limits lim = {
+	    .max_bytes = AG_STUDY_NETWORK_INSPECT_MAX,
+	    .max_depth = AG_PF_JSON_MAX_DEPTH,
+	    .max_items = AG_ENGINE_INSPECT_MAX_ITEMS,
+	    .max_string = AG_ENGINE_INSPECT_MAX_STRING,
+	};
+	struct ag_engine_reply r;
+	ag_engine_reply_init(&r);
+	struct ag_error *e = NULL;
+	int ret = -1;
+	_cleanup_free_ char *q = ag_engine_escape(what);
+	_cleanup_free_ char *path = ag_xasprintf("/networks/%s", q);
+	if (ag_engine_call(eng, "GET", path, NULL, timeout_ms, AG_STUDY_NETWORK_INSPECT_MAX, &r,
+			   &e) < 0)
+		goto out;
+	if (r.status == 404) {
+		ret = 1;
+		goto out;
+	}
+	json_t *v = NULL;
+	if (r.status != 200 || ag_docker_json_parse(r.body.buf, r.body.len, false, &lim,
+						    AG_DOCKER_JSON_OBJECT, &v, &e) < 0)
+		goto out;
+	if (obj)
+		*obj = v;
+	else
+		json_decref(v);
+	ret = 0;
+out:
+	ag_error_free(e);
+	ag_engine_reply_release(&r);
+	return ret;
+}
+
+bool ag_network_owned(const json_t *v, const char *id, const struct ag_container_owner *o)
+{
+	const char *vid = ag_json_path_str(v, "Id");
+	const char *name = ag_json_path_str(v, "Name");
+	if (!vid || !id || strcmp(vid, id) != 0 || !name || !o->name || strcmp(name, o->name) != 0)
+		return false;
+	const json_t *labels = json_object_get(v, "Labels");
+	if (!json_is_object(labels) || o->n_labels == 0)
+		return false;
+	for (size_t i = 0; i < o->n_labels; i++) {
+		const char *lv = json_string_value(json_object_get(labels, o->labels[i].key));
+		if (!lv || strcmp(lv, o->labels[i].value) != 0)
+			return false;
+	}
+	return true;
+}
+
+int ag_network_create(struct ag_engine *eng, const struct ag_network_spec *s, unsigned timeout_ms,
+		      char **id, struct ag_error **err)
+{
+	*id = NULL;
+	if (!s->name || !s->subnet || !s->subnet[0] || s->n_labels == 0)
+		return ag_err(err, AG_E_INTERNAL, 0, "docker.network.spec",
+			      "an owned network needs a name, a subnet and labels");
+	json_t *labels = json_object();
+	for (size_t i = 0; i < s->n_labels; i++)
+		json_object_set_new(labels, s->labels[i].key, json_string(s->labels[i].value));
+	json_t *opts = json_object();
+	if (s->inhibit_ipv4)
+		json_object_set_new(opts, "com.docker.network.bridge.inhibit_ipv4",
+				    json_string("true"));
+	json_t *body = json_pack("{s:s, s:b, s:s, s:b, s:b, s:b, s:{s:s, s:[{s:s}]}, s:o, s:o}",
+				 "Name", s->name, "CheckDuplicate", 1, "Driver", "bridge",
+				 "Internal", s->internal, "EnableIPv6", 0, "Attachable", 0, "IPAM",
+				 "Driver", "default", "Config", "Subnet", s->subnet, "Options", opts,
+				 "Labels", labels);
+	json_t *v = NULL;
+	int rc = ag_engine_json(eng, "POST", "/networks/create", body, timeout_ms,
+				"create the network", &v, err);
+	json_decref(body);
+	if (rc < 0)
+		return -1;
+	const char *got = json_string_value(json_object_get(v, "Id"));
+	if (!ag_is_container_id(got)) {
+		json_decref(v);
+		return ag_err(err, AG_E_DOCKER, 0, "docker.network.bad_id",
+			      "the daemon did not answer one 64-hex network id");
+	}
+	*id = ag_xstrdup(got);
+	json_decref(v);
+	return 0;
+}
+
+int ag_network_connect(struct ag_engine *eng, const char *net_id, const char *container_id,
+		       unsigned timeout_ms, struct ag_error **err)
+{
+	_cleanup_free_ char *path = ag_xasprintf("/networks/%s/connect", net_id);
+	json_t *body = json_pack("{s:s}", "Container", container_id);
+	struct ag_engine_reply r;
+	ag_engine_reply_init(&r);
+	int rc = ag_engine_call(eng, "POST", path, body, timeout_ms, AG_DOCKER_CONTROL_OUTPUT_MAX,
+				&r, err);
+	json_decref(body);
+	if (rc == 0)
+		rc = ag_engine_status_error(&r, "connect the container to the network", err);
+	ag_engine_reply_release(&r);
+	return rc;
+}
+
+int ag_network_list_labelled(struct ag_engine *eng, const char *key, const char *value,
+			     unsigned timeout_ms, struct ag_strv *ids)
+{
+	json_t *filter = json_pack("{s:[s++]}", "label", key, "=", value);
+	_cleanup_free_ char *fs = json_dumps(filter, JSON_COMPACT);
+	json_decref(filter);
+	_cleanup_free_ char *q = ag_engine_escape(fs);
+	_cleanup_free_ char *path = ag_xasprintf("/networks?filters=%s", q);
+	struct ag_engine_reply r;
+	ag_engine_reply_init(&r);
+	struct ag_error *e = NULL;
+	json_t *v = NULL;
+	int ret = -1;
+	static const struct ag_docker_json_limits lim = {
+	    .max_bytes = AG_ENGINE_LIST_MAX_BYTES,
+	    .max_depth = AG_PF_JSON_MAX_DEPTH,
+	    .max_items = AG_ENGINE_INSPECT_MAX_ITEMS,
+	    .max_string = AG_ENGINE_LIST_MAX_STRING,
+	};
+	if (ag_engine_call(eng, "GET", path, NULL, timeout_ms, AG_ENGINE_LIST_MAX_BYTES, &r, &e) <
+		0 ||
+	    ag_engine_status_error(&r, "list networks", &e) < 0 ||
+	    ag_docker_json_parse(r.body.buf, r.body.len, false, &lim, 0, &v, &e) < 0)
+		goto out;
+	if (!json_is_array(v) || json_array_size(v) > AG_RUN_RESIDUE_MAX)
+		goto out;
+	size_t i;
+	json_t *n;
+	json_array_foreach(v, i, n)
+	{
+		const char *id = json_string_value(json_object_get(n, "Id"));
+		if (!ag_is_container_id(id))
+			goto out;
+		ag_strv_push(ids, id);
+	}
+	ret = 0;
+out:
+	json_decref(v);
+	ag_error_free(e);
+	ag_engine_reply_release(&r);
+	return ret;
+}
+
+/* One network by id: acted on only while it is ours (or created here). */
+static void network_remove_one(struct ag_engine *eng, const char *id,
+			       const struct ag_container_owner *owner, unsigned timeout_ms,
+			       bool created_here, struct ag_cleanup_result *out, bool *foreign)
+{
+	memset(out, 0, sizeof(*out));
+	if (foreign)
+		*foreign = false;
+	if (!id) {
+		out->state = AG_CLEANUP_NOT_CREATED;
+		out->liveness_verified = true;
+		out->message = "no network was created";
+		return;
+	}
+	out->attempted = true;
+	json_t *v = NULL;
+	int o = ag_network_lookup(eng, id, timeout_ms, &v);
+	if (o == 1) {
+		out->state = AG_CLEANUP_ALREADY_ABSENT;
+		out->liveness_verified = true;
+		out->message = "network was already absent";
+		return;
+	}
+	bool ours = o == 0 && ag_network_owned(v, id, owner);
+	json_decref(v);
+	if (o == 0 && !ours && foreign)
+		*foreign = true;
+	if (o < 0 || (!ours && !created_here)) {
+		out->state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
+		out->message = "network identity could not be verified before removal";
+		return;
+	}
+	/* CONTRACT: cleanup.identity_bound (by id; members leave with their containers) */
+	_cleanup_free_ char *path = ag_xasprintf("/networks/%s", id);
+	bool removed = control(eng, "DELETE", path, timeout_ms);
+	int a = ag_network_lookup(eng, id, timeout_ms, NULL);
+	if (a == 1) {
+		out->state = AG_CLEANUP_REMOVED;
+		out->liveness_verified = true;
+		out->message = "network was removed";
+		return;
+	}
+	out->state = a < 0 ? AG_CLEANUP_VERIFICATION_UNAVAILABLE : AG_CLEANUP_INCOMPLETE;
+	out->message = a < 0 ? "network absence could not be verified after removal"
+		       : removed ? "network removal could not be verified"
+				 : "network removal failed (members still attached?)";
+}
+
+void ag_network_remove(struct ag_engine *eng, const char *id, bool create_attempted,
+		       const char *key, const char *value, const struct ag_container_owner *owner,
+		       unsigned timeout_ms, struct ag_cleanup_result *out)
+{
+	if (id || !create_attempted) {
+		network_remove_one(eng, id, owner, timeout_ms, true, out, NULL);
+		return;
+	}
+	/* The create answer was lost: find it by its unique label, ours only. */
+	size_t removed = 0, foreign = 0;
+	if (ag_network_cleanup_labelled(eng, key, value, owner, timeout_ms, out, &removed,
+					&foreign) < 0) {
+		memset(out, 0, sizeof(*out));
+		out->attempted = true;
+		out->state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
+		out->message = "after a failed create, the networks carrying its label could not be "
+			       "listed";
+	}
+}
+
+int ag_network_cleanup_labelled(struct ag_engine *eng, const char *key, const char *value,
+				const struct ag_container_owner *owner, unsigned timeout_ms,
+				struct ag_cleanup_result *worst, size_t *removed,
+				size_t *skipped_foreign)
+{
+	struct ag_strv ids = AG_STRV_INIT;
+	*removed = 0;
+	*skipped_foreign = 0;
+	memset(worst, 0, sizeof(*worst));
+	if (ag_network_list_labelled(eng, key, value, timeout_ms, &ids) < 0) {
+		ag_strv_release(&ids);
+		return -1;
+	}
+	worst->state = AG_CLEANUP_NOT_CREATED;
+	worst->liveness_verified = true;
+	worst->message = "no network carries the label";
+	bool incomplete = false;
+	for (size_t i = 0; i < ids.n; i++) {
+		struct ag_cleanup_result cr;
+		bool foreign = false;
+		network_remove_one(eng, ids.v[i], owner, timeout_ms, false, &cr, &foreign);
+		if (foreign) {
+			(*skipped_foreign)++;
+			continue;
+		}
+		if (cr.state == AG_CLEANUP_REMOVED)
+			(*removed)++;
+		if (!incomplete)
+			*worst = cr;
+		if (!ag_cleanup_state_complete(cr.state))
+			incomplete = true;
+	}
+	ag_strv_release(&ids);
+	return 0;
+}

@@ -1,6 +1,6 @@
 /*
- * ledger.h: the ledger of AgentGuard-owned Docker objects (containers
- * today). The only module that creates or deletes anything in Docker:
+ * ledger.h: the ledger of AgentGuard-owned Docker objects (containers,
+ * and the networks of a live study). The only module that creates or deletes anything in Docker:
  * the preflight probe, the agent container and `agentguard cleanup` all go
  * through it.
  *
@@ -125,5 +125,60 @@ int ag_container_cleanup_labelled(struct ag_engine *eng, const char *key, const 
  */
 int ag_container_list_labelled(struct ag_engine *eng, const char *key, const char *value,
 			       unsigned timeout_ms, struct ag_strv *ids);
+
+/* ---- networks (the live-study topology) ---- */
+
+/* What AgentGuard creates: a bridge network with an explicit subnet, IPv6
+ * off, labelled (one label unique to the run). */
+struct ag_network_spec {
+	const char *name;
+	bool internal;	   /* no route off the bridge */
+	bool inhibit_ipv4; /* no host IPv4 address on the bridge */
+	const char *subnet; /* IPv4 CIDR (required: never the engine's pick) */
+	const struct ag_label *labels;
+	size_t n_labels;
+};
+
+/*
+ * POST /networks/create (CheckDuplicate, driver bridge, EnableIPv6 false,
+ * IPAM subnet, options, labels). *id is the 64-hex id the daemon answered.
+ * After a failure the network may exist anyway: ag_network_remove with id
+ * NULL finds it by its unique label. Reasons: the transport's and status
+ * errors, docker.network.spec, docker.network.bad_id.
+ */
+int ag_network_create(struct ag_engine *eng, const struct ag_network_spec *s, unsigned timeout_ms,
+		      char **id, struct ag_error **err);
+
+/* GET /networks/WHAT: 1 absent (404), 0 present (*obj owned by the caller), -1 unknown. */
+int ag_network_lookup(struct ag_engine *eng, const char *what, unsigned timeout_ms, json_t **obj);
+
+/* True when the inspected network has this id, exactly o->name and every label. */
+bool ag_network_owned(const json_t *v, const char *id, const struct ag_container_owner *o);
+
+/* POST /networks/NET/connect {"Container": id}. */
+int ag_network_connect(struct ag_engine *eng, const char *net_id, const char *container_id,
+		       unsigned timeout_ms, struct ag_error **err);
+
+/* Ids of the networks carrying label KEY=VALUE (bounded); -1 when unknown. */
+int ag_network_list_labelled(struct ag_engine *eng, const char *key, const char *value,
+			     unsigned timeout_ms, struct ag_strv *ids);
+
+/*
+ * Removes a network AgentGuard created: by `id` (DELETE /networks/ID, then
+ * 404 by id proves absence); with id NULL after an attempted create, every
+ * network with label KEY=VALUE that is ours. A network never created gives
+ * not_created. A network whose inspection does not show our name and every
+ * owner label is never touched (verification_unavailable), unless `id` is
+ * the one this process's own create answered.
+ */
+void ag_network_remove(struct ag_engine *eng, const char *id, bool create_attempted,
+		       const char *key, const char *value, const struct ag_container_owner *owner,
+		       unsigned timeout_ms, struct ag_cleanup_result *out);
+
+/* Removes every network with label KEY=VALUE that is `owner` (recovery). */
+int ag_network_cleanup_labelled(struct ag_engine *eng, const char *key, const char *value,
+				const struct ag_container_owner *owner, unsigned timeout_ms,
+				struct ag_cleanup_result *worst, size_t *removed,
+				size_t *skipped_foreign);
 
 #endif

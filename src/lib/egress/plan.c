@@ -12,6 +12,7 @@
 #include "lib/egress/policy.h"
 #include "lib/evidence/canon.h"
 
+#include <arpa/inet.h>
 #include <inttypes.h>
 
 #define FAIL(reason, ...) ag_err(err, AG_E_CONFIG, 0, reason, __VA_ARGS__)
@@ -35,12 +36,44 @@ void ag_egress_plan_release(struct ag_egress_plan *p)
 	ag_strv_release(&p->owned);
 }
 
-static void set_labels(struct ag_label *l, const struct ag_egress_plan *p, const char *role)
+static void set_labels(struct ag_label *l, const struct ag_egress_plan *p, const char *role,
+		       const struct ag_egress_plan_inputs *in)
 {
 	l[0] = (struct ag_label){"agentguard.owner", AG_EGRESS_OWNER};
 	l[1] = (struct ag_label){"agentguard.study-egress.role", role};
 	l[2] = (struct ag_label){"agentguard.study-egress.token", p->token};
 	l[3] = (struct ag_label){"agentguard.study-egress.trial", p->trial_id};
+	if (in->run_label_key)
+		l[4] = (struct ag_label){in->run_label_key, in->run_label_value};
+}
+
+int ag_egress_subnet_parse(const char *cidr, uint32_t *net, int *prefix)
+{
+	char buf[AG_EGRESS_ADDR_TEXT_MAX];
+	const char *slash = cidr ? strchr(cidr, '/') : NULL;
+	if (!slash || (size_t)(slash - cidr) >= sizeof(buf))
+		return -1;
+	memcpy(buf, cidr, (size_t)(slash - cidr));
+	buf[slash - cidr] = '\0';
+	struct in_addr a;
+	int64_t pf;
+	if (inet_pton(AF_INET, buf, &a) != 1 || ag_parse_i64(slash + 1, &pf) < 0 || pf < 1 ||
+	    pf > 32)
+		return -1;
+	uint32_t v = ntohl(a.s_addr);
+	uint32_t mask = pf == 32 ? 0xffffffffu : ~(0xffffffffu >> pf);
+	if (v & ~mask)
+		return -1; /* host bits set: not a network */
+	*net = v;
+	*prefix = (int)pf;
+	return 0;
+}
+
+bool ag_egress_subnets_overlap(uint32_t a, int pa, uint32_t b, int pb)
+{
+	int p = pa < pb ? pa : pb;
+	uint32_t mask = p == 0 ? 0 : p == 32 ? 0xffffffffu : ~(0xffffffffu >> p);
+	return (a & mask) == (b & mask);
 }
 
 int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egress_plan *p,
@@ -70,22 +103,51 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 		return FAIL("egress.plan.same_image",
 			    "the gateway and the agent must be different images (same digest %s)",
 			    gw_digest);
-	if (in->gateway_dns) {
-		struct ag_egress_addr a;
-		if (ag_egress_addr_parse(in->gateway_dns, &a) < 0)
-			return FAIL("egress.plan.gateway_dns", "gateway DNS must be an IP address");
-	}
+	struct ag_egress_addr addr;
+	if (in->gateway_dns && ag_egress_addr_parse(in->gateway_dns, &addr) < 0)
+		return FAIL("egress.plan.gateway_dns", "gateway DNS must be an IP address");
+	if (in->resolver && ag_egress_addr_parse(in->resolver, &addr) < 0)
+		return FAIL("egress.plan.resolver", "--resolver must be one IP address");
+	uint32_t net = 0;
+	int prefix = 0;
+	const char *subnet = in->study_subnet ? in->study_subnet : AG_STUDY_DEFAULT_SUBNET;
+	if (ag_egress_subnet_parse(subnet, &net, &prefix) < 0 ||
+	    prefix < AG_STUDY_SUBNET_PREFIX_MIN || prefix > AG_STUDY_SUBNET_PREFIX_MAX)
+		return FAIL("egress.plan.subnet",
+			    "the study subnet must be an IPv4 network A.B.C.D/N with N in %d..%d",
+			    AG_STUDY_SUBNET_PREFIX_MIN, AG_STUDY_SUBNET_PREFIX_MAX);
+	if ((in->run_label_key == NULL) != (in->run_label_value == NULL))
+		return FAIL("egress.plan.topology", "a run label needs a key and a value");
 
 	char hex[AG_SHA256_HEX_LEN + 1];
 	ag_sha256_hex(in->trial_id, strlen(in->trial_id), hex);
 	memcpy(p->token, hex, 12);
 	snprintf(p->trial_id, sizeof(p->trial_id), "%s", in->trial_id);
 	memcpy(p->policy_digest, in->policy->digest, sizeof(p->policy_digest));
+	{
+		struct in_addr gw = {.s_addr = htonl(net + 2)};
+		inet_ntop(AF_INET, &gw, p->gateway_study_ip, sizeof(p->gateway_study_ip));
+	}
 
-	snprintf(p->internal.name, sizeof(p->internal.name), "agentguard-study-%s-internal",
-		 p->token);
-	snprintf(p->outbound.name, sizeof(p->outbound.name), "agentguard-study-%s-outbound",
-		 p->token);
+	char base[48];
+	if (in->names_base) {
+		if (strlen(in->names_base) >= 44)
+			return FAIL("egress.plan.topology", "the names' base is too long");
+		snprintf(base, sizeof(base), "%s", in->names_base);
+	} else {
+		snprintf(base, sizeof(base), "agentguard-study-%s", p->token);
+	}
+	snprintf(p->internal.name, sizeof(p->internal.name), "%s-%s", base,
+		 in->names_base ? "study" : "internal");
+	if (in->outbound_network) {
+		if (strlen(in->outbound_network) >= sizeof(p->outbound.name))
+			return FAIL("egress.plan.topology", "the outbound network name is too long");
+		snprintf(p->outbound.name, sizeof(p->outbound.name), "%s", in->outbound_network);
+		p->outbound.existing = true;
+	} else {
+		snprintf(p->outbound.name, sizeof(p->outbound.name), "%s-outbound", base);
+	}
+	snprintf(p->internal.subnet, sizeof(p->internal.subnet), "%s", subnet);
 	p->internal.internal = true;
 	p->internal.inhibit_ipv4 = true;
 	p->outbound.internal = in->outbound_internal;
@@ -94,15 +156,24 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 		struct ag_egress_network_spec *n = i ? &p->outbound : &p->internal;
 		n->labels[0] = (struct ag_label){"agentguard.owner", AG_EGRESS_OWNER};
 		n->labels[1] = (struct ag_label){"agentguard.study-egress.token", p->token};
+		n->n_labels = 2;
+		if (in->run_label_key)
+			n->labels[n->n_labels++] =
+			    (struct ag_label){in->run_label_key, in->run_label_value};
 	}
-	snprintf(p->gateway_name, sizeof(p->gateway_name), "agentguard-study-%s-gateway", p->token);
-	snprintf(p->agent_name, sizeof(p->agent_name), "agentguard-study-%s-agent", p->token);
-	set_labels(p->gateway_labels, p, "gateway");
-	set_labels(p->agent_labels, p, "agent");
+	snprintf(p->gateway_name, sizeof(p->gateway_name), "%s-gateway", base);
+	snprintf(p->agent_name, sizeof(p->agent_name), "%s-agent", base);
+	set_labels(p->gateway_labels, p, "gateway", in);
+	set_labels(p->agent_labels, p, "agent", in);
+	size_t n_labels = in->run_label_key ? 5 : 4;
 
 	/* Gateway: a fixed, small hardened spec of its own. */
+	ag_strv_push(&p->gateway_cmd, "--listen-address");
+	ag_strv_push(&p->gateway_cmd, p->gateway_study_ip);
 	ag_strv_push(&p->gateway_cmd, "--listen-port");
 	ag_strv_pushf(&p->gateway_cmd, "%d", AG_EGRESS_GATEWAY_PORT);
+	ag_strv_push(&p->gateway_cmd, "--resolver");
+	ag_strv_push(&p->gateway_cmd, in->resolver ? in->resolver : "127.0.0.1");
 	ag_strv_push(&p->gateway_cmd, "--policy");
 	ag_strv_push(&p->gateway_cmd, AG_EGRESS_EVIDENCE_PATH "/policy.json");
 	ag_strv_push(&p->gateway_cmd, "--policy-digest");
@@ -112,12 +183,13 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 	ag_strv_push(&p->gateway_cmd, "--trial-id");
 	ag_strv_push(&p->gateway_cmd, p->trial_id);
 	ag_strv_push(&p->owned, in->gateway_image);
+	p->gateway_dns[0] = in->gateway_dns ? in->gateway_dns : AG_EGRESS_AGENT_DNS;
 	p->gateway = (struct ag_egress_container_spec){
 	    .role = AG_EGRESS_GATEWAY,
 	    .exec =
 		{
 		    .image = p->owned.v[0],
-		    .network = AG_NET_NONE, /* unused: the plan names its network */
+		    .network = AG_NET_NONE, /* unused: network_name says */
 		    .uid = AG_EGRESS_GATEWAY_UID,
 		    .gid = AG_EGRESS_GATEWAY_UID,
 		    .cpu_limit = AG_EGRESS_GATEWAY_CPUS,
@@ -128,15 +200,19 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 		    .workspace_host_path = in->evidence_host_path,
 		    .workspace_container_path = AG_EGRESS_EVIDENCE_PATH,
 		    .container_name = p->gateway_name,
+		    .entrypoint = AG_EGRESS_GATEWAY_BIN,
 		    .labels = p->gateway_labels,
-		    .n_labels = 4,
+		    .n_labels = n_labels,
 		    .command = (const char *const *)p->gateway_cmd.v,
 		    .n_command = p->gateway_cmd.n,
+		    .network_name = p->internal.name,
+		    .network_alias = AG_EGRESS_GATEWAY_ALIAS,
+		    .ipv4_address = p->gateway_study_ip,
+		    .dns = p->gateway_dns,
+		    .n_dns = 1,
+		    .ip_forward_off = true,
+		    .group_add = in->evidence_group,
 		},
-	    .network = p->internal.name,
-	    .alias = AG_EGRESS_GATEWAY_ALIAS,
-	    .dns = in->gateway_dns,
-	    .ip_forward_off = true,
 	};
 	if (ag_exec_spec_validate(&p->gateway.exec, err) < 0)
 		return ag_err_wrap(err, "gateway container");
@@ -155,45 +231,56 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 	    .env = (const char *const *)p->agent_env.v,
 	    .n_env = p->agent_env.n,
 	    .labels = p->agent_labels,
-	    .n_labels = 4,
+	    .n_labels = n_labels,
 	    .command = in->command,
 	    .n_command = in->n_command,
 	};
 	p->agent.role = AG_EGRESS_AGENT;
 	if (ag_exec_spec_from_config(c, &ei, &p->agent.exec, err) < 0)
 		return ag_err_wrap(err, "agent container");
-	p->agent.network = p->internal.name;
-	p->agent.alias = NULL;
-	p->agent.dns = AG_EGRESS_AGENT_DNS;
-	p->agent.ip_forward_off = false;
+	ag_egress_plan_agent_network(p, &p->agent.exec);
 	return ag_egress_plan_validate(p, err);
+}
+
+void ag_egress_plan_agent_network(struct ag_egress_plan *p, struct ag_exec_spec *s)
+{
+	p->agent_dns[0] = AG_EGRESS_AGENT_DNS;
+	s->network_name = p->internal.name;
+	s->network_alias = NULL;
+	s->ipv4_address = NULL;
+	s->dns = p->agent_dns;
+	s->n_dns = 1;
+	s->ip_forward_off = false;
+	s->group_add = 0;
 }
 
 int ag_egress_plan_validate(const struct ag_egress_plan *p, struct ag_error **err)
 {
-	const struct ag_egress_container_spec *g = &p->gateway, *a = &p->agent;
-	if (!p->internal.internal || !p->internal.inhibit_ipv4)
+	const struct ag_exec_spec *g = &p->gateway.exec, *a = &p->agent.exec;
+	if (!p->internal.internal || !p->internal.inhibit_ipv4 || !p->internal.subnet[0])
 		return FAIL("egress.plan.topology",
-			    "the study network must be --internal with inhibit_ipv4");
-	if (g->role != AG_EGRESS_GATEWAY || a->role != AG_EGRESS_AGENT || !g->network ||
-	    !a->network || strcmp(g->network, p->internal.name) ||
-	    strcmp(a->network, p->internal.name))
+			    "the study network must be --internal with inhibit_ipv4 and a subnet");
+	if (p->gateway.role != AG_EGRESS_GATEWAY || p->agent.role != AG_EGRESS_AGENT ||
+	    !g->network_name || !a->network_name || strcmp(g->network_name, p->internal.name) ||
+	    strcmp(a->network_name, p->internal.name))
 		return FAIL("egress.plan.topology",
 			    "both containers must be created on the internal network");
-	if (!strcmp(a->network, p->outbound.name) || a->alias || a->ip_forward_off ||
-	    !a->dns || strcmp(a->dns, AG_EGRESS_AGENT_DNS))
+	if (!strcmp(a->network_name, p->outbound.name) || a->network_alias || a->ipv4_address ||
+	    a->ip_forward_off || a->group_add || a->n_dns != 1 || !a->dns ||
+	    strcmp(a->dns[0], AG_EGRESS_AGENT_DNS))
 		return FAIL("egress.plan.topology",
 			    "the agent joins the internal network only, with DNS 127.0.0.1");
-	if (!g->ip_forward_off || !g->alias || strcmp(g->alias, AG_EGRESS_GATEWAY_ALIAS))
+	if (!g->ip_forward_off || !g->network_alias ||
+	    strcmp(g->network_alias, AG_EGRESS_GATEWAY_ALIAS) || !g->ipv4_address)
 		return FAIL("egress.plan.topology",
-			    "the gateway needs its alias and ip_forward=0");
-	if (ag_exec_spec_validate(&g->exec, err) < 0)
+			    "the gateway needs its alias, its fixed study address and ip_forward=0");
+	if (ag_exec_spec_validate(g, err) < 0)
 		return ag_err_wrap(err, "gateway container");
-	if (ag_exec_spec_validate(&a->exec, err) < 0)
+	if (ag_exec_spec_validate(a, err) < 0)
 		return ag_err_wrap(err, "agent container");
 	bool parsed;
-	_cleanup_free_ char *gd = image_digest(g->exec.image, &parsed);
-	_cleanup_free_ char *ad = image_digest(a->exec.image, &parsed);
+	_cleanup_free_ char *gd = image_digest(g->image, &parsed);
+	_cleanup_free_ char *ad = image_digest(a->image, &parsed);
 	if (!gd || !ad)
 		return FAIL("egress.plan.image_not_pinned", "both images must be pinned by digest");
 	if (!strcmp(gd, ad))
@@ -202,14 +289,6 @@ int ag_egress_plan_validate(const struct ag_egress_plan *p, struct ag_error **er
 }
 
 /* ---- rendering ---- */
-
-static int env_name_cmp(const void *x, const void *y)
-{
-	const char *a = *(const char *const *)x, *b = *(const char *const *)y;
-	size_t na = strcspn(a, "="), nb = strcspn(b, "=");
-	int c = memcmp(a, b, na < nb ? na : nb);
-	return c ? c : (na > nb) - (na < nb);
-}
 
 static int label_cmp(const void *x, const void *y)
 {
@@ -227,86 +306,20 @@ static void push_labels(struct ag_strv *v, const struct ag_label *l, size_t n)
 	}
 }
 
-static void tmpfs_arg(struct ag_strv *v, const char *path, const char *size, int64_t uid,
-		      int64_t gid)
+/* THE container renderer (exec_spec's), plus --pull never after "create". */
+static int container_argv(const struct ag_egress_container_spec *c, struct ag_strv *v,
+			  struct ag_error **err)
 {
-	ag_strv_push(v, "--tmpfs");
-	ag_strv_pushf(v, "%s:rw,noexec,nosuid,nodev,size=%s,uid=%" PRId64 ",gid=%" PRId64 ",mode=700",
-		      path, size, uid, gid);
-}
-
-/* THE container renderer: typed spec -> `docker create` argv. */
-static void container_argv(const struct ag_egress_container_spec *c, struct ag_strv *v)
-{
-	const struct ag_exec_spec *s = &c->exec;
-	ag_strv_push(v, "create");
+	struct ag_strv a = AG_STRV_INIT;
+	if (ag_render_argv(&c->exec, AG_RENDER_CREATE, &a, err) < 0)
+		return -1;
+	ag_strv_push(v, a.v[0]);
 	ag_strv_push(v, "--pull");
 	ag_strv_push(v, "never");
-	ag_strv_push(v, "--name");
-	ag_strv_push(v, s->container_name);
-	ag_strv_push(v, "--network");
-	ag_strv_push(v, c->network);
-	if (c->alias) {
-		ag_strv_push(v, "--network-alias");
-		ag_strv_push(v, c->alias);
-	}
-	if (c->dns) {
-		ag_strv_push(v, "--dns");
-		ag_strv_push(v, c->dns);
-	}
-	if (c->ip_forward_off) {
-		ag_strv_push(v, "--sysctl");
-		ag_strv_push(v, "net.ipv4.ip_forward=0");
-	}
-	ag_strv_push(v, "--security-opt");
-	ag_strv_push(v, "no-new-privileges");
-	ag_strv_push(v, "--cap-drop");
-	ag_strv_push(v, "ALL");
-	ag_strv_push(v, "--cgroupns");
-	ag_strv_push(v, "private");
-	ag_strv_push(v, "--pids-limit");
-	ag_strv_pushf(v, "%" PRId64, s->pids_limit);
-	ag_strv_push(v, "--memory");
-	ag_strv_push(v, s->memory_limit);
-	ag_strv_push(v, "--memory-swap");
-	ag_strv_push(v, s->memory_limit);
-	ag_strv_push(v, "--cpus");
-	ag_strv_push_owned(v, ag_render_cpus(s->cpu_limit));
-	ag_strv_push(v, "--read-only");
-	tmpfs_arg(v, s->tmpfs_path, s->tmpfs_size, s->uid, s->gid);
-	if (s->workspace_host_path) {
-		ag_strv_push(v, "--mount");
-		ag_strv_pushf(v, "type=bind,source=%s,target=%s", s->workspace_host_path,
-			      s->workspace_container_path);
-	} else {
-		tmpfs_arg(v, s->workspace_container_path,
-			  s->workspace_tmpfs_size ? s->workspace_tmpfs_size : s->tmpfs_size, s->uid,
-			  s->gid);
-	}
-	ag_strv_push(v, "--workdir");
-	ag_strv_push(v, s->workspace_container_path);
-	ag_strv_push(v, "--user");
-	ag_strv_pushf(v, "%" PRId64 ":%" PRId64, s->uid, s->gid);
-	size_t n_env = AG_ARRAY_SIZE(ag_env_defaults) + s->n_env;
-	_cleanup_free_ const char **env = ag_xcalloc(n_env, sizeof(*env));
-	for (size_t i = 0; i < AG_ARRAY_SIZE(ag_env_defaults); i++)
-		env[i] = ag_env_defaults[i];
-	for (size_t i = 0; i < s->n_env; i++)
-		env[AG_ARRAY_SIZE(ag_env_defaults) + i] = s->env[i];
-	qsort(env, n_env, sizeof(*env), env_name_cmp);
-	for (size_t i = 0; i < n_env; i++) {
-		ag_strv_push(v, "--env");
-		ag_strv_push(v, env[i]);
-	}
-	if (s->entrypoint) {
-		ag_strv_push(v, "--entrypoint");
-		ag_strv_push(v, s->entrypoint);
-	}
-	push_labels(v, s->labels, s->n_labels);
-	ag_strv_push(v, "--");
-	ag_strv_push(v, s->image);
-	for (size_t i = 0; i < s->n_command; i++)
-		ag_strv_push(v, s->command[i]);
+	for (size_t i = 1; i < a.n; i++)
+		ag_strv_push(v, a.v[i]);
+	ag_strv_release(&a);
+	return 0;
 }
 
 static void network_argv(const struct ag_egress_network_spec *n, struct ag_strv *v)
@@ -318,11 +331,15 @@ static void network_argv(const struct ag_egress_network_spec *n, struct ag_strv 
 	if (n->internal)
 		ag_strv_push(v, "--internal");
 	ag_strv_push(v, "--ipv6=false");
+	if (n->subnet[0]) {
+		ag_strv_push(v, "--subnet");
+		ag_strv_push(v, n->subnet);
+	}
 	if (n->inhibit_ipv4) {
 		ag_strv_push(v, "--opt");
 		ag_strv_push(v, "com.docker.network.bridge.inhibit_ipv4=true");
 	}
-	push_labels(v, n->labels, AG_ARRAY_SIZE(n->labels));
+	push_labels(v, n->labels, n->n_labels);
 	ag_strv_push(v, n->name);
 }
 
@@ -393,14 +410,24 @@ int ag_egress_plan_render(const struct ag_egress_plan *p, struct ag_egress_step 
 		s[i].teardown = order[i].teardown;
 	}
 	network_argv(&p->internal, &s[0].argv);
-	network_argv(&p->outbound, &s[1].argv);
-	container_argv(&p->gateway, &s[2].argv);
+	if (p->outbound.existing) {
+		/* The operator's network: inspected, never created (nor removed). */
+		ag_strv_push(&s[1].argv, "network");
+		ag_strv_push(&s[1].argv, "inspect");
+		ag_strv_push(&s[1].argv, p->outbound.name);
+	} else {
+		network_argv(&p->outbound, &s[1].argv);
+	}
+	if (container_argv(&p->gateway, &s[2].argv, err) < 0 ||
+	    container_argv(&p->agent, &s[4].argv, err) < 0) {
+		ag_egress_steps_free(s, k);
+		return -1;
+	}
 	struct ag_strv *v = &s[3].argv;
 	ag_strv_push(v, "network");
 	ag_strv_push(v, "connect");
 	ag_strv_push(v, p->outbound.name);
 	ag_strv_push(v, p->gateway_name);
-	container_argv(&p->agent, &s[4].argv);
 	ag_strv_push(&s[5].argv, "start");
 	ag_strv_push(&s[5].argv, p->gateway_name);
 	v = &s[6].argv;
@@ -422,8 +449,10 @@ int ag_egress_plan_render(const struct ag_egress_plan *p, struct ag_egress_step 
 	const char *nets[] = {p->internal.name, p->outbound.name};
 	for (size_t i = 0; i < 2; i++) {
 		ag_strv_push(&s[10 + i].argv, "network");
-		ag_strv_push(&s[10 + i].argv, "rm");
+		ag_strv_push(&s[10 + i].argv, i && p->outbound.existing ? "disconnect" : "rm");
 		ag_strv_push(&s[10 + i].argv, nets[i]);
+		if (i && p->outbound.existing)
+			ag_strv_push(&s[10 + i].argv, p->gateway_name);
 	}
 	if (scan_forbidden(&s[2].argv, err) < 0 || scan_forbidden(&s[4].argv, err) < 0) {
 		ag_egress_steps_free(s, k);
@@ -460,7 +489,9 @@ static json_t *network_json(const struct ag_egress_network_spec *n)
 	json_object_set_new(o, "internal", json_boolean(n->internal));
 	json_object_set_new(o, "ipv6", json_false());
 	json_object_set_new(o, "inhibit_ipv4", json_boolean(n->inhibit_ipv4));
-	json_object_set_new(o, "labels", labels_json(n->labels, AG_ARRAY_SIZE(n->labels)));
+	json_object_set_new(o, "subnet", n->subnet[0] ? json_string(n->subnet) : json_null());
+	json_object_set_new(o, "existing", json_boolean(n->existing));
+	json_object_set_new(o, "labels", labels_json(n->labels, n->n_labels));
 	return o;
 }
 
@@ -471,14 +502,17 @@ static json_t *container_json(const struct ag_egress_container_spec *c, const ch
 	json_object_set_new(o, "name", json_string(s->container_name));
 	json_object_set_new(o, "image", json_string(s->image));
 	json_t *nets = json_array();
-	json_array_append_new(nets, json_string(c->network));
+	json_array_append_new(nets, json_string(s->network_name));
 	if (c->role == AG_EGRESS_GATEWAY)
 		json_array_append_new(nets, json_string(outbound));
 	json_object_set_new(o, "networks", nets);
-	json_object_set_new(o, "network_alias", c->alias ? json_string(c->alias) : json_null());
-	json_object_set_new(o, "dns", c->dns ? json_string(c->dns) : json_null());
+	json_object_set_new(o, "network_alias",
+			    s->network_alias ? json_string(s->network_alias) : json_null());
+	json_object_set_new(o, "ipv4_address",
+			    s->ipv4_address ? json_string(s->ipv4_address) : json_null());
+	json_object_set_new(o, "dns", s->n_dns ? json_string(s->dns[0]) : json_null());
 	json_t *sysctls = json_object();
-	if (c->ip_forward_off)
+	if (s->ip_forward_off)
 		json_object_set_new(sysctls, "net.ipv4.ip_forward", json_string("0"));
 	json_object_set_new(o, "sysctls", sysctls);
 	json_object_set_new(o, "user", json_sprintf("%" PRId64 ":%" PRId64, s->uid, s->gid));

@@ -48,6 +48,7 @@ struct ag_egress_policy;
 #define AG_EGRESS_GATEWAY_ALIAS "agentguard-study-egress-gateway"
 #define AG_EGRESS_EVIDENCE_PATH "/agentguard-egress"
 #define AG_EGRESS_AGENT_DNS "127.0.0.1"
+#define AG_EGRESS_GATEWAY_BIN "/usr/local/bin/agentguard-gateway"
 
 enum ag_egress_role { AG_EGRESS_GATEWAY = 0, AG_EGRESS_AGENT };
 
@@ -55,16 +56,17 @@ struct ag_egress_network_spec {
 	char name[64];
 	bool internal;	   /* --internal */
 	bool inhibit_ipv4; /* -o com.docker.network.bridge.inhibit_ipv4=true */
-	struct ag_label labels[2]; /* owner, token */
+	bool existing;	   /* outbound only: the operator's network, never created or removed */
+	char subnet[AG_EGRESS_ADDR_TEXT_MAX]; /* CIDR; "" = the engine's pick */
+	struct ag_label labels[3]; /* owner, token, [run label] */
+	size_t n_labels;
 };
 
+/* The network fields (name, alias, fixed address, DNS, sysctl) live in the
+ * exec spec: one renderer for every container AgentGuard creates. */
 struct ag_egress_container_spec {
 	enum ag_egress_role role;
-	struct ag_exec_spec exec; /* hardening, identity, mounts, env, labels, command */
-	const char *network;	  /* the one network at create: the internal one */
-	const char *alias;	  /* gateway only: AG_EGRESS_GATEWAY_ALIAS */
-	const char *dns;	  /* agent: "127.0.0.1"; gateway: NULL (engine) or given */
-	bool ip_forward_off;	  /* gateway only: --sysctl net.ipv4.ip_forward=0 */
+	struct ag_exec_spec exec; /* hardening, identity, mounts, env, labels, command, network */
 };
 
 struct ag_egress_plan_inputs {
@@ -72,10 +74,18 @@ struct ag_egress_plan_inputs {
 	const struct ag_egress_policy *policy;
 	const char *trial_id;		 /* ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$ */
 	const char *gateway_image;	 /* digest-pinned, not the agent's */
-	const char *gateway_dns;	 /* NULL, or an IP address */
+	const char *gateway_dns;	 /* the gateway container's DNS; NULL: 127.0.0.1 */
+	const char *resolver;		 /* the one server the gateway asks; NULL: 127.0.0.1 */
+	const char *study_subnet;	 /* IPv4 CIDR; NULL: AG_STUDY_DEFAULT_SUBNET */
+	const char *outbound_network;	 /* an existing network; NULL: the plan creates one */
 	const char *workspace_host_path; /* NULL: tmpfs workspace */
 	const char *evidence_host_path;	 /* NULL: tmpfs evidence dir in the gateway */
+	int64_t evidence_group;		 /* the gateway's supplementary group (0: none) */
 	bool outbound_internal;		 /* CI: outbound network --internal too */
+	/* A run's names and unique label instead of the token's (study-egress run):
+	 * objects are <names_base>-gateway, -study, -outbound; NULL: agentguard-study-<token>. */
+	const char *names_base;
+	const char *run_label_key, *run_label_value; /* both or neither */
 	const char *const *command;	 /* the agent argv */
 	size_t n_command;
 };
@@ -87,16 +97,19 @@ struct ag_egress_plan {
 	char policy_digest[AG_SHA256_HEX_LEN + 1];
 	struct ag_egress_network_spec internal, outbound;
 	struct ag_egress_container_spec gateway, agent;
+	char gateway_study_ip[AG_EGRESS_ADDR_TEXT_MAX]; /* the study subnet's .2 */
 	/* storage the specs borrow from */
 	char gateway_name[64], agent_name[64];
-	struct ag_label gateway_labels[4], agent_labels[4];
+	struct ag_label gateway_labels[5], agent_labels[5];
+	const char *gateway_dns[1], *agent_dns[1];
 	struct ag_strv gateway_cmd, agent_env, owned;
 };
 
 /*
  * Builds and validates the plan. AG_E_CONFIG with one of:
  *   egress.plan.not_contained egress.plan.trial_id egress.plan.image_not_pinned
- *   egress.plan.same_image egress.plan.gateway_dns egress.plan.topology
+ *   egress.plan.same_image egress.plan.gateway_dns egress.plan.resolver
+ *   egress.plan.subnet egress.plan.topology
  *   egress.plan.forbidden_flag and every render.* reason of
  *   ag_exec_spec_validate (prefixed context says which container).
  * Release with ag_egress_plan_release, also after a failure.
@@ -104,6 +117,14 @@ struct ag_egress_plan {
 int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egress_plan *p,
 			 struct ag_error **err);
 void ag_egress_plan_release(struct ag_egress_plan *p);
+
+/* Puts a spec (the run's own agent spec) on the plan's study network, with
+ * DNS 127.0.0.1 and nothing else of the network kind. */
+void ag_egress_plan_agent_network(struct ag_egress_plan *p, struct ag_exec_spec *s);
+
+/* "A.B.C.D/N" with no host bits set: 0, else -1. */
+int ag_egress_subnet_parse(const char *cidr, uint32_t *net, int *prefix);
+bool ag_egress_subnets_overlap(uint32_t a, int pa, uint32_t b, int pb);
 
 /* Re-checks the topology invariants of a (possibly hand-edited) plan. */
 int ag_egress_plan_validate(const struct ag_egress_plan *p, struct ag_error **err);

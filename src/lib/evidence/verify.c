@@ -12,6 +12,7 @@
 #include "lib/evidence/seal.h"
 #include "lib/evidence/sign.h"
 #include "lib/workspace/patch.h"
+#include "lib/egress/manifest.h"
 
 #include <sys/stat.h>
 
@@ -20,6 +21,7 @@
 const char *const ag_verify_check_names[AG_VERIFY_CHECKS] = {
     "read",	 "parse",    "version", "bounds", "structure",
     "canonical", "identity", "privacy", "seal",	  "signature", "chain", "patch",
+    "egress_manifest",
 };
 
 static const struct ag_read_reasons art_why = {"evidence.read.symlink", "evidence.read.not_regular",
@@ -585,11 +587,50 @@ int ag_evidence_run_dir(const char *path, struct ag_error **err)
 	return fd;
 }
 
+/* A study run's egress manifest (study-egress run): the exact bytes the
+ * sealed artifact's hash names, and a manifest that validates. */
+static int check_egress_manifest(int run_fd, struct ag_verify_report *rep, struct ag_error **err)
+{
+	static const struct ag_read_reasons why = {
+	    "evidence.egress_manifest.symlink", "evidence.egress_manifest.not_regular",
+	    "evidence.egress_manifest.missing", "evidence.egress_manifest.too_large"};
+	const json_t *st = json_object_get(rep->artifact, "study_egress");
+	const char *file = json_string_value(json_object_get(st, "manifest"));
+	const char *want = json_string_value(json_object_get(st, "manifest_sha256"));
+	if (!st || (!file && !want))
+		return 0; /* not a study run, or no manifest was written (the artifact says so) */
+	if (!file || !want || strcmp(file, AG_EGRESS_MANIFEST_FILE) != 0)
+		return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.egress_manifest.mismatch",
+			      "the artifact's egress manifest record is incomplete");
+	char *data = NULL;
+	size_t n = 0;
+	if (ag_read_file_at(run_fd, AG_EGRESS_MANIFEST_FILE, AG_EGRESS_MANIFEST_FILE,
+			    AG_EGRESS_MANIFEST_MAX_BYTES + 1, &why, &data, &n, err) < 0)
+		return -1;
+	char hex[AG_SHA256_HEX_LEN + 1];
+	ag_sha256_hex(data, n, hex);
+	struct ag_egress_completion c;
+	int rc = 0;
+	if (strcmp(hex, want) != 0)
+		rc = ag_err(err, AG_E_UNVERIFIED, 0, "evidence.egress_manifest.mismatch",
+			    "the egress manifest is not the one the sealed artifact records");
+	else if (n < 1 || data[n - 1] != '\n' ||
+		 ag_egress_manifest_validate(data, n - 1, NULL, &c, err) < 0)
+		rc = rc < 0 ? rc : (*err ? -1 : ag_err(err, AG_E_UNVERIFIED, 0,
+							"evidence.egress_manifest.invalid",
+							"the egress manifest does not validate"));
+	free(data);
+	return rc;
+}
+
 static int check_patch(int run_fd, struct ag_verify_report *rep, struct ag_error **err)
 {
 	if (ag_evidence_patch_read(run_fd, rep->artifact, NULL, NULL, err) < 0)
 		return fail(rep, 11);
 	pass(rep, 11);
+	if (check_egress_manifest(run_fd, rep, err) < 0)
+		return fail(rep, 12);
+	pass(rep, 12);
 	return 0;
 }
 

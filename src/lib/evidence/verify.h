@@ -47,7 +47,7 @@
 
 struct ag_error;
 
-#define AG_VERIFY_CHECKS 12
+#define AG_VERIFY_CHECKS 13
 
 struct ag_verify_report {
 	const char *passed[AG_VERIFY_CHECKS]; /* names of the checks that passed, in order */

@@ -83,6 +83,7 @@ struct run {
 	char *message;
 	const char *cleanup_reason;
 	char *cleanup_message;
+	bool net_cleanup_failed; /* the network hooks' own objects (study) */
 
 	/* preflight */
 	struct ag_engine eng;
@@ -616,7 +617,8 @@ static int stage_create(struct run *r, const char *image_id)
 	in.n_env = configured.n;
 	struct ag_exec_spec spec;
 	int rc = -1;
-	if (ag_exec_spec_from_config(c, &in, &spec, &e) < 0) {
+	if (ag_exec_spec_from_config(c, &in, &spec, &e) < 0 ||
+	    (r->o->net && r->o->net->agent_spec(r->o->net->data, &spec, &e) < 0)) {
 		fail_err(r, "docker", AG_EXIT_DOCKER, e);
 		goto out;
 	}
@@ -664,6 +666,7 @@ static int stage_create(struct run *r, const char *image_id)
 			.labels = r->own.labels,
 			.n_labels = AG_ARRAY_SIZE(r->own.labels),
 			.bind_source = host_ws,
+			.network_name = r->o->net ? r->o->net->agent_network(r->o->net->data) : NULL,
 		};
 		struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
 		r->verified_controls = json_object();
@@ -892,6 +895,31 @@ static void classify(struct run *r)
 	}
 }
 
+/* The network hooks (contained_run.h), each failure recorded like a stage's. */
+enum net_step { NET_SETUP, NET_VERIFY, NET_FINISH };
+static int net_hook(struct run *r, enum net_step step)
+{
+	const struct ag_run_net_hooks *h = r->o->net;
+	if (!h || (step == NET_FINISH && !r->eng_ok))
+		return 0;
+	struct ag_error *e = NULL;
+	_cleanup_free_ char *dir = ag_xasprintf("%s/%s", r->o->runs_root_abs, r->run_id);
+	int rc = step == NET_SETUP    ? h->setup(h->data, &r->eng, r->run_fd, dir, r->suffix, &e)
+		 : step == NET_VERIFY ? h->verify(h->data, &r->eng, r->container_id, &e)
+				      : h->finish(h->data, &r->eng, r->run_fd,
+						  r->ws_prepared ? r->prep.digest : NULL, &r->cleanup,
+						  &e);
+	if (rc < 0) {
+		int code = step == NET_FINISH ? (e->code == AG_E_CLEANUP ? AG_EXIT_CLEANUP : AG_EXIT_FAIL)
+			   : e->code == AG_E_DOCKER ? AG_EXIT_DOCKER
+						    : AG_EXIT_PREFLIGHT;
+		fail_err(r, step == NET_FINISH ? "egress" : "preflight", code, e);
+		r->net_cleanup_failed = step == NET_FINISH && code == AG_EXIT_CLEANUP;
+		ag_error_free(e);
+	}
+	return rc;
+}
+
 static void stage_cleanup_container(struct run *r)
 {
 	if (!r->eng_ok) {
@@ -903,6 +931,8 @@ static void stage_cleanup_container(struct run *r)
 	/* By id, or (create answer lost) by this run's unique label. */
 	ag_ledger_remove(&r->eng, r->container_id, r->create_attempted, AG_RUN_ID_LABEL, r->suffix,
 			 &r->own.owner, AG_DOCKER_CONTROL_TIMEOUT_MS, &r->cleanup, NULL);
+	/* The agent first, then what the network hooks made (the study's gateway). */
+	(void)net_hook(r, NET_FINISH);
 	/* A container may exist even after a failed verdict (created beside the probe). */
 	if (r->create_attempted || (r->pf_ran && ag_preflight_passed(&r->pf)))
 		residue(r, true);
@@ -1128,12 +1158,13 @@ static void record_cleanup_failure(struct run *r)
 						    (r->pf_ran && ag_preflight_passed(&r->pf)))
 					       : r->residue_ours_after == 0;
 	bool ws_ok = strcmp(r->ws_status, "incomplete") != 0;
-	r->out->cleanup_complete = container_ok && residue_ok && ws_ok;
+	r->out->cleanup_complete = container_ok && residue_ok && ws_ok && !r->net_cleanup_failed;
 	if (r->out->cleanup_complete)
 		return;
 	r->cleanup_reason = !container_ok ? "cleanup.container"
 			    : !residue_ok ? "cleanup.residue"
-					  : "cleanup.workspace";
+			    : !ws_ok	  ? "cleanup.workspace"
+					  : "cleanup.study_egress";
 	r->cleanup_message = ag_xasprintf(
 	    "cleanup not verified: container %s, residue %s, workspace %s",
 	    ag_cleanup_state_name(r->cleanup.state), residue_ok ? "none" : "present or unknown",
@@ -1194,7 +1225,8 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 				pf_join(&job);
 			ok = stage_workspace(r);
 			LAP(workspace);
-			created = ok == 0 && stage_create(r, job.image_id) == 0;
+			created = ok == 0 && net_hook(r, NET_SETUP) == 0 &&
+				  stage_create(r, job.image_id) == 0 && net_hook(r, NET_VERIFY) == 0;
 			LAP(container);
 		}
 		/* The preflight overlaps the two stages above: its own wall time. */
@@ -1310,6 +1342,8 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		.cleanup_message = r->cleanup_message,
 	};
 	json_t *artifact = ag_run_artifact_build(&facts);
+	if (o->net)
+		o->net->artifact(o->net->data, artifact);
 	struct ag_error *e = NULL;
 	/* CONTRACT: evidence.bounds (the containment object keeps its own, tighter bounds) */
 	if (ag_canon_check(json_object_get(artifact, "containment_evidence"),

@@ -22,6 +22,7 @@
 #include "lib/base/strv.h"
 #include "lib/docker/ledger.h"
 
+#include <jansson.h>
 #include <signal.h>
 
 struct ag_config;
@@ -30,6 +31,34 @@ struct ag_redactor;
 struct ag_error;
 struct ag_sign_key;
 struct ag_trust;
+
+/*
+ * A different network around the agent (study-egress run: study.h). The
+ * contained run calls these at fixed points and stays the same otherwise;
+ * NULL for contained-run. Every hook fails closed: a -1 stops the run.
+ */
+struct ag_engine;
+struct ag_exec_spec;
+struct ag_run_net_hooks {
+	void *data;
+	/* After the workspace, before the agent is created: builds and checks the
+	 * topology (exit 3 on failure, 6 when err's code is AG_E_DOCKER). */
+	int (*setup)(void *data, struct ag_engine *eng, int run_fd, const char *run_dir_abs,
+		     const char *suffix, struct ag_error **err);
+	/* Puts the agent's spec on that network (exit 6 on failure). */
+	int (*agent_spec)(void *data, struct ag_exec_spec *spec, struct ag_error **err);
+	/* The network the agent's inspection must name. */
+	const char *(*agent_network)(void *data);
+	/* Agent created and verified, before it starts: the last assertions (exit 3). */
+	int (*verify)(void *data, struct ag_engine *eng, const char *agent_id,
+		      struct ag_error **err);
+	/* After the agent's cleanup, always: removes the rest and writes the evidence
+	 * beside the artifact. -1: exit 8 when err's code is AG_E_CLEANUP, else 1. */
+	int (*finish)(void *data, struct ag_engine *eng, int run_fd, const char *fixture_digest,
+		      const struct ag_cleanup_result *agent_cleanup, struct ag_error **err);
+	/* Adds what the hooks observed to the artifact (sealed with it). */
+	void (*artifact)(void *data, json_t *artifact);
+};
 
 struct ag_run_opts {
 	const struct ag_config *cfg;
@@ -50,6 +79,7 @@ struct ag_run_opts {
 	const char *docker_socket;  /* NULL: the default Docker socket */
 	const char *probe_path;	    /* the static preflight probe (preflight.h) */
 	volatile sig_atomic_t *cancel; /* the signal number that asked to stop, or 0 */
+	const struct ag_run_net_hooks *net; /* NULL: the config's network */
 };
 
 struct ag_run_outcome {

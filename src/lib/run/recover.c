@@ -1,5 +1,6 @@
 #include "lib/base/ag.h"
 #include "lib/run/recover.h"
+#include "lib/run/study.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
 #include "lib/base/fsx.h"
@@ -182,6 +183,19 @@ static void recover_one(int root_fd, const char *run_id, struct ag_engine *cli,
 	else if (!ag_cleanup_state_complete(worst.state))
 		ok = false;
 	rep->containers_removed += removed_here;
+	/* A study run's own objects: its gateway and probe, then its networks. */
+	if (ok) {
+		size_t sc = 0, sn = 0;
+		if (ag_study_recover(cli, suffix, &sc, &sn) < 0) {
+			ok = false;
+			logf_(log, data, "%s: a study container or network could not be removed",
+			      run_id);
+		} else if (sc || sn) {
+			logf_(log, data, "%s: study: %zu container(s), %zu network(s) removed", run_id,
+			      sc, sn);
+		}
+		rep->containers_removed += sc;
+	}
 	/* The workspace goes only after every container of the run is verified gone. */
 	if (ok) {
 		size_t before = rep->workspaces_removed;

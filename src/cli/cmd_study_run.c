@@ -1,0 +1,159 @@
+/*
+ * cmd_study_run.c: `agentguard study-egress run` — the contained run with
+ * the live-study network (src/lib/run/study.h, docs/study-egress.md). The
+ * whole command line, config rules and summary are contained-run's
+ * (cmd_contained_run.c); this adds the study's options and lines.
+ */
+#include "lib/base/ag.h"
+#include "cli/cli.h"
+#include "lib/base/error.h"
+#include "lib/base/exit.h"
+#include "lib/config/config.h"
+#include "lib/egress/policy.h"
+#include "lib/run/contained_run.h"
+#include "lib/run/study.h"
+
+#include <jansson.h>
+
+static const char help[] =
+    "Usage: agentguard study-egress run CONFIG --policy POLICY --trial-id ID\n"
+    "         --gateway-image REF [--resolver IP] [--outbound-network NAME]\n"
+    "         [--study-subnet CIDR] [--outbound-internal] [--json]\n"
+    "         [contained-run options] -- ARGV...\n"
+    "\n"
+    "A contained run (same config rules, preflight, workspace, agent controls,\n"
+    "cleanup and evidence) whose agent sits alone on an internal study network\n"
+    "whose only way out is agentguard-gateway, an allowlisting proxy judging\n"
+    "every request against POLICY. Experimental.\n"
+    "\n"
+    "  --policy POLICY         the destination policy (study-egress policy validate)\n"
+    "  --trial-id ID           the trial this run is evidence for\n"
+    "  --gateway-image REF     the gateway image, pinned by digest, present locally\n"
+    "                          (scripts/gateway-image builds it); never the agent's\n"
+    "  --resolver IP           the one DNS server the gateway asks (default: none\n"
+    "                          usable, so only IP-literal rules can connect)\n"
+    "  --outbound-network NAME an existing bridge network the gateway also joins\n"
+    "                          (IPv6 off, a subnet not overlapping the study's);\n"
+    "                          never created or removed. Default: AgentGuard's own,\n"
+    "                          on the block right after the study subnet\n"
+    "  --study-subnet CIDR     the study network's IPv4 subnet, /16../28 (default\n"
+    "                          10.254.254.0/26); the gateway takes its .2\n"
+    "  --outbound-internal     AgentGuard's own outbound network is --internal too (CI)\n"
+    "\n"
+    "Before the agent starts: every inspection assertion on both networks and\n"
+    "both containers, and live self-tests from a throwaway probe on the study\n"
+    "network. Any failure: the agent never starts, exit 3. After: agent,\n"
+    "gateway (SIGTERM first), networks, removed by id; the egress manifest\n"
+    "beside the artifact, its hash sealed in it.\n"
+    "\n"
+    "Exit codes: 0 pass, 1 agent/check failure or an egress manifest that is not\n"
+    "complete (a deny, a lost or incomplete gateway stream, a dead gateway),\n"
+    "2 config or usage, 3 preflight or topology, 4 workspace, 5 policy,\n"
+    "6 Docker, 7 timeout, 8 cleanup, 130/143 cancelled.\n";
+
+struct study_cli {
+	const char *policy_path, *trial, *gateway, *resolver, *outbound, *subnet;
+	bool outbound_internal;
+	struct ag_egress_policy *policy;
+	struct ag_study *study;
+	char *probe;
+};
+
+static int opt(void *data, const char *a, const char *val)
+{
+	struct study_cli *s = data;
+	const char **slot = !strcmp(a, "--policy")	       ? &s->policy_path
+			    : !strcmp(a, "--trial-id")	       ? &s->trial
+			    : !strcmp(a, "--gateway-image")    ? &s->gateway
+			    : !strcmp(a, "--resolver")	       ? &s->resolver
+			    : !strcmp(a, "--outbound-network") ? &s->outbound
+			    : !strcmp(a, "--study-subnet")     ? &s->subnet
+							       : NULL;
+	if (!strcmp(a, "--outbound-internal")) {
+		s->outbound_internal = true;
+		return 1;
+	}
+	if (!slot)
+		return 0;
+	if (!val || !strcmp(val, "--")) {
+		ag_cli_usage("study-egress run", "%s needs a value", a);
+		return -1;
+	}
+	*slot = val;
+	return 2;
+}
+
+static int prepare(void *data, const struct ag_config *c, struct ag_run_opts *o)
+{
+	struct study_cli *s = data;
+	if (!s->policy_path || !s->trial || !s->gateway)
+		return ag_cli_usage("study-egress run",
+				    "run needs --policy, --trial-id and --gateway-image");
+	_cleanup_err_ struct ag_error *err = NULL;
+	if (ag_egress_policy_load(s->policy_path, "the policy", &s->policy, &err) < 0) {
+		ag_cli_print_error(err);
+		return AG_EXIT_CONFIG;
+	}
+	s->probe = ag_cli_probe_path();
+	const struct ag_study_opts so = {
+	    .cfg = c,
+	    .policy = s->policy,
+	    .trial_id = s->trial,
+	    .gateway_image = s->gateway,
+	    .resolver = s->resolver,
+	    .outbound_network = s->outbound,
+	    .study_subnet = s->subnet,
+	    .outbound_internal = s->outbound_internal,
+	    .probe_path = s->probe,
+	    .evidence_gid = c->contained.required_gid,
+	};
+	s->study = ag_study_new(&so);
+	o->net = ag_study_hooks(s->study);
+	return AG_EXIT_PASS;
+}
+
+static void report(void *data, json_t *j)
+{
+	struct study_cli *s = data;
+	if (!s->study)
+		return;
+	struct ag_study_summary m;
+	ag_study_summary(s->study, &m);
+	if (j) {
+		json_object_set_new(
+		    j, "study_egress",
+		    json_pack("{s:s, s:b, s:s?, s:s?, s:b, s:s, s:I, s:I, s:s?}", "trial_id",
+			      s->trial, "topology_verified", m.setup_done, "completion",
+			      m.completion, "completion_reason", m.completion_reason,
+			      "cleanup_complete", m.cleanup_complete, "gateway_state",
+			      m.gateway_state, "events", (json_int_t)m.events, "denied",
+			      (json_int_t)m.denied, "manifest",
+			      m.manifest_written ? "live-study-egress-manifest.json" : NULL));
+		return;
+	}
+	printf("Study egress: topology %s; gateway %s; %zu request(s), %zu denied\n",
+	       m.setup_done ? "verified" : "NOT verified", m.gateway_state, m.events, m.denied);
+	if (m.completion)
+		printf("Egress manifest: %s (%s)\n", m.completion, m.completion_reason);
+	else
+		puts("Egress manifest: not written");
+}
+
+int ag_cmd_study_run(int argc, char **argv)
+{
+	struct study_cli s = {0};
+	const struct ag_cli_run_ext ext = {
+	    .command = "study-egress run",
+	    .help = help,
+	    .summary_schema = "agentguard.study-egress-run-summary",
+	    .option = opt,
+	    .prepare = prepare,
+	    .report = report,
+	    .data = &s,
+	};
+	int rc = ag_cli_contained_run(argc, argv, &ext);
+	ag_study_free(s.study);
+	ag_egress_policy_free(s.policy);
+	free(s.probe);
+	return rc;
+}

@@ -1,0 +1,969 @@
+/*
+ * study.c: the live-study topology around a contained run's agent
+ * (study.h). Every Docker object goes through the ledger; every assertion
+ * that fails names its reason and stops the run before the agent starts.
+ */
+#include "lib/base/ag.h"
+#include "lib/run/study.h"
+#include "lib/base/bounds.h"
+#include "lib/base/error.h"
+#include "lib/base/fsx.h"
+#include "lib/base/json.h"
+#include "lib/base/sha256.h"
+#include "lib/base/size.h"
+#include "lib/config/config.h"
+#include "lib/docker/docker_json.h"
+#include "lib/docker/engine.h"
+#include "lib/docker/exec_spec.h"
+#include "lib/docker/inspect.h"
+#include "lib/docker/ledger.h"
+#include "lib/egress/authority.h"
+#include "lib/egress/manifest.h"
+#include "lib/egress/plan.h"
+#include "lib/egress/policy.h"
+#include "lib/evidence/canon.h"
+
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#define CTL AG_DOCKER_CONTROL_TIMEOUT_MS
+
+struct ag_study {
+	struct ag_study_opts o;
+	struct ag_run_net_hooks hooks;
+	struct ag_egress_plan plan;
+	bool plan_built;
+	char *suffix, *run_id;
+	char names_base[64], probe_name[80];
+	char *evidence_dir; /* host path of <run>/egress (the gateway's bind source) */
+	char *probe_bin;    /* verified canonical path of the static probe */
+	struct ag_strv agent_env;
+	struct ag_label_expect gw_expect[2], net_expect[2], probe_expect[2];
+	struct ag_container_owner gw_owner, study_owner, out_owner, probe_owner;
+
+	/* objects, each by the id the daemon answered */
+	char *study_net_id, *out_net_id, *gateway_id;
+	bool study_attempted, out_attempted, gw_attempted, out_ours;
+	char gw_out_ip[AG_EGRESS_ADDR_TEXT_MAX];
+	char *gw_image_id, *gw_bound_image_id, *agent_image_id, *gw_platform;
+	uint32_t study_net;
+	int study_prefix;
+
+	/* what was observed */
+	bool setup_done, verified;
+	json_t *selftest; /* the probe's line, as judged */
+	const char *gateway_state;
+	int gateway_exit;
+	struct ag_cleanup_result cl_gateway, cl_study, cl_out, cl_probe;
+	bool stream_read, stream_complete, stream_truncated;
+	size_t events, denied;
+	char plan_digest[AG_SHA256_HEX_LEN + 1];
+	char manifest_sha[AG_SHA256_HEX_LEN + 1];
+	bool manifest_written;
+	const char *completion, *completion_reason;
+	bool cleanup_complete;
+};
+
+#define UNVERIFIED(reason, ...) ag_err(err, AG_E_UNVERIFIED, 0, reason, __VA_ARGS__)
+
+/* ---- small helpers ---- */
+
+static bool empty_or_null(const json_t *v)
+{
+	return !v || json_is_null(v) || (json_is_array(v) && json_array_size(v) == 0) ||
+	       (json_is_object(v) && json_object_size(v) == 0);
+}
+
+/* Local image id and the platform of REF (never pulled): 0, or -1 absent/unknown. */
+static int image_facts(struct ag_engine *eng, const char *ref, char **id, char **platform,
+		       bool want_repo_digest, struct ag_error **err)
+{
+	_cleanup_free_ char *q = ag_engine_escape(ref);
+	_cleanup_free_ char *path = ag_xasprintf("/images/%s/json", q);
+	json_t *v = NULL;
+	if (ag_engine_json(eng, "GET", path, NULL, CTL, "inspect the image", &v, err) < 0) {
+		if (strcmp((*err)->reason, "docker.api.not_found") == 0) {
+			ag_error_free(*err);
+			*err = NULL;
+			return UNVERIFIED("study.gateway_image.absent",
+					  "the gateway image is not present locally (AgentGuard "
+					  "never pulls it: load or build it first)");
+		}
+		return -1;
+	}
+	const char *got = ag_json_path_str(v, "Id");
+	bool ok = ag_is_image_id(got);
+	if (ok && want_repo_digest) {
+		/* The pinned reference must be one of the image's own RepoDigests. */
+		ok = false;
+		const json_t *rd = json_object_get(v, "RepoDigests");
+		size_t i;
+		const json_t *d;
+		json_array_foreach(rd, i, d) if (json_is_string(d) &&
+						 strcmp(json_string_value(d), ref) == 0) ok = true;
+	}
+	if (!ok) {
+		json_decref(v);
+		return UNVERIFIED("study.gateway_image.identity",
+				  "the local image does not carry the pinned reference as a "
+				  "RepoDigest");
+	}
+	*id = ag_xstrdup(got);
+	if (platform) {
+		const char *os = ag_json_path_str(v, "Os"), *arch = ag_json_path_str(v, "Architecture");
+		*platform = os && arch ? ag_xasprintf("%s/%s", os, arch) : NULL;
+	}
+	json_decref(v);
+	return 0;
+}
+
+static const char *cleanup_word(const struct ag_cleanup_result *r)
+{
+	switch (r->state) {
+	case AG_CLEANUP_NOT_CREATED:
+		return "not_created";
+	case AG_CLEANUP_ALREADY_ABSENT:
+		return "already_absent";
+	case AG_CLEANUP_REMOVED:
+	case AG_CLEANUP_CLEANLY_TERMINATED:
+	case AG_CLEANUP_FORCE_KILLED:
+		return "removed";
+	default:
+		return "incomplete";
+	}
+}
+
+/* The endpoint keys of NetworkSettings.Networks, exactly `want` (n names). */
+static bool networks_exactly(const json_t *c, const char *const *want, size_t n)
+{
+	const json_t *nets = ag_json_path(c, "NetworkSettings.Networks");
+	if (!json_is_object(nets) || json_object_size(nets) != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!json_is_object(json_object_get(nets, want[i])))
+			return false;
+	return true;
+}
+
+/* Dns is exactly [dns]. */
+static bool dns_exactly(const json_t *c, const char *dns)
+{
+	const json_t *d = ag_json_path(c, "HostConfig.Dns");
+	return json_is_array(d) && json_array_size(d) == 1 &&
+	       strcmp(ag_json_str_or(json_array_get(d, 0), ""), dns) == 0;
+}
+
+/* What neither study container may carry: extra hosts, ports, links. */
+static int no_extras(const json_t *c, const char *who, struct ag_error **err)
+{
+	if (!empty_or_null(ag_json_path(c, "HostConfig.ExtraHosts")))
+		return UNVERIFIED("study.inspect.extra_hosts", "the %s has extra hosts", who);
+	if (!empty_or_null(ag_json_path(c, "HostConfig.PortBindings")) ||
+	    json_is_true(ag_json_path(c, "HostConfig.PublishAllPorts")))
+		return UNVERIFIED("study.inspect.ports", "the %s publishes ports", who);
+	if (!empty_or_null(ag_json_path(c, "HostConfig.Links")))
+		return UNVERIFIED("study.inspect.links", "the %s has links", who);
+	if (!empty_or_null(ag_json_path(c, "HostConfig.CapAdd")))
+		return UNVERIFIED("study.inspect.cap_add", "the %s adds capabilities", who);
+	return 0;
+}
+
+/* ---- the networks ---- */
+
+/* Subnets of a network's IPAM config: every IPv4 one must not overlap ours. */
+static int outbound_check(struct ag_study *s, const json_t *v, struct ag_error **err)
+{
+	if (strcmp(ag_json_str_or(json_object_get(v, "Driver"), ""), "bridge") != 0)
+		return UNVERIFIED("study.outbound.driver",
+				  "the outbound network must use the bridge driver");
+	if (!json_is_false(json_object_get(v, "EnableIPv6")))
+		return UNVERIFIED("study.outbound.ipv6", "the outbound network must have IPv6 off");
+	const json_t *cfg = ag_json_path(v, "IPAM.Config");
+	size_t i, n4 = 0;
+	const json_t *c;
+	json_array_foreach(cfg, i, c)
+	{
+		const char *sub = ag_json_str_or(json_object_get(c, "Subnet"), "");
+		uint32_t net;
+		int pf;
+		if (strchr(sub, ':'))
+			return UNVERIFIED("study.outbound.ipv6", "the outbound network has an IPv6 subnet");
+		if (ag_egress_subnet_parse(sub, &net, &pf) < 0)
+			return UNVERIFIED("study.outbound.subnet",
+					  "the outbound network's subnet cannot be read");
+		if (ag_egress_subnets_overlap(net, pf, s->study_net, s->study_prefix))
+			return UNVERIFIED("study.outbound.overlap",
+					  "the outbound network's subnet overlaps the study subnet");
+		n4++;
+	}
+	if (n4 == 0)
+		return UNVERIFIED("study.outbound.subnet",
+				  "the outbound network shows no IPv4 subnet to compare");
+	return 0;
+}
+
+static int study_network_check(struct ag_study *s, struct ag_engine *eng, bool want_gateway,
+			       struct ag_error **err)
+{
+	json_t *v = NULL;
+	if (ag_network_lookup(eng, s->study_net_id, CTL, &v) != 0)
+		return UNVERIFIED("study.network.inspect",
+				  "the study network could not be inspected by its id");
+	int rc = -1;
+	const json_t *cfg = ag_json_path(v, "IPAM.Config");
+	const json_t *members = json_object_get(v, "Containers");
+	if (!ag_network_owned(v, s->study_net_id, &s->study_owner))
+		UNVERIFIED("study.network.identity", "the study network is not ours by id, name and labels");
+	else if (strcmp(ag_json_str_or(json_object_get(v, "Driver"), ""), "bridge") != 0 ||
+		 !json_is_true(json_object_get(v, "Internal")))
+		UNVERIFIED("study.network.internal", "the study network is not an internal bridge");
+	else if (!json_is_false(json_object_get(v, "EnableIPv6")))
+		UNVERIFIED("study.network.ipv6", "the study network has IPv6 on");
+	else if (strcmp(ag_json_str_or(ag_json_path(v, "Options"), ""), "") != 0 ||
+		 strcmp(ag_json_str_or(json_object_get(json_object_get(v, "Options"),
+						       "com.docker.network.bridge.inhibit_ipv4"),
+				       ""),
+			"true") != 0)
+		UNVERIFIED("study.network.inhibit_ipv4",
+			   "the study network does not inhibit the host's IPv4 address");
+	else if (!json_is_array(cfg) || json_array_size(cfg) != 1 ||
+		 strcmp(ag_json_str_or(json_object_get(json_array_get(cfg, 0), "Subnet"), ""),
+			s->plan.internal.subnet) != 0)
+		UNVERIFIED("study.network.subnet", "the study network's subnet is not the planned one");
+	else if (want_gateway && (!json_is_object(members) || json_object_size(members) != 1 ||
+				  !json_object_get(members, s->gateway_id)))
+		UNVERIFIED("study.network.members",
+			   "the study network's members are not exactly the gateway");
+	else
+		rc = 0;
+	json_decref(v);
+	return rc;
+}
+
+/* ---- the gateway ---- */
+
+static int gateway_check(struct ag_study *s, struct ag_engine *eng, struct ag_error **err)
+{
+	json_t *v = NULL;
+	if (ag_container_lookup(eng, s->gateway_id, CTL, &v) != 0)
+		return UNVERIFIED("study.gateway.inspect", "the gateway could not be inspected by id");
+	int rc = -1;
+	const struct ag_egress_plan *p = &s->plan;
+	int64_t mem = 0, tmp = 0;
+	(void)ag_size_parse(AG_EGRESS_GATEWAY_MEMORY, AG_SIZE_CONFIG, &mem);
+	(void)ag_size_parse(AG_EGRESS_GATEWAY_TMPFS, AG_SIZE_CONFIG, &tmp);
+	struct ag_probe_expect x = {
+	    .id = s->gateway_id,
+	    .name = p->gateway_name,
+	    .image_id = s->gw_image_id,
+	    .uid = AG_EGRESS_GATEWAY_UID,
+	    .gid = AG_EGRESS_GATEWAY_UID,
+	    .memory_bytes = mem,
+	    .pids_limit = AG_EGRESS_GATEWAY_PIDS,
+	    .cpu = AG_EGRESS_GATEWAY_CPUS,
+	    .tmpfs_bytes = tmp,
+	    .workspace = AG_EGRESS_EVIDENCE_PATH,
+	    .labels = s->gw_expect,
+	    .n_labels = AG_ARRAY_SIZE(s->gw_expect),
+	    .bind_source = s->evidence_dir,
+	    .network_name = p->internal.name,
+	    .group_add = s->o.evidence_gid,
+	};
+	struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+	json_t *insp = json_object();
+	ag_inspect_container(v, &x, insp, &f);
+	json_decref(insp);
+	const char *nets[] = {p->internal.name, p->outbound.name};
+	const json_t *sys = ag_json_path(v, "HostConfig.Sysctls");
+	const json_t *ep = json_object_get(ag_json_path(v, "NetworkSettings.Networks"),
+					   p->internal.name);
+	const json_t *eo = json_object_get(ag_json_path(v, "NetworkSettings.Networks"),
+					   p->outbound.name);
+	const char *img = ag_json_path_str(v, "Image");
+	bool alias = false;
+	size_t i;
+	const json_t *a;
+	json_array_foreach(json_object_get(ep, "Aliases"), i, a) if (
+	    strcmp(ag_json_str_or(a, ""), AG_EGRESS_GATEWAY_ALIAS) == 0) alias = true;
+	if (f.n)
+		UNVERIFIED(f.v[0].reason, "the gateway does not show a required control: %s: %s",
+			   f.v[0].control, f.v[0].detail ? f.v[0].detail : "");
+	else if (!json_is_true(ag_json_path(v, "State.Running")))
+		UNVERIFIED("study.gateway.not_running", "the gateway is not running");
+	else if (!networks_exactly(v, nets, 2))
+		UNVERIFIED("study.gateway.endpoints",
+			   "the gateway's endpoints are not exactly the study and outbound networks");
+	else if (strcmp(ag_json_str_or(json_object_get(ep, "IPAddress"), ""), p->gateway_study_ip) ||
+		 !alias)
+		UNVERIFIED("study.gateway.study_address",
+			   "the gateway's study endpoint lacks its fixed address or alias");
+	else if (!json_is_object(sys) || json_object_size(sys) != 1 ||
+		 strcmp(ag_json_str_or(json_object_get(sys, "net.ipv4.ip_forward"), ""), "0"))
+		UNVERIFIED("study.gateway.sysctl",
+			   "the gateway's sysctls are not exactly net.ipv4.ip_forward=0");
+	else if (!dns_exactly(v, p->gateway_dns[0]))
+		UNVERIFIED("study.gateway.dns", "the gateway's DNS is not the planned one");
+	else if (no_extras(v, "gateway", err) < 0)
+		;
+	else if (!img || !s->agent_image_id || strcmp(img, s->agent_image_id) == 0)
+		UNVERIFIED("study.gateway_image.same_as_agent",
+			   "the gateway runs the agent's image");
+	else {
+		snprintf(s->gw_out_ip, sizeof(s->gw_out_ip), "%s",
+			 ag_json_str_or(json_object_get(eo, "IPAddress"), ""));
+		struct in_addr ia;
+		if (inet_pton(AF_INET, s->gw_out_ip, &ia) != 1)
+			UNVERIFIED("study.gateway.outbound_address",
+				   "the gateway has no IPv4 address on the outbound network");
+		else {
+			free(s->gw_bound_image_id);
+			s->gw_bound_image_id = ag_xstrdup(img);
+			rc = 0;
+		}
+	}
+	ag_pf_findings_release(&f);
+	json_decref(v);
+	return rc;
+}
+
+static int outbound_members_check(struct ag_study *s, struct ag_engine *eng, const char *agent_id,
+				  struct ag_error **err)
+{
+	json_t *v = NULL;
+	if (ag_network_lookup(eng, s->out_net_id, CTL, &v) != 0)
+		return UNVERIFIED("study.outbound.inspect",
+				  "the outbound network could not be inspected by its id");
+	const json_t *m = json_object_get(v, "Containers");
+	int rc = outbound_check(s, v, err);
+	if (rc == 0 && (!json_is_object(m) || !json_object_get(m, s->gateway_id) ||
+			(s->out_ours && json_object_size(m) != 1) ||
+			(agent_id && json_object_get(m, agent_id))))
+		rc = UNVERIFIED("study.outbound.members",
+				"the outbound network's members are not what the study allows");
+	json_decref(v);
+	return rc;
+}
+
+/* ---- the self-test probe ---- */
+
+/* A throwaway container on the study network running agentguard-probe's
+ * study mode; its one JSON line is judged here. */
+static int selftest(struct ag_study *s, struct ag_engine *eng, struct ag_error **err)
+{
+	const struct ag_config *c = s->o.cfg;
+	char bridge_ip[AG_EGRESS_ADDR_TEXT_MAX], port[8], name[80], unique[48];
+	struct in_addr b = {.s_addr = htonl(s->study_net + 1)};
+	inet_ntop(AF_INET, &b, bridge_ip, sizeof(bridge_ip));
+	snprintf(port, sizeof(port), "%d", AG_EGRESS_GATEWAY_PORT);
+	snprintf(name, sizeof(name), "%s-probe", s->names_base);
+	unsigned char rnd[8] = {0};
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		abort();
+	snprintf(unique, sizeof(unique), "ag%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1],
+		 rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	const char *const argv[] = {"study",	      s->plan.gateway_study_ip, port, bridge_ip,
+				    s->gw_out_ip, unique};
+	const struct ag_label labels[] = {{"agentguard.owner", AG_EGRESS_OWNER},
+					  {AG_STUDY_ROLE_LABEL, "probe"},
+					  {AG_RUN_ID_LABEL, s->suffix}};
+	const struct ag_exec_inputs in = {
+	    .container_name = name,
+	    .probe_host_path = s->probe_bin,
+	    .entrypoint = AG_EXEC_PROBE_PATH,
+	    .labels = labels,
+	    .n_labels = AG_ARRAY_SIZE(labels),
+	    .command = argv,
+	    .n_command = AG_ARRAY_SIZE(argv),
+	};
+	struct ag_exec_spec spec;
+	if (ag_exec_spec_from_config(c, &in, &spec, err) < 0)
+		return -1;
+	ag_egress_plan_agent_network(&s->plan, &spec);
+	char *id = NULL;
+	int rc = -1;
+	struct ag_engine_stream st;
+	ag_engine_stream_init(&st);
+	if (ag_ledger_create(eng, &spec, CTL, &id, err) < 0)
+		goto out;
+	const struct ag_engine_stream_opts so = {
+	    .stdout_max = AG_STUDY_PROBE_OUTPUT_MAX,
+	    .stderr_max = AG_STUDY_PROBE_OUTPUT_MAX,
+	    .timeout_ms = AG_STUDY_PROBE_TIMEOUT_MS,
+	};
+	if (ag_engine_attach_run(eng, id, &so, &st, err) < 0 || st.end == AG_STREAM_NOT_STARTED)
+		goto out;
+	if (st.end != AG_STREAM_ENDED || st.stdout_truncated) {
+		UNVERIFIED("study.selftest.incomplete", "the self-test probe did not finish");
+		goto out;
+	}
+	json_t *v = json_loadb(st.out.buf, st.out.len, JSON_REJECT_DUPLICATES, NULL);
+	if (!json_is_object(v)) {
+		json_decref(v);
+		UNVERIFIED("study.selftest.output", "the self-test probe printed no result");
+		goto out;
+	}
+	json_decref(s->selftest);
+	s->selftest = v;
+	const char *gp = ag_json_str_or(json_object_get(v, "gateway_port"), "");
+	const char *br = ag_json_str_or(json_object_get(v, "bridge"), "");
+	const char *go = ag_json_str_or(json_object_get(v, "gateway_outbound"), "");
+	const char *dn = ag_json_str_or(json_object_get(v, "dns"), "");
+	bool br_ok = !strcmp(br, "unreachable") || !strcmp(br, "timeout");
+	bool go_ok = !strcmp(go, "unreachable") || !strcmp(go, "timeout");
+	bool dn_ok = !strcmp(dn, "no_answer") || !strcmp(dn, "servfail") || !strcmp(dn, "refused");
+	if (strcmp(gp, "open") != 0)
+		UNVERIFIED("study.selftest.gateway_port",
+			   "the gateway does not answer on its port from the study network");
+	else if (!br_ok)
+		UNVERIFIED("study.selftest.bridge_reachable",
+			   "the host answers on the study bridge (it has an IPv4 address there)");
+	else if (!go_ok)
+		UNVERIFIED("study.selftest.outbound_reachable",
+			   "the gateway's outbound address is reachable directly from the study "
+			   "network");
+	else if (!dn_ok)
+		UNVERIFIED("study.selftest.dns_answered",
+			   "the embedded resolver answered a unique name from the study network");
+	else
+		rc = 0;
+out:
+	ag_engine_stream_release(&st);
+	/* By id, or (create answer lost) by the run's label: always removed. */
+	ag_ledger_remove(eng, id, true, AG_RUN_ID_LABEL, s->suffix, &s->probe_owner, CTL,
+			 &s->cl_probe, NULL);
+	free(id);
+	if (rc == 0 && !ag_cleanup_state_complete(s->cl_probe.state))
+		rc = UNVERIFIED("study.selftest.cleanup", "the self-test probe was not removed");
+	return rc;
+}
+
+/* ---- hooks ---- */
+
+static int write_policy(struct ag_study *s, int dirfd, struct ag_error **err)
+{
+	json_t *pj = ag_egress_policy_json(s->o.policy);
+	char *txt = NULL;
+	size_t n = 0;
+	int rc = ag_canon_dump(pj, &ag_canon_artifact_bounds, &txt, &n, err);
+	json_decref(pj);
+	if (rc == 0)
+		rc = ag_write_file_atomic_at(dirfd, AG_STUDY_POLICY_FILE, AG_STUDY_POLICY_FILE, txt,
+					     n, 0640, true, err);
+	free(txt);
+	return rc;
+}
+
+static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *run_dir_abs,
+		   const char *suffix, struct ag_error **err)
+{
+	struct ag_study *s = data;
+	s->suffix = ag_xstrdup(suffix);
+	const char *slash = strrchr(run_dir_abs, '/');
+	s->run_id = ag_xstrdup(slash ? slash + 1 : run_dir_abs);
+	snprintf(s->names_base, sizeof(s->names_base), "agentguard-%s", suffix);
+	/* The gateway writes its stream here as its own user, through the
+	 * invoking user's group (setgid: the files stay readable by it). */
+	if (mkdirat(run_fd, AG_STUDY_DIR, 0770) < 0)
+		return ag_err(err, AG_E_IO, errno, "study.evidence_dir",
+			      "cannot create the study's evidence directory");
+	int dfd = openat(run_fd, AG_STUDY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0 || fchmod(dfd, 02770) < 0 || write_policy(s, dfd, err) < 0) {
+		if (dfd >= 0)
+			close(dfd);
+		return *err ? -1
+			    : ag_err(err, AG_E_IO, errno, "study.evidence_dir",
+				     "cannot prepare the study's evidence directory");
+	}
+	close(dfd);
+	s->evidence_dir = ag_xasprintf("%s/%s", run_dir_abs, AG_STUDY_DIR);
+
+	/* the plan: both images pinned and different, the topology's invariants */
+	const struct ag_egress_plan_inputs in = {
+	    .config = s->o.cfg,
+	    .policy = s->o.policy,
+	    .trial_id = s->o.trial_id,
+	    .gateway_image = s->o.gateway_image,
+	    .resolver = s->o.resolver,
+	    .study_subnet = s->o.study_subnet,
+	    .outbound_network = s->o.outbound_network,
+	    .evidence_host_path = s->evidence_dir,
+	    .evidence_group = s->o.evidence_gid,
+	    .outbound_internal = s->o.outbound_internal,
+	    .names_base = s->names_base,
+	    .run_label_key = AG_RUN_ID_LABEL,
+	    .run_label_value = s->suffix,
+	    .command = (const char *const[]){"true"},
+	    .n_command = 1,
+	};
+	s->plan_built = true;
+	if (ag_egress_plan_build(&in, &s->plan, err) < 0)
+		return -1;
+	json_t *pj = NULL;
+	if (ag_egress_plan_json(&s->plan, &pj, err) < 0)
+		return -1;
+	snprintf(s->plan_digest, sizeof(s->plan_digest), "%s",
+		 ag_json_str_or(json_object_get(pj, "plan_digest"), ""));
+	json_decref(pj);
+	(void)ag_egress_subnet_parse(s->plan.internal.subnet, &s->study_net, &s->study_prefix);
+	const struct ag_egress_plan *p = &s->plan;
+	s->gw_owner = (struct ag_container_owner){p->gateway_name, s->gw_expect, 2};
+	s->study_owner = (struct ag_container_owner){p->internal.name, s->net_expect, 2};
+	s->out_owner = (struct ag_container_owner){p->outbound.name, s->net_expect, 2};
+	snprintf(s->probe_name, sizeof(s->probe_name), "%s-probe", s->names_base);
+	s->probe_owner = (struct ag_container_owner){s->probe_name, s->probe_expect, 2};
+	for (int i = 0; i < 2; i++) {
+		s->gw_expect[i] = i ? (struct ag_label_expect){AG_RUN_ID_LABEL, s->suffix}
+				    : (struct ag_label_expect){"agentguard.owner", AG_EGRESS_OWNER};
+		s->net_expect[i] = s->gw_expect[i];
+		s->probe_expect[i] = s->gw_expect[i];
+	}
+
+	/* the images: local, never pulled, different */
+	if (ag_verify_root_file(s->o.probe_path, &s->probe_bin, err) < 0 ||
+	    image_facts(eng, s->o.gateway_image, &s->gw_image_id, &s->gw_platform, true, err) < 0 ||
+	    image_facts(eng, s->o.cfg->sandbox.image, &s->agent_image_id, NULL, false, err) < 0)
+		return -1;
+	if (strcmp(s->gw_image_id, s->agent_image_id) == 0)
+		return UNVERIFIED("study.gateway_image.same_as_agent",
+				  "the gateway image is the agent's image (same image id)");
+
+	/* the outbound network: the operator's (inspected only) or our own */
+	if (p->outbound.existing) {
+		json_t *v = NULL;
+		int lr = ag_network_lookup(eng, p->outbound.name, CTL, &v);
+		if (lr != 0)
+			return UNVERIFIED(lr == 1 ? "study.outbound.absent" : "study.outbound.inspect",
+					  "the outbound network %s",
+					  lr == 1 ? "does not exist" : "could not be inspected");
+		int rc = outbound_check(s, v, err);
+		const char *id = ag_json_path_str(v, "Id");
+		if (rc == 0 && !ag_is_container_id(id))
+			rc = UNVERIFIED("study.outbound.inspect", "the outbound network has no id");
+		if (rc == 0)
+			s->out_net_id = ag_xstrdup(id);
+		json_decref(v);
+		if (rc < 0)
+			return -1;
+	} else {
+		uint32_t span = s->study_prefix >= 32 ? 1 : (1u << (32 - s->study_prefix));
+		char a[INET_ADDRSTRLEN];
+		struct in_addr ia = {.s_addr = htonl(s->study_net + span)};
+		inet_ntop(AF_INET, &ia, a, sizeof(a));
+		snprintf(s->plan.outbound.subnet, sizeof(s->plan.outbound.subnet), "%s/%d", a,
+			 s->study_prefix & 63);
+		const struct ag_network_spec ns = {p->outbound.name, p->outbound.internal, false,
+						   p->outbound.subnet, p->outbound.labels,
+						   p->outbound.n_labels};
+		s->out_attempted = s->out_ours = true;
+		if (ag_network_create(eng, &ns, CTL, &s->out_net_id, err) < 0)
+			return -1;
+	}
+	const struct ag_network_spec ss = {p->internal.name, true, true, p->internal.subnet,
+					   p->internal.labels, p->internal.n_labels};
+	s->study_attempted = true;
+	if (ag_network_create(eng, &ss, CTL, &s->study_net_id, err) < 0)
+		return -1;
+
+	/* the gateway: created at its fixed study address, connected, started */
+	s->gw_attempted = true;
+	_cleanup_free_ char *start = NULL;
+	if (ag_ledger_create(eng, &p->gateway.exec, CTL, &s->gateway_id, err) < 0 ||
+	    ag_network_connect(eng, s->out_net_id, s->gateway_id, CTL, err) < 0)
+		return -1;
+	start = ag_xasprintf("/containers/%s/start", s->gateway_id);
+	if (ag_engine_do(eng, "POST", start, CTL, 304, "start the gateway", err) < 0)
+		return -1;
+	s->gateway_state = "running";
+
+	/* every inspection assertion, then the live self-tests */
+	if (gateway_check(s, eng, err) < 0 || study_network_check(s, eng, true, err) < 0 ||
+	    outbound_members_check(s, eng, NULL, err) < 0 || selftest(s, eng, err) < 0)
+		return -1;
+	s->setup_done = true;
+	return 0;
+}
+
+static int h_agent_spec(void *data, struct ag_exec_spec *spec, struct ag_error **err)
+{
+	struct ag_study *s = data;
+	(void)err;
+	ag_strv_release(&s->agent_env);
+	for (size_t i = 0; i < spec->n_env; i++)
+		ag_strv_push(&s->agent_env, spec->env[i]);
+	for (size_t i = 0; i < s->plan.agent_env.n; i++)
+		ag_strv_push(&s->agent_env, s->plan.agent_env.v[i]);
+	spec->env = (const char *const *)ag_strv_argv(&s->agent_env);
+	spec->n_env = s->agent_env.n;
+	ag_egress_plan_agent_network(&s->plan, spec);
+	return ag_exec_spec_validate(spec, err);
+}
+
+static const char *h_agent_network(void *data)
+{
+	struct ag_study *s = data;
+	return s->plan.internal.name;
+}
+
+static int h_verify(void *data, struct ag_engine *eng, const char *agent_id, struct ag_error **err)
+{
+	struct ag_study *s = data;
+	json_t *v = NULL;
+	if (ag_container_lookup(eng, agent_id, CTL, &v) != 0)
+		return UNVERIFIED("study.agent.inspect", "the agent could not be inspected by id");
+	const char *nets[] = {s->plan.internal.name};
+	int rc = -1;
+	if (!networks_exactly(v, nets, 1))
+		UNVERIFIED("study.agent.networks", "the agent is not on the study network alone");
+	else if (!dns_exactly(v, AG_EGRESS_AGENT_DNS))
+		UNVERIFIED("study.agent.dns", "the agent's DNS is not exactly 127.0.0.1");
+	else if (!empty_or_null(ag_json_path(v, "HostConfig.Sysctls")))
+		UNVERIFIED("study.agent.sysctls", "the agent carries sysctls");
+	else if (no_extras(v, "agent", err) == 0)
+		rc = 0;
+	json_decref(v);
+	if (rc < 0 || study_network_check(s, eng, true, err) < 0 ||
+	    outbound_members_check(s, eng, agent_id, err) < 0)
+		return -1;
+	json_t *g = NULL;
+	bool running = ag_container_lookup(eng, s->gateway_id, CTL, &g) == 0 &&
+		       json_is_true(ag_json_path(g, "State.Running"));
+	json_decref(g);
+	if (!running)
+		return UNVERIFIED("study.gateway.not_running",
+				  "the gateway stopped before the agent started");
+	s->verified = true;
+	return 0;
+}
+
+/* Stops the gateway with SIGTERM (its stream completes), bounded. */
+static void gateway_stop(struct ag_study *s, struct ag_engine *eng)
+{
+	json_t *v = NULL;
+	bool running = s->gateway_id && ag_container_lookup(eng, s->gateway_id, CTL, &v) == 0 &&
+		       json_is_true(ag_json_path(v, "State.Running"));
+	json_decref(v);
+	if (!s->gateway_id) {
+		s->gateway_state = "not_started";
+		return;
+	}
+	if (!running) {
+		/* It was started and is gone before we asked: it died mid-trial. */
+		s->gateway_state = s->gateway_state ? "crashed" : "not_started";
+		return;
+	}
+	struct ag_error *e = NULL;
+	_cleanup_free_ char *kill = ag_xasprintf("/containers/%s/kill?signal=SIGTERM", s->gateway_id);
+	_cleanup_free_ char *wait =
+	    ag_xasprintf("/containers/%s/wait?condition=not-running", s->gateway_id);
+	json_t *w = NULL;
+	if (ag_engine_do(eng, "POST", kill, CTL, 0, "stop the gateway", &e) == 0 &&
+	    ag_engine_json(eng, "POST", wait, NULL, AG_STUDY_GATEWAY_STOP_SECS * 1000,
+			   "wait for the gateway", &w, &e) == 0) {
+		const json_t *sc = json_object_get(w, "StatusCode");
+		s->gateway_exit = json_is_integer(sc) ? (int)json_integer_value(sc) : -1;
+	} else {
+		s->gateway_exit = -1;
+	}
+	json_decref(w);
+	ag_error_free(e);
+}
+
+/* Reads the gateway's stream: its decision records' events, and whether it
+ * is complete (start line, every decision line, an end line saying so). */
+static json_t *read_stream(struct ag_study *s, int run_fd)
+{
+	json_t *events = json_array();
+	static const struct ag_read_reasons why = {"study.stream.symlink", "study.stream.not_regular",
+						   "study.stream.missing", "study.stream.too_large"};
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	struct ag_error *e = NULL;
+	if (ag_read_file_at(run_fd, AG_STUDY_DIR "/" AG_STUDY_EVENTS_FILE, "the gateway stream",
+			    AG_STUDY_STREAM_MAX_BYTES, &why, &buf, &len, &e) < 0) {
+		ag_error_free(e);
+		return events;
+	}
+	s->stream_read = true;
+	bool started = false, ended = false, complete = false, bad = false;
+	int64_t decisions = 0, said = -1;
+	for (char *line = buf, *nl; line < buf + len && !bad; line = nl + 1) {
+		nl = memchr(line, '\n', (size_t)(buf + len - line));
+		if (!nl) {
+			bad = true; /* a last line cut short */
+			break;
+		}
+		json_t *r = json_loadb(line, (size_t)(nl - line), JSON_REJECT_DUPLICATES, NULL);
+		const char *kind = ag_json_str_or(json_object_get(r, "record"), "");
+		if (ended || !json_is_object(r)) {
+			bad = true; /* nothing may follow the end line */
+		} else if (!started) {
+			started = !strcmp(kind, "start") &&
+				  !strcmp(ag_json_str_or(json_object_get(r, "trial_id"), ""),
+					  s->o.trial_id) &&
+				  !strcmp(ag_json_str_or(json_object_get(r, "policy_digest"), ""),
+					  s->o.policy->digest);
+			bad = !started;
+		} else if (!strcmp(kind, "decision")) {
+			decisions++;
+			json_t *ev = json_object_get(r, "event");
+			const char *dec = ag_json_str_or(ag_json_path(r, "decision.decision"), "");
+			if (!strcmp(dec, "deny"))
+				s->denied++;
+			if (json_array_size(events) < AG_STUDY_STREAM_MAX_RECORDS && ev)
+				json_array_append(events, ev);
+			else
+				s->stream_truncated = true;
+		} else if (!strcmp(kind, "end")) {
+			ended = true;
+			complete = json_is_true(json_object_get(r, "complete"));
+			const json_t *n = json_object_get(r, "records");
+			said = json_is_integer(n) ? json_integer_value(n) : -1;
+		} else {
+			bad = true;
+		}
+		json_decref(r);
+	}
+	s->events = (size_t)decisions;
+	s->stream_complete = started && ended && complete && !bad && said == decisions;
+	return events;
+}
+
+static int write_manifest(struct ag_study *s, int run_fd, json_t *events, const char *fixture,
+			  const struct ag_cleanup_result *agent_cl, struct ag_error **err)
+{
+	char profile[AG_SHA256_HEX_LEN + 1], fixture_hex[AG_SHA256_HEX_LEN + 1];
+	ag_sha256_hex(s->o.cfg->sandbox.image, strlen(s->o.cfg->sandbox.image), profile);
+	if (fixture)
+		snprintf(fixture_hex, sizeof(fixture_hex), "%s", fixture);
+	else
+		ag_sha256_hex("", 0, fixture_hex);
+	json_t *id = json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:s, s:s}", "configured_reference",
+			       s->o.gateway_image, "registry_digest",
+			       s->gw_image_id ? s->o.gateway_image : NULL, "local_image_id",
+			       s->gw_image_id, "container_bound_image_id", s->gw_bound_image_id,
+			       "platform", s->gw_platform, "pull_policy", "never", "cache_status",
+			       s->gw_image_id ? "local" : "absent");
+	bool live = agent_cl->liveness_verified && s->cl_gateway.liveness_verified &&
+		    s->cl_study.liveness_verified && s->cl_out.liveness_verified;
+	const struct ag_egress_manifest_inputs in = {
+	    .plan_digest = s->plan_digest[0] ? s->plan_digest : profile,
+	    .profile_hash = profile,
+	    .fixture_hash = fixture_hex,
+	    .trial_id = s->o.trial_id,
+	    .authorization_id = ag_egress_id_valid(s->run_id) ? s->run_id : s->o.trial_id,
+	    .policy = s->o.policy,
+	    .gateway_image_identity = id,
+	    .events = events,
+	    .gateway_state = s->gateway_state ? s->gateway_state : "unknown",
+	    .gateway_evidence_complete = s->stream_complete,
+	    .gateway_evidence_truncated = s->stream_truncated,
+	    .cleanup_agent = cleanup_word(agent_cl),
+	    .cleanup_gateway = cleanup_word(&s->cl_gateway),
+	    .cleanup_internal_network = cleanup_word(&s->cl_study),
+	    .cleanup_outbound_network = s->out_ours ? cleanup_word(&s->cl_out) : "not_created",
+	    .liveness_verified = live,
+	};
+	json_t *m = NULL;
+	char *txt = NULL;
+	size_t n = 0;
+	int rc = ag_egress_manifest_build(&in, &m, err);
+	json_decref(id);
+	if (rc == 0)
+		rc = ag_egress_manifest_dump(m, &txt, &n, err);
+	if (rc == 0) {
+		struct ag_egress_completion c;
+		ag_egress_manifest_completion(m, s->o.policy, &c);
+		s->completion = c.status;
+		s->completion_reason = c.reason;
+		char *nl = ag_xasprintf("%s\n", txt);
+		rc = ag_write_file_atomic_at(run_fd, AG_EGRESS_MANIFEST_FILE, AG_EGRESS_MANIFEST_FILE,
+					     nl, n + 1, 0644, true, err);
+		if (rc == 0) {
+			ag_sha256_hex(nl, n + 1, s->manifest_sha);
+			s->manifest_written = true;
+		}
+		free(nl);
+	}
+	free(txt);
+	json_decref(m);
+	return rc;
+}
+
+static int h_finish(void *data, struct ag_engine *eng, int run_fd, const char *fixture,
+		    const struct ag_cleanup_result *agent_cl, struct ag_error **err)
+{
+	struct ag_study *s = data;
+	/* agent (already gone), gateway (SIGTERM first), then the networks */
+	gateway_stop(s, eng);
+	ag_ledger_remove(eng, s->gateway_id, s->gw_attempted, AG_RUN_ID_LABEL,
+			 s->suffix ? s->suffix : "none", &s->gw_owner, CTL, &s->cl_gateway, NULL);
+	if (!s->gw_attempted)
+		s->cl_gateway = (struct ag_cleanup_result){AG_CLEANUP_NOT_CREATED, false, true, NULL};
+	ag_network_remove(eng, s->study_net_id, s->study_attempted, AG_RUN_ID_LABEL,
+			  s->suffix ? s->suffix : "none", &s->study_owner, CTL, &s->cl_study);
+	if (s->out_ours)
+		ag_network_remove(eng, s->out_net_id, s->out_attempted, AG_RUN_ID_LABEL, s->suffix,
+				  &s->out_owner, CTL, &s->cl_out);
+	else
+		s->cl_out = (struct ag_cleanup_result){AG_CLEANUP_NOT_CREATED, false, true, NULL};
+	s->cleanup_complete = ag_cleanup_state_complete(s->cl_gateway.state) &&
+			      ag_cleanup_state_complete(s->cl_study.state) &&
+			      ag_cleanup_state_complete(s->cl_out.state) &&
+			      (!s->selftest || ag_cleanup_state_complete(s->cl_probe.state));
+
+	json_t *events = read_stream(s, run_fd);
+	int rc = s->plan_built && s->suffix ? write_manifest(s, run_fd, events, fixture, agent_cl, err)
+					    : 0;
+	json_decref(events);
+	if (rc < 0)
+		return -1;
+	/* CONTRACT: egress.failure_is_not_pass */
+	if (!s->cleanup_complete)
+		return ag_err(err, AG_E_CLEANUP, 0, "study.cleanup_incomplete",
+			      "a study object was not removed or its absence not verified "
+			      "(gateway %s, study network %s, outbound network %s)",
+			      cleanup_word(&s->cl_gateway), cleanup_word(&s->cl_study),
+			      cleanup_word(&s->cl_out));
+	if (s->setup_done && s->completion && strcmp(s->completion, "complete") != 0)
+		return ag_err(err, AG_E_UNVERIFIED, 0,
+			      strcmp(s->completion, "failed") == 0 ? "study.egress_failed"
+								   : "study.egress_incomplete",
+			      "the egress manifest is %s (%s): the study does not pass",
+			      s->completion, s->completion_reason);
+	return 0;
+}
+
+static void h_artifact(void *data, json_t *artifact)
+{
+	struct ag_study *s = data;
+	json_t *o = json_object();
+	json_object_set_new(o, "trial_id", json_string(s->o.trial_id));
+	json_object_set_new(o, "policy_digest", json_string(s->o.policy->digest));
+	json_object_set_new(o, "gateway_image", json_string(s->o.gateway_image));
+	json_object_set_new(o, "topology_verified", json_boolean(s->setup_done && s->verified));
+	json_object_set_new(o, "self_tests", s->selftest ? json_deep_copy(s->selftest) : json_null());
+	json_object_set_new(o, "gateway_state", ag_json_str_or_null(s->gateway_state));
+	json_object_set_new(o, "gateway_stream_complete", json_boolean(s->stream_complete));
+	json_object_set_new(o, "events", json_integer((json_int_t)s->events));
+	json_object_set_new(o, "denied", json_integer((json_int_t)s->denied));
+	json_object_set_new(
+	    o, "cleanup",
+	    json_pack("{s:s, s:s, s:s, s:s}", "gateway", cleanup_word(&s->cl_gateway), "probe",
+		      s->selftest ? cleanup_word(&s->cl_probe) : "not_created", "study_network",
+		      cleanup_word(&s->cl_study), "outbound_network",
+		      s->out_ours ? cleanup_word(&s->cl_out) : "not_owned"));
+	/* The host bridge devices of the networks AgentGuard made (br-<12 hex>):
+	 * the names anyone can check are gone. */
+	json_t *br = json_array();
+	const char *ids[] = {s->study_net_id, s->out_ours ? s->out_net_id : NULL};
+	for (size_t i = 0; i < 2; i++)
+		if (ids[i])
+			json_array_append_new(br, json_sprintf("br-%.12s", ids[i]));
+	json_object_set_new(o, "bridges", br);
+	json_object_set_new(o, "manifest",
+			    s->manifest_written ? json_string(AG_EGRESS_MANIFEST_FILE) : json_null());
+	json_object_set_new(o, "manifest_sha256",
+			    s->manifest_written ? json_string(s->manifest_sha) : json_null());
+	json_object_set_new(o, "completion", ag_json_str_or_null(s->completion));
+	json_object_set_new(o, "completion_reason", ag_json_str_or_null(s->completion_reason));
+	json_object_set_new(artifact, "study_egress", o);
+}
+
+struct ag_study *ag_study_new(const struct ag_study_opts *o)
+{
+	struct ag_study *s = ag_xcalloc(1, sizeof(*s));
+	s->o = *o;
+	s->gateway_exit = -1;
+	s->hooks = (struct ag_run_net_hooks){
+	    .data = s,
+	    .setup = h_setup,
+	    .agent_spec = h_agent_spec,
+	    .agent_network = h_agent_network,
+	    .verify = h_verify,
+	    .finish = h_finish,
+	    .artifact = h_artifact,
+	};
+	return s;
+}
+
+const struct ag_run_net_hooks *ag_study_hooks(struct ag_study *s)
+{
+	return &s->hooks;
+}
+
+void ag_study_summary(const struct ag_study *s, struct ag_study_summary *out)
+{
+	*out = (struct ag_study_summary){
+	    .setup_done = s->setup_done,
+	    .completion = s->completion,
+	    .completion_reason = s->completion_reason,
+	    .manifest_written = s->manifest_written,
+	    .cleanup_complete = s->cleanup_complete,
+	    .gateway_state = s->gateway_state ? s->gateway_state : "not_started",
+	    .events = s->events,
+	    .denied = s->denied,
+	};
+}
+
+void ag_study_free(struct ag_study *s)
+{
+	if (!s)
+		return;
+	if (s->plan_built)
+		ag_egress_plan_release(&s->plan);
+	ag_strv_release(&s->agent_env);
+	free(s->suffix);
+	free(s->run_id);
+	free(s->evidence_dir);
+	free(s->probe_bin);
+	free(s->study_net_id);
+	free(s->out_net_id);
+	free(s->gateway_id);
+	free(s->gw_image_id);
+	free(s->gw_bound_image_id);
+	free(s->agent_image_id);
+	free(s->gw_platform);
+	json_decref(s->selftest);
+	free(s);
+}
+
+int ag_study_recover(struct ag_engine *eng, const char *suffix, size_t *containers_removed,
+		     size_t *networks_removed)
+{
+	char base[64], gw[80], probe[80], study[80], out[80];
+	snprintf(base, sizeof(base), "agentguard-%s", suffix);
+	snprintf(gw, sizeof(gw), "%s-gateway", base);
+	snprintf(probe, sizeof(probe), "%s-probe", base);
+	snprintf(study, sizeof(study), "%s-study", base);
+	snprintf(out, sizeof(out), "%s-outbound", base);
+	const struct ag_label_expect lab[] = {{"agentguard.owner", AG_EGRESS_OWNER},
+					      {AG_RUN_ID_LABEL, suffix}};
+	int ret = 0;
+	*containers_removed = *networks_removed = 0;
+	/* containers first (a network with members cannot go) */
+	const char *cn[] = {gw, probe};
+	for (size_t i = 0; i < 2; i++) {
+		const struct ag_container_owner o = {cn[i], lab, 2};
+		struct ag_cleanup_result worst;
+		size_t removed = 0, foreign = 0;
+		if (ag_container_cleanup_labelled(eng, AG_RUN_ID_LABEL, suffix, &o, CTL, NULL, NULL,
+						  &worst, &removed, &foreign) < 0 ||
+		    !ag_cleanup_state_complete(worst.state))
+			ret = -1;
+		*containers_removed += removed;
+	}
+	const char *nn[] = {study, out};
+	for (size_t i = 0; i < 2; i++) {
+		const struct ag_container_owner o = {nn[i], lab, 2};
+		struct ag_cleanup_result worst;
+		size_t removed = 0, foreign = 0;
+		if (ag_network_cleanup_labelled(eng, AG_RUN_ID_LABEL, suffix, &o, CTL, &worst,
+						&removed, &foreign) < 0 ||
+		    !ag_cleanup_state_complete(worst.state))
+			ret = -1;
+		*networks_removed += removed;
+	}
+	return ret;
+}

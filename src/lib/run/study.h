@@ -1,0 +1,99 @@
+/*
+ * study.h: `agentguard study-egress run`, the contained run with a
+ * different network (issue 12, docs/study-egress.md, contract "Live-Study
+ * Egress Contract", shared notes egress-engine.md 10-12).
+ *
+ * It is not a second run: it is a provider of the contained run's network
+ * hooks (contained_run.h). The contained run keeps its config rules,
+ * preflight, workspace, agent controls, cleanup and evidence; the study
+ * adds, around the agent:
+ *
+ *   setup   the plan (plan.h: both images pinned and different); the
+ *           gateway image present locally (never pulled); the outbound
+ *           network (the operator's, inspected: bridge, IPv6 off, a subnet
+ *           not overlapping the study's; or AgentGuard's own); the study
+ *           network (internal, IPv6 off, inhibit_ipv4, explicit subnet);
+ *           the gateway (ledger create on the study network at its fixed
+ *           address, connected to the outbound network, started); every
+ *           inspection assertion of the gateway and both networks; then a
+ *           throwaway self-test probe on the study network (the gateway
+ *           answers on its port; the study bridge has no host IPv4
+ *           address; the gateway's outbound address is unreachable
+ *           directly; 127.0.0.11 answers nothing for a unique name)
+ *   verify  the agent's own study controls (one network, DNS 127.0.0.1, no
+ *           sysctls, extra hosts, ports or links), the study network's
+ *           members exactly {gateway}, the gateway still running
+ *   finish  SIGTERM to the gateway (its stream completes), its removal,
+ *           the networks' removal by id (absence verified), the egress
+ *           manifest from the gateway stream beside the artifact
+ *   artifact the manifest's SHA-256, completion and the topology facts in
+ *           the artifact, so the artifact's seal covers the manifest
+ *
+ * Any setup or verify failure: the agent never starts (exit 3, a named
+ * reason). A deny, an incomplete stream or a gateway that died: exit 1. A
+ * study object that could not be removed: exit 8.
+ *
+ * Names (all carry agentguard.owner=study-egress and the run's label
+ * agentguard.contained-run.id=<suffix>, which `agentguard cleanup` uses):
+ *   agentguard-<suffix>-gateway, agentguard-<suffix>-probe (containers),
+ *   agentguard-<suffix>-study, agentguard-<suffix>-outbound (networks).
+ */
+#ifndef AG_STUDY_H
+#define AG_STUDY_H
+
+#include "lib/base/ag.h"
+#include "lib/run/contained_run.h"
+
+struct ag_config;
+struct ag_egress_policy;
+struct ag_study;
+
+struct ag_study_opts {
+	const struct ag_config *cfg;
+	const struct ag_egress_policy *policy;
+	const char *trial_id;
+	const char *gateway_image;    /* digest-pinned, present locally */
+	const char *resolver;	      /* the one DNS server the gateway asks; NULL: none usable */
+	const char *outbound_network; /* the operator's network; NULL: AgentGuard's own */
+	const char *study_subnet;     /* NULL: AG_STUDY_DEFAULT_SUBNET */
+	bool outbound_internal;	      /* AgentGuard's own outbound network --internal (CI) */
+	const char *probe_path;	      /* the static agentguard-probe (self-tests) */
+	int64_t evidence_gid;	      /* the invoking user's group: the gateway writes as it */
+};
+
+/* The study's evidence directory in the run directory, and its files. */
+#define AG_STUDY_DIR "egress"
+#define AG_STUDY_EVENTS_FILE "events.jsonl"
+#define AG_STUDY_POLICY_FILE "policy.json"
+/* Labels every study object carries besides the run's. */
+#define AG_STUDY_ROLE_LABEL "agentguard.study-egress.role"
+
+struct ag_study *ag_study_new(const struct ag_study_opts *o);
+void ag_study_free(struct ag_study *s);
+/* The hooks to put in ag_run_opts.net (valid while s lives). */
+const struct ag_run_net_hooks *ag_study_hooks(struct ag_study *s);
+
+/* What the CLI prints: completion of the manifest and its reason (static). */
+struct ag_study_summary {
+	bool setup_done;	   /* topology built and every assertion passed */
+	const char *completion;	   /* complete | incomplete | failed | NULL (no manifest) */
+	const char *completion_reason;
+	bool manifest_written;
+	bool cleanup_complete;
+	const char *gateway_state; /* running crashed not_started unknown */
+	size_t events, denied;
+};
+void ag_study_summary(const struct ag_study *s, struct ag_study_summary *out);
+
+/*
+ * `agentguard cleanup` for a crashed study run (recover.c): the study's
+ * containers (gateway, probe) and then its networks, each found by the
+ * run's label, acted on by id only while inspection shows its name and
+ * every owner label. Counts what was removed; -1 when something could not
+ * be listed or removed.
+ */
+struct ag_engine;
+int ag_study_recover(struct ag_engine *eng, const char *suffix, size_t *containers_removed,
+		     size_t *networks_removed);
+
+#endif

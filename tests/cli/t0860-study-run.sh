@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# t0860: `agentguard study-egress run` end to end on the real engine, as the
+# unprivileged test user: a trivial agent on the internal study network whose
+# only way out is the gateway. Shows: the run passes with every inspection
+# assertion and self-test done before the agent starts; the manifest beside
+# the artifact (canonical, sealed by the artifact's hash, complete); nothing
+# left (no container, network or bridge device, by the run's own label); an
+# operator's outbound network used and left alone; refusals before the agent
+# starts (exit 3): the gateway image equal to the agent's, a tag-only gateway
+# image, outbound networks that fail verification; the gateway killed
+# mid-trial fails the study (never a pass) with cleanup complete.
+#
+# Address plan (test-environment rules): study subnet 198.51.100.224/28
+# (AgentGuard's own outbound network takes the next block, .240/28); the
+# test's outbound network 203.0.113.224/28. Nothing is ever sent off the host.
+set -euo pipefail
+. "$(dirname "$0")/lib-test.sh"
+require_docker
+. "$(dirname "$0")/lib-contained.sh"
+STUDY_TEST=t0860
+. "$(dirname "$0")/lib-study.sh"
+
+config c
+make_repo
+study_policy p '[]'
+if ! study_gateway_image; then
+	t_fail "the gateway image could be built and pinned" "$(cat "$T/gateway-image.log")"
+	t_done
+fi
+TRIAL=t0860-$$-$RANDOM
+SUBNET=198.51.100.224/28
+common=(--policy "$W/p.json" --gateway-image "$GW_IMAGE" --study-subnet "$SUBNET")
+q() { art "$1"; }
+
+# --- a trivial agent, AgentGuard's own (internal) outbound network
+study_run "${common[@]}" --trial-id "$TRIAL-a" --outbound-internal -- \
+	/bin/sh -c 'echo "hello-study $HTTPS_PROXY"'
+t_is "pass: exit 0" "$AG_RC" 0
+t_is "pass: result PASS" "$(q 'a["result"]')" PASS
+t_is "pass: the agent ran, with the gateway as its proxy" "$(q 'a["command_result"]["stdout"].strip()')" \
+	"hello-study http://agentguard-study-egress-gateway:8080"
+t_is "pass: topology verified before the agent started" "$(q 'a["study_egress"]["topology_verified"]')" True
+t_is "pass: self-test: the gateway answers on its port" "$(q 'a["study_egress"]["self_tests"]["gateway_port"]')" open
+t_is "pass: self-test: no host address on the study bridge" \
+	"$(q 'a["study_egress"]["self_tests"]["bridge"] in ("unreachable", "timeout")')" True
+t_is "pass: self-test: the gateway's outbound address is not reachable directly" \
+	"$(q 'a["study_egress"]["self_tests"]["gateway_outbound"] in ("unreachable", "timeout")')" True
+t_is "pass: self-test: 127.0.0.11 answers nothing for a unique name" \
+	"$(q 'a["study_egress"]["self_tests"]["dns"] in ("no_answer", "servfail", "refused")')" True
+t_is "pass: manifest complete" "$(q '(a["study_egress"]["completion"], a["study_egress"]["completion_reason"])')" "('complete', 'complete')"
+t_is "pass: the gateway ran until AgentGuard stopped it; its stream is complete" \
+	"$(q '(a["study_egress"]["gateway_state"], a["study_egress"]["gateway_stream_complete"])')" "('running', True)"
+t_is "pass: every study object removed" "$(q 'sorted(a["study_egress"]["cleanup"].values())')" \
+	"['removed', 'removed', 'removed', 'removed']"
+M=$RUN_DIR/live-study-egress-manifest.json
+t_ok "pass: the manifest is beside the artifact" test -f "$M"
+t_is "pass: the artifact's sealed hash is the manifest's" "$(sha256sum <"$M" | cut -d' ' -f1)" "$(q 'a["study_egress"]["manifest_sha256"]')"
+t_ok "pass: the manifest validates against the policy" "$AG_BIN" study-egress manifest validate "$M" --policy "$W/p.json"
+t_ok "pass: the manifest is canonical JSON" "$PY" -c 'import json,sys; s=open(sys.argv[1]).read().rstrip("\n"); assert s==json.dumps(json.loads(s),sort_keys=True,separators=(",",":"),ensure_ascii=True)' "$M"
+t_is "pass: the manifest names the trial and the run" "$("$PY" -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["trial_id"], m["authorization_id"]==sys.argv[2])' "$M" "$(basename "$RUN_DIR")")" "$TRIAL-a True"
+t_run as_user "$AG_BIN" evidence verify "$RUN_DIR"
+t_is "pass: evidence verifies" "$AG_RC" 0
+t_like "pass: the egress manifest is among the checks" "$AG_OUT" 'egress_manifest'
+t_ok "pass: nothing left (containers, networks, bridge devices)" study_nothing_left "$RUN_DIR"
+t_is "pass: two bridges were made and named" "$(q 'len(a["study_egress"]["bridges"])')" 2
+t_unlike "pass: no private host path in the artifact" "$(cat "$REPORT")" '/tmp/|/home/'
+
+# --- tampering with the manifest breaks verification
+cp "$M" "$T/manifest.bak"
+sed -i 's/"complete"/"completE"/' "$M"
+t_run as_user "$AG_BIN" evidence verify "$RUN_DIR"
+t_ok "tamper: an edited manifest fails verification" test "$AG_RC" -ne 0
+t_like "tamper: the reason names it" "$AG_OUT" 'evidence.egress_manifest.mismatch'
+cp "$T/manifest.bak" "$M"
+
+# --- an operator's outbound network: used, verified, never removed
+outbound_create "t0860-out-$$" 203.0.113.224/28
+study_run "${common[@]}" --trial-id "$TRIAL-b" --outbound-network "t0860-out-$$" -- /bin/true
+t_is "outbound: exit 0" "$AG_RC" 0
+t_is "outbound: manifest complete" "$(q 'a["study_egress"]["completion"]')" complete
+t_is "outbound: not AgentGuard's, so not removed" "$(q 'a["study_egress"]["cleanup"]["outbound_network"]')" not_owned
+t_ok "outbound: the operator's network still exists" "$AG_DOCKER" network inspect "$OUT_ID"
+t_ok "outbound: nothing of the run left" study_nothing_left "$RUN_DIR"
+
+# --- refusals before the agent starts (exit 3, nothing left)
+refuse() {
+	local desc=$1 reason=$2
+	shift 2
+	study_run "$@"
+	t_is "$desc: exit 3" "$AG_RC" 3
+	t_like "$desc: reason $reason" "$AG_OUT" "\"failure_reason\":\"$reason\""
+	t_like "$desc: the agent never started" "$AG_OUT" '"outcome":null'
+	[ -z "$RUN_DIR" ] || t_ok "$desc: nothing left" study_nothing_left "$RUN_DIR"
+}
+refuse "same image" egress.plan.same_image --policy "$W/p.json" --gateway-image "$AG_TEST_IMAGE" \
+	--study-subnet "$SUBNET" --trial-id "$TRIAL-c" --outbound-internal -- /bin/true
+refuse "tag-only gateway image" egress.plan.image_not_pinned --policy "$W/p.json" \
+	--gateway-image 127.0.0.1:5000/agentguard-gateway:latest --study-subnet "$SUBNET" \
+	--trial-id "$TRIAL-d" --outbound-internal -- /bin/true
+refuse "outbound: missing" study.outbound.absent "${common[@]}" --trial-id "$TRIAL-e" \
+	--outbound-network "t0860-no-such-network-$$" -- /bin/true
+refuse "outbound: not a bridge" study.outbound.driver "${common[@]}" --trial-id "$TRIAL-f" \
+	--outbound-network none -- /bin/true
+# The one network of this test in 198.51.100.0/24 that is not a study
+# network: it exists only to overlap the study subnet (internal, labelled).
+outbound_create "t0860-overlap-$$" 198.51.100.224/28
+refuse "outbound: overlapping the study subnet" study.outbound.overlap "${common[@]}" \
+	--trial-id "$TRIAL-g" --outbound-network "t0860-overlap-$$" -- /bin/true
+"$AG_DOCKER" network rm "$OUT_ID" >/dev/null
+ag_must_fail 2 "" "usage: run without --trial-id" as_user "$AG_BIN" study-egress run "$W/c.yaml" \
+	--repo repo --policy "$W/p.json" --gateway-image "$GW_IMAGE" -- /bin/true
+t_like "usage: names what is missing" "$AG_OUT" 'needs --policy, --trial-id and --gateway-image'
+
+# --- the gateway killed mid-trial: the study fails, cleanup completes
+kill_gateway_when_agent_runs() {
+	local trial=$1 gw s
+	for _ in $(seq 1 300); do
+		gw=$("$AG_DOCKER" ps -q --filter "label=agentguard.study-egress.trial=$trial" \
+			--filter label=agentguard.study-egress.role=gateway)
+		if [ -n "$gw" ]; then
+			s=$("$AG_DOCKER" inspect -f '{{index .Config.Labels "agentguard.contained-run.id"}}' "$gw" 2>/dev/null || true)
+			if [ -n "$s" ] && [ -n "$("$AG_DOCKER" ps -q --filter "label=agentguard.contained-run.id=$s" \
+				--filter label=agentguard.owner=contained-run)" ]; then
+				"$AG_DOCKER" kill "$gw" >/dev/null
+				return 0
+			fi
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+kill_gateway_when_agent_runs "$TRIAL-k" &
+killer=$!
+study_run "${common[@]}" --trial-id "$TRIAL-k" --outbound-internal -- /bin/sleep 8
+t_is "gateway killed: the study fails (exit 1), never a pass" "$AG_RC" 1
+t_ok "gateway killed: the killer found the running agent" wait "$killer"
+t_is "gateway killed: result FAIL" "$(q 'a["result"]')" FAIL
+t_is "gateway killed: the manifest says the gateway crashed" \
+	"$(q '(a["study_egress"]["gateway_state"], a["study_egress"]["completion"], a["study_egress"]["completion_reason"])')" \
+	"('crashed', 'failed', 'gateway_crashed')"
+t_is "gateway killed: cleanup complete" "$(q 'a["cleanup_complete"]')" True
+t_ok "gateway killed: nothing left" study_nothing_left "$RUN_DIR"
+
+t_done
