@@ -20,12 +20,18 @@
 #                            ($ST_GW_IMAGE). Logs under $ST_LOGS/{canary,
 #                            resolver,host,lo}/KIND-PORT.log.
 #   st_policy RULES-JSON     $ST_POLICY: a test_only policy with these rules
-#   st_agent NAME SCRIPT     run SCRIPT (sh -c) as the agent inside the study
-#                            topology; the agent sees the probe binary as
-#                            $P (/gear/agtest-net) and the gateway as $GW
-#                            (host:port). Sets ST_AGENT_OUT, ST_AGENT_RC,
-#                            ST_EVENTS (the gateway's decision stream) and
-#                            ST_MODE (run | hand-built).
+#   st_agent NAME SCRIPT     `agentguard study-egress run` (as the test user,
+#                            trial NAME, the outbound network above, a free
+#                            /27 of 198.51.100.0/24 as the study subnet) with
+#                            `sh -c SCRIPT` as the agent's argv; the agent
+#                            sees the probe binary (copied into the
+#                            workspace) as $P and the gateway as $GW
+#                            (host:port, from its proxy variables). Sets
+#                            ST_AGENT_OUT (the agent's stdout from the
+#                            artifact), ST_RUN_RC, ST_RUN_SUMMARY,
+#                            ST_EVENTS (the gateway's stream), ST_MANIFEST
+#                            and ST_INSPECT (what the engine showed of the
+#                            gateway, networks and agent while it ran)
 #   st_control_setup         the control network (plain bridge, 203.0.113.x/27)
 #                            with the canary and resolver connected to it too
 #                            ($ST_CTL_CANARY, $ST_CTL_RESOLVER, $ST_CTL_HOST)
@@ -44,7 +50,6 @@ ST_GEAR=$AG_BUILD/tests/agtest-net
 ST_IMG=$AG_TEST_IMAGE
 ST_LOGS=$T/study-logs
 ST_FILE_LABEL=agentguard.test=${ST_TEST:-t088x}
-ST_CONTAINERS=()
 ST_NETWORKS=()
 ST_HOST_PIDS=()
 # Every container the tests start stops by itself after this many seconds.
@@ -57,14 +62,13 @@ ST_LABELS=(--label "$AG_TEST_LABEL" --label "$ST_FILE_LABEL")
 # Short unique object names (a network name must stay under 64 bytes).
 ST_NAME=agst-$(printf '%s' "$AG_TEST_RUN_ID/$ST_FILE_LABEL/$$" | sha256sum | cut -c1-12)
 
-# _st_net NAME KIND(internal|study|plain) PREFIX: creates a labelled network
+# _st_net NAME KIND(internal|plain) PREFIX: creates a labelled network
 # on the first free /27 slice of PREFIX.0/24 (another test may hold one).
 # Sets ST_NET_ID, ST_NET_SUBNET (the slice's first three octets and base).
 _st_net() {
 	local name=$1 kind=$2 prefix=$3 base id opts=()
 	case $kind in
 	internal) opts=(--internal) ;;
-	study) opts=(--internal -o com.docker.network.bridge.inhibit_ipv4=true) ;;
 	plain) opts=() ;;
 	esac
 	for base in 32 64 96 128 160 192 224 0; do
@@ -80,6 +84,26 @@ _st_net() {
 	done
 	diag "no free /27 in $prefix.0/24 for network $name"
 	return 1
+}
+
+# _st_study_slice: the first /27 of 198.51.100.0/24 that no Docker network
+# and no host route overlaps (ST_STUDY_PREFIX, ST_STUDY_BASE).
+_st_study_slice() {
+	local used base
+	used=$({
+		# shellcheck disable=SC2046 # one network id per word
+		"$AG_DOCKER" network inspect --format '{{range .IPAM.Config}}{{.Subnet}}{{"\n"}}{{end}}' \
+			$("$AG_DOCKER" network ls -q) 2>/dev/null
+		ip -4 route show | awk '{print $1}'
+	} | grep -E '^[0-9.]+(/[0-9]+)?$' || true)
+	base=$(python3 -c 'import ipaddress,sys
+used=[ipaddress.ip_network(u if "/" in u else u+"/32", strict=False) for u in sys.argv[1].split()]
+for b in (96,128,160,192,224,32,64,0):
+    n=ipaddress.ip_network("198.51.100.%d/27" % b)
+    if not any(n.overlaps(u) for u in used):
+        print(b); break' "$used") || return 1
+	[ -n "$base" ] || { diag "no free /27 in 198.51.100.0/24 for the study network"; return 1; }
+	ST_STUDY_PREFIX=198.51.100 ST_STUDY_BASE=$base
 }
 
 # st_route_ok TARGET: see the header.
@@ -149,7 +173,6 @@ _st_gear_container() {
 		--network "$net" --ip "$ip" --dns "$dns" "${ST_HARDEN[@]}" --user 65534:65534 \
 		-v "$ST_GEAR:/gear/agtest-net:ro" -v "$ST_LOGS/$name:/logs" \
 		"$ST_IMG" /gear/agtest-net serve --log-dir /logs --lifetime "$ST_LIFETIME" "$@") || return 1
-	ST_CONTAINERS+=("$id")
 	_st_wait_ready "$ST_LOGS/$name" || { diag "$name did not start: $("$AG_DOCKER" logs "$id" 2>&1 | tail -3)"; return 1; }
 	printf -v "ST_ID_$name" '%s' "$id"
 }
@@ -173,13 +196,10 @@ st_setup() {
 	ST_RESOLVER=$ST_OUT_PREFIX.$((ST_OUT_BASE + 4))
 	: "$o"
 
-	# The study network: --internal, inhibit_ipv4, IPv6 off.
-	_st_net study study 198.51.100 || return 1
-	ST_STUDY=$ST_NET_ID
-	ST_STUDY_PREFIX=198.51.100 ST_STUDY_BASE=$ST_NET_BASE
+	# The study subnet: study-egress run creates that network on it.
+	_st_study_slice || return 1
 	ST_STUDY_BRIDGE_IP=$ST_STUDY_PREFIX.$((ST_STUDY_BASE + 1)) # nobody owns it (inhibit_ipv4)
-	ST_GW_STUDY=$ST_STUDY_PREFIX.$((ST_STUDY_BASE + 2))
-	ST_AGENT_IP=$ST_STUDY_PREFIX.$((ST_STUDY_BASE + 3))
+	ST_GW_STUDY=$ST_STUDY_PREFIX.$((ST_STUDY_BASE + 2))      # the run puts its gateway on .2
 
 	# Host listeners on every host bridge address (route: local), one port.
 	local a pid
@@ -234,91 +254,22 @@ st_log_count() { st_log "$@" | wc -l; }
 
 # ---- the agent inside the study topology ----
 
-# st_agent NAME SCRIPT: see the header. The hand-built path follows the
-# plan (docs/study-egress.md "Topology plan") and the engine notes' recipe.
+# st_agent NAME SCRIPT: see the header.
 st_agent() {
 	local name=$1 script=$2
-	ST_MODE=$(st_mode_name)
 	ST_INSPECT=$ST_LOGS/inspect-$name
 	mkdir -p "$ST_INSPECT"
 	# Every agent script first waits (bounded) for the namespace sidecar's
-	# readiness port on the gateway's study address: in `run` mode the
-	# sidecar is attached while the run starts, so the rebinding proofs
-	# never run before their listener exists.
+	# readiness port on the gateway's study address: the sidecar is attached
+	# while the run starts, so no rebinding proof runs before its listener.
 	# shellcheck disable=SC2016 # expanded by the agent's shell
 	script='GW=${HTTP_PROXY#http://}; GW=${GW%/}; i=0
 until $P probe tcp '"$ST_GW_STUDY"' 9 >/dev/null 2>&1 || [ $i -ge 100 ]; do i=$((i+1)); sleep 0.2; done
 '"$script"
-	if [ "$ST_MODE" = run ]; then
-		_st_agent_run "$name" "$script"
-	else
-		_st_agent_hand "$name" "$script"
-	fi
+	_st_agent_run "$name" "$script"
 }
 
 _st_rm() { "$AG_DOCKER" rm -f "$@" >/dev/null 2>&1 || true; }
-
-_st_agent_hand() {
-	local name=$1 script=$2 ev=$ST_LOGS/gw-$1 gw lo cid
-	mkdir -p "$ev"
-	chown 65532:65532 "$ev"
-	chmod 0700 "$ev"
-	ST_EVENTS=$ev/events.jsonl
-	# Gateway: study network first (fixed address, alias), then outbound.
-	gw=$("$AG_DOCKER" create --pull never "${ST_LABELS[@]}" --name "$ST_NAME-gw-$name" \
-		--network "$ST_STUDY" --ip "$ST_GW_STUDY" --network-alias agentguard-study-egress-gateway \
-		--dns 127.0.0.1 --sysctl net.ipv4.ip_forward=0 \
-		--read-only --cap-drop ALL --security-opt no-new-privileges --user 65532:65532 \
-		--pids-limit 128 --memory 128m --memory-swap 128m --cpus 0.5 \
-		--tmpfs /tmp:rw,noexec,nosuid,nodev,size=16m,uid=65532,gid=65532,mode=700 \
-		-v "$ev:/agentguard-egress" -v "$ST_POLICY:/agentguard-policy/policy.json:ro" \
-		"$ST_GW_IMAGE" --listen-address "$ST_GW_STUDY" --listen-port 8080 \
-		--resolver "$ST_RESOLVER" --policy /agentguard-policy/policy.json \
-		--events /agentguard-egress/events.jsonl --trial-id "$name" 2>"$T/gw-create.err") ||
-		{ diag "gateway create: $(cat "$T/gw-create.err")"; return 1; }
-	ST_CONTAINERS+=("$gw")
-	"$AG_DOCKER" network connect --ip "$ST_GW_OUT" "$ST_OUT" "$gw" || return 1
-	"$AG_DOCKER" start "$gw" >/dev/null || return 1
-	ST_GW_ID=$gw
-	# A listener on 127.0.0.1:80 inside the gateway's own namespace: the
-	# unsafe answer (127.0.0.1) of mixed.test and rebind.test points here,
-	# so a gateway that connected to it would leave a line in lo/http-80.log.
-	_st_logdir "lo-$name"
-	lo=$("$AG_DOCKER" run -d --pull never "${ST_LABELS[@]}" --network "container:$gw" \
-		"${ST_HARDEN[@]}" --user 65534:65534 \
-		-v "$ST_GEAR:/gear/agtest-net:ro" -v "$ST_LOGS/lo-$name:/logs" \
-		"$ST_IMG" /gear/agtest-net serve --log-dir /logs --lifetime "$ST_LIFETIME" \
-		--http 127.0.0.1:80 --http "$ST_GW_STUDY:9") || return 1
-	ST_CONTAINERS+=("$lo")
-	_st_wait_ready "$ST_LOGS/lo-$name" || return 1
-	ip -4 -o addr show dev "br-${ST_STUDY:0:12}" >"$ST_INSPECT/study-bridge-ipv4.txt" 2>&1 || true
-	# Agent: the study network only, DNS 127.0.0.1, proxy variables.
-	local p=http://agentguard-study-egress-gateway:8080
-	rm -f "$T/agent.cid"
-	ST_AGENT_RC=0
-	ST_AGENT_OUT=$(timeout 90 "$AG_DOCKER" run --pull never "${ST_LABELS[@]}" --cidfile "$T/agent.cid" \
-		--name "$ST_NAME-agent-$name" --network "$ST_STUDY" --ip "$ST_AGENT_IP" \
-		--dns 127.0.0.1 --read-only --cap-drop ALL --security-opt no-new-privileges \
-		--user "$AG_TEST_UID:$AG_TEST_GID" --pids-limit 64 --memory 128m --memory-swap 128m --cpus 1 \
-		--tmpfs /tmp:rw,noexec,nosuid,nodev,size=16m,uid="$AG_TEST_UID",gid="$AG_TEST_GID",mode=700 \
-		-e HTTP_PROXY=$p -e HTTPS_PROXY=$p -e ALL_PROXY=$p -e NO_PROXY= \
-		-e P=/gear/agtest-net -e GW=agentguard-study-egress-gateway:8080 \
-		-v "$ST_GEAR:/gear/agtest-net:ro" \
-		"$ST_IMG" sh -c "$script" 2>&1) || ST_AGENT_RC=$?
-	cid=$(cat "$T/agent.cid" 2>/dev/null || true)
-	ST_AGENT_ID=$cid
-	# What the engine says it built (st_check_inspect reads these).
-	[ -z "$cid" ] || "$AG_DOCKER" container inspect "$cid" >"$ST_INSPECT/agent.json" 2>/dev/null || true
-	"$AG_DOCKER" container inspect "$gw" >"$ST_INSPECT/gateway.json" 2>/dev/null || true
-	"$AG_DOCKER" network inspect "$ST_STUDY" >"$ST_INSPECT/study.json" 2>/dev/null || true
-	"$AG_DOCKER" network inspect "$ST_OUT" >"$ST_INSPECT/outbound.json" 2>/dev/null || true
-	# Teardown in the plan's order: agent, then gateway (SIGTERM: it ends
-	# its stream), then the namespace sidecar.
-	[ -z "$cid" ] || _st_rm "$cid"
-	"$AG_DOCKER" stop --time 10 "$gw" >/dev/null 2>&1 || true
-	_st_rm "$lo" "$gw"
-	return 0
-}
 
 # st_control SCRIPT: the sensitivity control (see the header). The control
 # network is an ordinary bridge (not internal), so only owned targets are
@@ -415,18 +366,6 @@ st_teardown() {
 	ST_HOST_PIDS=()
 }
 
-# st_mode_name: how st_agent reaches the study topology.
-# ST_FORCE_MODE=hand-built|run overrides the choice (run: fail if missing).
-st_mode_name() {
-	if [ -n "${ST_FORCE_MODE:-}" ]; then
-		printf '%s\n' "$ST_FORCE_MODE"
-	elif "$AG_BIN" study-egress run --help 2>/dev/null | grep -q 'study-egress run CONFIG'; then
-		echo run
-	else
-		echo hand-built
-	fi
-}
-
 # st_gateway_knows_host_addresses: the gateway refuses the host's own
 # addresses (read at trial start) even where the decision table alone would
 # let a test_only rule reach them (documentation ranges).
@@ -445,8 +384,7 @@ st_check_stream() {
 }
 
 # st_check_complete DESC NALLOW NDENY: the stream is complete and holds
-# exactly NALLOW allow and NDENY deny decisions (the hand-built topology has
-# no manifest: study-egress run computes the completion from this stream).
+# exactly NALLOW allow and NDENY deny decisions.
 st_check_complete() {
 	st_check_stream "$1"
 	t_is "$1: decisions allow/deny" \
@@ -580,11 +518,6 @@ _st_sidecar() {
 _st_agent_run() {
 	local name=$1 script=$2 out summary report watcher sc
 	_st_run_prepare
-	# The run creates its own study network on our slice: give the slice back.
-	if [ -n "${ST_STUDY:-}" ]; then
-		"$AG_DOCKER" network rm "$ST_STUDY" >/dev/null 2>&1 || true
-		ST_STUDY=
-	fi
 	rm -rf "$ST_W/repo-$name"
 	mkdir -p "$ST_W/repo-$name"
 	install -m 0755 "$ST_GEAR" "$ST_W/repo-$name/agtest-net"
@@ -630,15 +563,11 @@ _st_agent_run() {
 	return 0
 }
 
-# st_check_manifest DESC STATUS REASON: `run` mode only: the run's egress
-# manifest beside its artifact states STATUS/REASON, agrees with the run's
-# summary, and `study-egress manifest validate --policy` accepts it (which
-# recomputes the completion from the events). Hand-built: one skip.
+# st_check_manifest DESC STATUS REASON: the run's egress manifest beside
+# its artifact states STATUS/REASON, agrees with the run's summary, and
+# `study-egress manifest validate --policy` accepts it (which recomputes the
+# completion from the events).
 st_check_manifest() {
-	if [ "$ST_MODE" != run ]; then
-		t_skip "$1: the egress manifest" "hand-built topology: no study-egress run, no manifest"
-		return 0
-	fi
 	t_is "$1: the run's summary states the manifest's completion" \
 		"$(jq -r '.study_egress|[.completion,.completion_reason,.topology_verified,.cleanup_complete]|map(tostring)|join(" ")' <<<"$ST_RUN_SUMMARY")" \
 		"$2 $3 true true"

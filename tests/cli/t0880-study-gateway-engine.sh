@@ -16,7 +16,7 @@ ST_TEST=t0880
 . "$(dirname "$0")/lib-study-net.sh"
 
 st_setup || { t_fail "the study topology is set up" "see the diagnostics above"; t_done; }
-t_pass "the study topology is set up (mode: $(st_mode_name))"
+t_pass "the outbound topology is set up (the agent runs through agentguard study-egress run)"
 H=$ST_OUT_HOST HP=$ST_HOSTPORT C=$ST_CANARY
 for tgt in "$C" "$ST_RESOLVER" "$H"; do
 	st_route_ok "$tgt" || skip_all "host route to $tgt names no owned bridge: $(ip -4 route get "$tgt" | head -1)"
@@ -56,12 +56,10 @@ t_is "record (CONNECT): allow, resolved and connected address, TLS left to the c
 t_like "... with bytes both ways" "$(jq -c .event.bytes <<<"$r")" '^\{"in":[1-9][0-9]*,"out":[1-9][0-9]*\}$'
 st_check_complete "allowed trial" 2 0
 st_check_manifest "allowed trial" complete complete
-if [ "$ST_MODE" = run ]; then
-	t_is "allowed trial: study-egress run passes (exit 0)" "$ST_RUN_RC" 0
-	t_is "allowed trial: the manifest records both allows with host, port, resolved address and bytes" \
-		"$(jq -r '.events[]|[.decision,.requested.host,.requested.port,(.resolved_addresses|join(",")),(.bytes.in>0 and .bytes.out>0)]|map(tostring)|join(" ")' "$ST_MANIFEST" | sort | uniq -c | awk '{$1=$1};1')" \
-		"2 allow canary.test 80 $C true"
-fi
+t_is "allowed trial: study-egress run passes (exit 0)" "$ST_RUN_RC" 0
+t_is "allowed trial: the manifest records both allows with host, port, resolved address and bytes" \
+	"$(jq -r '.events[]|[.decision,.requested.host,.requested.port,(.resolved_addresses|join(",")),(.bytes.in>0 and .bytes.out>0)]|map(tostring)|join(" ")' "$ST_MANIFEST" | sort | uniq -c | awk '{$1=$1};1')" \
+	"2 allow canary.test 80 $C true"
 st_check_inspect "allowed trial"
 
 # ---- denied through the gateway ----
@@ -142,7 +140,7 @@ t_is "the resolver was asked only about approved names" \
 	"canary.test mixed.test rebind.test "
 st_check_stream "denied trial"
 st_check_manifest "denied trial" failed destination_denied
-[ "$ST_MODE" != run ] || t_is "denied trial: study-egress run fails (exit 1), never passes" "$ST_RUN_RC" 1
+t_is "denied trial: study-egress run fails (exit 1), never passes" "$ST_RUN_RC" 1
 
 st_teardown
 t_is "nothing is left: no container, network or bridge device of this test" "$(st_leftovers)" ""

@@ -17,7 +17,7 @@ ST_TEST=t0881
 . "$(dirname "$0")/lib-study-net.sh"
 
 st_setup || { t_fail "the study topology is set up" "see the diagnostics above"; t_done; }
-t_pass "the study topology is set up (mode: $(st_mode_name))"
+t_pass "the outbound topology is set up (the agent runs through agentguard study-egress run)"
 C=$ST_CANARY R=$ST_RESOLVER HP=$ST_HOSTPORT
 targets=("$C" "$R" "$ST_GW_OUT" "$ST_GW_STUDY" "$ST_STUDY_BRIDGE_IP")
 for tgt in "${targets[@]}"; do
@@ -60,7 +60,7 @@ $fingerprint"
 t_is "host: the study bridge had no IPv4 address while the trial ran (inhibit_ipv4)" \
 	"$(cat "$ST_INSPECT/study-bridge-ipv4.txt" 2>&1)" ""
 t_is "the gateway's outbound address was the one probed" "$ST_GW_OUT" "$gw_out_planned"
-diag "agent probes ($(st_mode_name)):" "$(grep -E '^(probe|fingerprint)' <<<"$ST_AGENT_OUT")"
+diag "agent probes:" "$(grep -E '^(probe|fingerprint)' <<<"$ST_AGENT_OUT")"
 line() { grep -F "probe $1" <<<"$ST_AGENT_OUT" | head -1; }
 fp=$(sed -n 's/^fingerprint: //p' <<<"$ST_AGENT_OUT")
 diag "engine forwards DNS from an internal-only container to its --dns inside its namespace: $([ "${fp:-0}" -gt 0 ] && echo yes || echo no)"
