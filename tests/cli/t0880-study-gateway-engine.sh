@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# t0880: the study-egress gateway inside the real topology on the real
-# engine (tests/cli/lib-study-net.sh): the agent on the --internal,
-# inhibit_ipv4 study network reaches the approved canary through
-# agentguard-gateway, and every request the policy does not approve is
-# refused with 403 and a deny record. Each refusal is proven by an EMPTY
-# canary log (and, for names, by the resolver's log), not only by the
-# client's error. Rebinding: a name whose answer alternates between the
-# canary and 127.0.0.1 never reaches the listener on 127.0.0.1 inside the
-# gateway's own namespace; the record names the address connected.
+# t0880: `agentguard study-egress run` on the real engine, through the
+# gateway (tests/cli/lib-study-net.sh): the agent, alone on the run's
+# --internal, inhibit_ipv4 study network, reaches the approved canary on the
+# test's own outbound network through agentguard-gateway; the run passes and
+# its manifest says complete. Every request the policy does not approve is
+# refused with 403 and a deny record, and that run fails. Each refusal is
+# proven by an EMPTY canary log (and, for names, by the resolver's log), not
+# only by the client's error. Rebinding: a name whose answer alternates
+# between the canary and 127.0.0.1 never reaches the listener on 127.0.0.1
+# inside the gateway's own namespace; the record names the address
+# connected. The engine's own view of the topology is checked against the
+# plan while the run is alive.
 set -euo pipefail
 . "$(dirname "$0")/lib-test.sh"
 require_docker

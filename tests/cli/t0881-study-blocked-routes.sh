@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# t0881: every route around the gateway is closed on the real engine
-# (tests/cli/lib-study-net.sh). An agent on the study network that ignores the
-# proxy tries direct TCP to the canary by address and by name, UDP to 443
-# and to another port, DNS for unique names through 127.0.0.11, the
-# resolver's address and both of the gateway's addresses, a listener on
-# every host bridge address, AF_PACKET, IPv6 and Unix sockets. Each is
-# proven closed by an EMPTY canary, resolver or host log, not only by the
-# client's error. The sensitivity control runs the same probes from a
+# t0881: every route around the gateway is closed on the real engine. The
+# agent of an `agentguard study-egress run` (tests/cli/lib-study-net.sh)
+# ignores its proxy and tries direct TCP to the canary by address and by
+# name, UDP to 443 and to another port, DNS for unique names through
+# 127.0.0.11, the resolver's address and both of the gateway's addresses, a
+# listener on every host bridge address, AF_PACKET, IPv6 and Unix sockets.
+# Each is proven closed by an EMPTY canary, resolver or host log, not only by
+# the client's error. The sensitivity control runs the same probes from a
 # container on an ordinary bridge network that holds the same canaries:
 # there they must succeed, so the probes can see a leak.
 set -euo pipefail
@@ -87,6 +87,11 @@ t_like "IPv6 off, and it cannot be switched on" "$(line ipv6)" 'blocked all=1 de
 t_like "no Unix socket: /proc/net/unix empty, no Docker socket" "$(line unix)" 'blocked proc_net_unix=0$'
 t_is "the gateway recorded no decision (nothing went through it)" \
 	"$(jq -c 'select(.record=="decision")' "$ST_EVENTS" | wc -l)" 0
+# What the topology dropped never reached the gateway, so the run's evidence
+# cannot show it: the manifest has no event for any of these attempts.
+t_is "... and the run's manifest has no event for the dropped attempts" \
+	"$(jq -r '.events|length' "$ST_MANIFEST" 2>&1)" 0
+diag "the run: exit $ST_RUN_RC, $(jq -r '.study_egress|"completion \(.completion) (\(.completion_reason))"' <<<"$ST_RUN_SUMMARY")"
 
 # ---- sensitivity control: the same probes on an ordinary bridge ----
 st_control_setup || { t_fail "the control network is set up"; t_done; }
