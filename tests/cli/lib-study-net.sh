@@ -16,7 +16,9 @@
 #                            TCP echo :7, UDP sinks :443 and :9999) and the
 #                            resolver ($ST_RESOLVER: logging DNS :53, never
 #                            forwards); host listeners on every host bridge
-#                            address ($ST_HOSTPORT); the gateway image
+#                            address ($ST_HOSTPORT; $ST_HOST_PRIVATE is one
+#                            outside the documentation ranges, and
+#                            bridgehost.test answers it); the gateway image
 #                            ($ST_GW_IMAGE). Logs under $ST_LOGS/{canary,
 #                            resolver,host,lo}/KIND-PORT.log.
 #   st_policy RULES-JSON     $ST_POLICY: a test_only policy with these rules
@@ -222,13 +224,17 @@ st_setup() {
 	done
 	[ -n "$ST_HOSTPORT" ] || { diag "host listeners: $(cat "$T/host-gear.err")"; return 1; }
 	diag "host bridge addresses with a listener on :$ST_HOSTPORT: $(tr "\n" " " <<<"$ST_HOST_ADDRS")"
+	# One of them outside the documentation ranges (docker0's, usually): a
+	# name answering it is refused by the decision table itself.
+	ST_HOST_PRIVATE=$(grep -vE '^(198\.51\.100|203\.0\.113)\.' <<<"$ST_HOST_ADDRS" | head -1 || true)
 
 	# The canaries on the outbound network (aliases: names only a resolver
 	# on that network would know).
 	_st_gear_container resolver "$ST_OUT" "$ST_RESOLVER" "$ST_RESOLVER" \
 		--dns 0.0.0.0:53 \
 		--zone "canary.test=$ST_CANARY" --zone "other.test=$ST_CANARY" \
-		--zone "mixed.test=$ST_CANARY,127.0.0.1" --zone "hostaddr.test=$ST_OUT_HOST" \
+		--zone "mixed.test=$ST_CANARY,127.0.0.1" \
+		${ST_HOST_PRIVATE:+--zone "bridgehost.test=$ST_HOST_PRIVATE"} \
 		--rebind "rebind.test=$ST_CANARY,127.0.0.1" || return 1
 	_st_gear_container canary "$ST_OUT" "$ST_CANARY" "$ST_RESOLVER" \
 		--http "0.0.0.0:80=http://other.test:80/landed" --http 0.0.0.0:8080 \

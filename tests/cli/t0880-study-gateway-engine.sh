@@ -28,8 +28,12 @@ st_policy "$(printf '%s,' \
 	'{"host":"canary.test","port":80,"test_only":true}' \
 	'{"host":"mixed.test","port":80,"test_only":true}' \
 	'{"host":"rebind.test","port":80,"test_only":true}' \
-	"{\"host\":\"$H\",\"port\":$HP,\"test_only\":true,\"test_only_ip_literal\":true}" |
+	"{\"host\":\"$H\",\"port\":$HP,\"test_only\":true,\"test_only_ip_literal\":true}" \
+	"{\"host\":\"bridgehost.test\",\"port\":$HP,\"test_only\":true}" |
 	sed 's/,$//')"
+# D: a host bridge address outside the documentation ranges (docker0's)
+D=${ST_HOST_PRIVATE:-}
+host_hits() { st_log host http "$HP" | grep -c " to=$1:$HP\$" || true; }
 
 # jq over the decision records of the last trial
 recs() { jq -c 'select(.record=="decision")' "$ST_EVENTS"; }
@@ -68,6 +72,9 @@ st_check_inspect "allowed trial"
 # ---- denied through the gateway ----
 : >"$T/none"
 dns_before=$(st_log_count resolver dns 53)
+bridge_probes=
+[ -z "$D" ] || bridge_probes="\$P probe get \$GW http://$D:$HP/bridge-literal
+\$P probe connect \$GW $D:$HP"
 st_agent deny '$P probe get $GW http://nothere-0880.test/unapproved-host
 $P probe connect $GW nothere-0880.test:80
 $P probe get $GW http://canary.test:8080/unapproved-port
@@ -76,6 +83,8 @@ $P probe get $GW http://'"$C"'/ip-literal
 $P probe connect $GW '"$C"':80
 $P probe get $GW http://'"$H:$HP"'/host-literal
 $P probe connect $GW '"$H:$HP"'
+$P probe get $GW http://bridgehost.test:'"$HP"'/bridge-name
+'"$bridge_probes"'
 $P probe get $GW http://mixed.test/mixed-answers
 $P probe get $GW http://canary.test/redirect-0880 follow
 for i in 1 2 3 4; do $P probe get $GW http://rebind.test/rebind-$i; done'
@@ -96,13 +105,24 @@ denied "IP literal, not approved (CONNECT)" "connect $C:80" "connect:$C:80" ip_l
 if st_gateway_knows_host_addresses; then
 	denied "approved literal that is the host's bridge address (plain HTTP)" "get http://$H:$HP/" "http://$H:$HP/host-literal" unsafe_ip_literal
 	denied "approved literal that is the host's bridge address (CONNECT)" "connect $H:$HP" "connect:$H:$HP" unsafe_ip_literal
-	t_is "... the host listener on that address saw nothing" "$(st_log_count host http "$HP")" 0
+	t_is "... the host listener on that address saw nothing" "$(host_hits "$H")" 0
 else
 	# Known gap, reported: 203.0.113.0/24 is a documentation range, which the
 	# decision table lets test_only rules reach; only the host's own address
 	# list (read at trial start) can refuse it, and the gateway has none yet.
 	t_skip "approved literal that is the host's bridge address is refused" \
-		"KNOWN GAP: the gateway has no host-address list (observed: $(probe_line "get http://$H:$HP/" | cut -d: -f3-); host listener lines: $(st_log_count host http "$HP"))"
+		"KNOWN GAP: the gateway has no host-address list (observed: $(probe_line "get http://$H:$HP/" | cut -d: -f3-); connections to the host listener on it: $(host_hits "$H"))"
+fi
+if [ -n "$D" ]; then
+	t_like "an approved name answering a host bridge address ($D): 403" "$(probe_line "get http://bridgehost.test:$HP/")" 'blocked status=403'
+	t_like "... deny record names the address and an unsafe class, nothing connected" \
+		"$(rec_for "http://bridgehost.test:$HP/bridge-name" | jq -r '[.event.decision,.event.reason,.decision.address,.decision.address_class,(.connected_address|tostring)]|join(" ")')" \
+		"^deny resolution_unsafe ${D//./\\.} (private|docker-internal|link-local|cgnat|reserved) null\$"
+	denied "a literal that is a host bridge address ($D, not approvable; plain HTTP)" "get http://$D:$HP/" "http://$D:$HP/bridge-literal" ip_literal_not_approved
+	denied "a literal that is a host bridge address ($D; CONNECT)" "connect $D:$HP" "connect:$D:$HP" ip_literal_not_approved
+	t_is "... the host listener on $D saw nothing" "$(host_hits "$D")" 0
+else
+	t_skip "a host bridge address outside the documentation ranges" "the host has none"
 fi
 t_like "a name whose answers include one unsafe address: 403" "$(probe_line 'get http://mixed.test/')" 'blocked status=403'
 t_is "... deny record names both answers, nothing connected" \
@@ -137,10 +157,10 @@ t_is "the canary saw only the redirect and the allowed rebinding requests" \
 	"$(st_log canary http 80 | sed -n '3,$p' | sed 's/.* line=[A-Z]* \([^ ]*\) .*/\1/' | sort | tr '\n' ' ')" \
 	"$(printf '%s\n' /redirect-0880 $allowed_paths | sort | tr '\n' ' ')"
 t_is "no denied path appears in any canary log" \
-	"$(cat "$ST_LOGS"/canary/*.log "$ST_LOGS"/lo-deny/*.log | grep -cE 'unapproved|ip-literal|host-literal|mixed-answers|landed' || true)" 0
+	"$(cat "$ST_LOGS"/canary/*.log "$ST_LOGS"/lo-deny/*.log | grep -cE 'unapproved|ip-literal|host-literal|bridge-|mixed-answers|landed' || true)" 0
 t_is "the resolver was asked only about approved names" \
 	"$(st_log resolver dns 53 | sed -n "$((dns_before + 1)),\$p" | sed 's/.* name=\([^ ]*\) .*/\1/' | sort -u | tr '\n' ' ')" \
-	"canary.test mixed.test rebind.test "
+	"bridgehost.test canary.test mixed.test rebind.test "
 st_check_stream "denied trial"
 st_check_manifest "denied trial" failed destination_denied
 t_is "denied trial: study-egress run fails (exit 1), never passes" "$ST_RUN_RC" 1

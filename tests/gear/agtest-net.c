@@ -265,8 +265,14 @@ static void serve_http(struct listener *l)
 	if (c < 0)
 		return;
 	set_timeouts(c);
-	char from[80], buf[4096], line[256] = "-", host[128] = "-";
+	char from[80], to[80], buf[4096], line[256] = "-", host[128] = "-";
 	peer(&ss, from, sizeof from);
+	struct sockaddr_storage me;
+	socklen_t ml = sizeof me;
+	if (getsockname(c, (struct sockaddr *)&me, &ml) == 0)
+		peer(&me, to, sizeof to);
+	else
+		snprintf(to, sizeof to, "?");
 	size_t n = read_head(c, buf, sizeof buf);
 	if (n > 0) {
 		size_t e = strcspn(buf, "\r\n");
@@ -279,7 +285,7 @@ static void serve_http(struct listener *l)
 			clean(host, sizeof host, h, strcspn(h, "\r\n"));
 		}
 	}
-	logline(l, "http from=%s line=%s host=%s", from, line, host);
+	logline(l, "http from=%s line=%s host=%s to=%s", from, line, host, to);
 	if (n > 0) {
 		char resp[512];
 		int m;
