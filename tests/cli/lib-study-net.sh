@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034,SC2154 # sets variables for the test scripts (ST_*), some by printf -v
 # tests/cli/lib-study-net.sh: the study-egress topology on the real engine, for
-# the t088x tests (source after lib-test.sh and require_docker).
+# the t088x tests (set ST_TEST, source after lib-test.sh and require_docker).
 #
 # Everything obeys the rules for tests that create networks
 # (shared notes, test-environment.md): never 192.0.2.0/24; every network has
@@ -10,7 +10,9 @@
 # labelled and removed by id; every container has --dns and --pull never;
 # every probe target passes st_route_ok first; every wait is bounded.
 #
-#   st_setup NAME            the outbound topology: network OUT (--internal,
+#   st_start                 jq present, st_setup as a test point, and every
+#                            fixed target's route checked (skip_all if not)
+#   st_setup                 the outbound topology: network OUT (--internal,
 #                            203.0.113.x/27) with the canary container
 #                            ($ST_CANARY: HTTP :80 with /redirect, HTTP :8080,
 #                            TCP echo :7, UDP sinks :443 and :9999) and the
@@ -245,6 +247,21 @@ st_setup() {
 		"$AG_ROOT/scripts/gateway-image" 127.0.0.1:5000 2>"$T/gw-image.err" | tail -1)
 	[[ "$ST_GW_IMAGE" == *@sha256:* ]] || { diag "gateway image: $(tail -3 "$T/gw-image.err")"; return 1; }
 	return 0
+}
+
+# st_start: see the header.
+st_start() {
+	local tgt
+	command -v jq >/dev/null || skip_all "jq is needed to read the evidence"
+	if ! st_setup; then
+		t_fail "the outbound topology is set up" "see the diagnostics above"
+		t_done
+	fi
+	t_pass "the outbound topology is set up (the agent runs through agentguard study-egress run)"
+	for tgt in "$ST_CANARY" "$ST_RESOLVER" "$ST_OUT_HOST" "$ST_GW_OUT" "$ST_GW_STUDY" "$ST_STUDY_BRIDGE_IP"; do
+		st_route_ok "$tgt" ||
+			skip_all "the route to $tgt names no owned bridge: $(ip -4 route get "$tgt" 2>&1 | head -1)"
+	done
 }
 
 # st_policy RULES: the policy file (every rule test_only).

@@ -229,8 +229,9 @@ static void set_timeouts(int fd)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
-/* Reads until a blank line (request head) or the buffer is full. */
-static size_t read_head(int fd, char *buf, size_t cap)
+/* Reads until EOF, the buffer is full or (with head) a blank line ends a
+ * request head; always NUL-terminated. */
+static size_t read_some(int fd, char *buf, size_t cap, int head)
 {
 	size_t n = 0;
 	while (n + 1 < cap) {
@@ -239,7 +240,7 @@ static size_t read_head(int fd, char *buf, size_t cap)
 			break;
 		n += (size_t)r;
 		buf[n] = '\0';
-		if (strstr(buf, "\r\n\r\n") || strstr(buf, "\n\n"))
+		if (head && (strstr(buf, "\r\n\r\n") || strstr(buf, "\n\n")))
 			break;
 	}
 	buf[n] = '\0';
@@ -257,23 +258,33 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
-static void serve_http(struct listener *l)
+/* One connection from a stream listener, with bounded I/O; the peer as
+ * IP:PORT in from. */
+static int accept_one(struct listener *l, char *from, size_t cap)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof ss;
 	int c = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
 	if (c < 0)
-		return;
+		return -1;
 	set_timeouts(c);
+	peer(&ss, from, cap);
+	return c;
+}
+
+static void serve_http(struct listener *l)
+{
 	char from[80], to[80], buf[4096], line[256] = "-", host[128] = "-";
-	peer(&ss, from, sizeof from);
+	int c = accept_one(l, from, sizeof from);
+	if (c < 0)
+		return;
 	struct sockaddr_storage me;
 	socklen_t ml = sizeof me;
 	if (getsockname(c, (struct sockaddr *)&me, &ml) == 0)
 		peer(&me, to, sizeof to);
 	else
 		snprintf(to, sizeof to, "?");
-	size_t n = read_head(c, buf, sizeof buf);
+	size_t n = read_some(c, buf, sizeof buf, 1);
 	if (n > 0) {
 		size_t e = strcspn(buf, "\r\n");
 		clean(line, sizeof line, buf, e);
@@ -306,14 +317,10 @@ static void serve_http(struct listener *l)
 
 static void serve_echo(struct listener *l)
 {
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof ss;
-	int c = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+	char from[80], buf[1024], txt[128];
+	int c = accept_one(l, from, sizeof from);
 	if (c < 0)
 		return;
-	set_timeouts(c);
-	char from[80], buf[1024], txt[128];
-	peer(&ss, from, sizeof from);
 	ssize_t r = read(c, buf, sizeof buf);
 	clean(txt, sizeof txt, buf, r > 0 ? (size_t)r : 0);
 	logline(l, "echo from=%s bytes=%zd data=%s", from, r, txt);
@@ -545,19 +552,6 @@ static int tcp_connect(const char *host, const char *port, char *err, size_t cap
 	return fd;
 }
 
-static size_t read_all(int fd, char *buf, size_t cap)
-{
-	size_t n = 0;
-	while (n + 1 < cap) {
-		ssize_t r = read(fd, buf + n, cap - 1 - n);
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	buf[n] = '\0';
-	return n;
-}
-
 static void split_hostport(const char *s, char *host, size_t hcap, char *port, size_t pcap)
 {
 	const char *c = strrchr(s, ':');
@@ -577,7 +571,7 @@ static int probe_tcp(const char *host, const char *port)
 		return result("tcp", tgt, 0, "%s", err);
 	write_all(fd, "PROBE-TCP\r\n\r\n", 13);
 	char buf[256];
-	read_all(fd, buf, sizeof buf);
+	read_some(fd, buf, sizeof buf, 0);
 	close(fd);
 	return result("tcp", tgt, 1, "connected reply=%.60s", buf);
 }
@@ -741,7 +735,7 @@ static int via_proxy(const char *proxy, const char *req, int *status, char *resp
 	if (fd < 0)
 		return -1;
 	write_all(fd, req, strlen(req));
-	read_all(fd, resp, cap);
+	read_some(fd, resp, cap, 0);
 	close(fd);
 	*status = 0;
 	if (strncmp(resp, "HTTP/1.", 7) == 0 && strlen(resp) > 12)
