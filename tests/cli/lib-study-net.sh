@@ -501,6 +501,9 @@ _st_watch_run() {
 	done
 	[ -n "$gw" ] || return 0
 	"$AG_DOCKER" container inspect "$gw" >"$d/gateway.json" 2>/dev/null || true
+	# In this test run's ledger at once, so the closing sweep finds the
+	# run's objects even if this script is killed before the run ends.
+	t_ledger_run "$(jq -r '.[0].Config.Labels["agentguard.contained-run.id"] // empty' "$d/gateway.json" 2>/dev/null)"
 	studynet=$(jq -r --arg o "$ST_OUT" '.[0].NetworkSettings.Networks|to_entries[]|select(.value.NetworkID!=$o)|.value.NetworkID' \
 		"$d/gateway.json" 2>/dev/null | head -1)
 	[ -n "$studynet" ] || { _st_sidecar "$name" "$gw"; return 0; }
