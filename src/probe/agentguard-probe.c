@@ -113,43 +113,76 @@ static int write_check(const char *dir)
 
 /* ---- study mode: the live-study self-tests (study.c judges the line) ---- */
 
-/* "open", "refused", "unreachable", "timeout" or "error" for a TCP connect. */
+/* TCP connects to n addresses at once, each "open", "refused",
+ * "unreachable", "timeout" or "error" after at most timeout_ms. */
+static void tcp_try_all(const char *const *ip, int port, int timeout_ms, const char **res, int n)
+{
+	struct pollfd p[4];
+	for (int i = 0; i < n; i++) {
+		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+		res[i] = "error";
+		p[i].fd = -1;
+		p[i].events = POLLOUT;
+		if (inet_pton(AF_INET, ip[i], &sa.sin_addr) != 1)
+			continue;
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			res[i] = "open";
+			close(fd);
+		} else if (errno == EINPROGRESS) {
+			p[i].fd = fd;
+			res[i] = "timeout";
+		} else {
+			res[i] = errno == ECONNREFUSED ? "refused"
+				 : (errno == EHOSTUNREACH || errno == ENETUNREACH) ? "unreachable"
+										    : "error";
+			close(fd);
+		}
+	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int pending = 0;
+		for (int i = 0; i < n; i++)
+			pending += p[i].fd >= 0;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		long left = timeout_ms - ((t1.tv_sec - t0.tv_sec) * 1000 +
+					  (t1.tv_nsec - t0.tv_nsec) / 1000000);
+		if (!pending || left <= 0 || poll(p, (nfds_t)n, (int)left) <= 0)
+			break;
+		for (int i = 0; i < n; i++) {
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			int e = 0;
+			socklen_t el = sizeof(e);
+			if (getsockopt(p[i].fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
+				e = EIO;
+			res[i] = e == 0 ? "open" : e == ECONNREFUSED ? "refused"
+				 : (e == EHOSTUNREACH || e == ENETUNREACH) ? "unreachable"
+				 : e == ETIMEDOUT ? "timeout" : "error";
+			close(p[i].fd);
+			p[i].fd = -1;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if (p[i].fd >= 0)
+			close(p[i].fd);
+}
+
 static const char *tcp_try(const char *ip, int port, int timeout_ms)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1)
-		return "error";
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return "error";
-	const char *r = "error";
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-		r = "open";
-	} else if (errno == EINPROGRESS) {
-		struct pollfd p = {.fd = fd, .events = POLLOUT};
-		int n = poll(&p, 1, timeout_ms);
-		int e = 0;
-		socklen_t el = sizeof(e);
-		if (n == 0)
-			r = "timeout";
-		else if (n > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) == 0)
-			r = e == 0 ? "open" : e == ECONNREFUSED ? "refused"
-			    : (e == EHOSTUNREACH || e == ENETUNREACH) ? "unreachable"
-			    : e == ETIMEDOUT ? "timeout" : "error";
-	} else {
-		r = errno == ECONNREFUSED ? "refused"
-		    : (errno == EHOSTUNREACH || errno == ENETUNREACH) ? "unreachable"
-								       : "error";
-	}
-	close(fd);
+	const char *r;
+	tcp_try_all(&ip, port, timeout_ms, &r, 1);
 	return r;
 }
 
-/* One A query for NAME.invalid to 127.0.0.11:53: "no_answer" (nothing came
- * back in time), "servfail", "refused", "nxdomain", "answered" or "error". */
-static const char *dns_try(const char *name)
+/* Sends one A query for NAME.agentguard-selftest.invalid to 127.0.0.11:53;
+ * the socket, or -1. */
+static int dns_send(const char *name)
 {
-	unsigned char q[300], a[512];
+	unsigned char q[300];
 	size_t n = 0;
 	static const unsigned char hdr[] = {0x4a, 0x47, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0};
 	memcpy(q, hdr, sizeof(hdr));
@@ -158,7 +191,7 @@ static const char *dns_try(const char *name)
 	for (size_t i = 0; i < 3; i++) {
 		size_t l = strlen(labels[i]);
 		if (l == 0 || l > 63 || n + l + 6 > sizeof(q))
-			return "error";
+			return -1;
 		q[n++] = (unsigned char)l;
 		memcpy(q + n, labels[i], l);
 		n += l;
@@ -169,24 +202,41 @@ static const char *dns_try(const char *name)
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(53)};
 	inet_pton(AF_INET, "127.0.0.11", &sa.sin_addr);
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return "error";
+	if (fd >= 0 && sendto(fd, q, n, 0, (struct sockaddr *)&sa, sizeof(sa)) != (ssize_t)n) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Its answer within timeout_ms: "no_answer", "servfail", "refused",
+ * "nxdomain", "answered" or "error". Closes fd. */
+static const char *dns_result(int fd, int timeout_ms)
+{
+	unsigned char a[512];
 	const char *r = "error";
-	if (sendto(fd, q, n, 0, (struct sockaddr *)&sa, sizeof(sa)) == (ssize_t)n) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (poll(&p, 1, 3000) <= 0) {
-			r = "no_answer";
-		} else {
-			ssize_t got = recv(fd, a, sizeof(a), 0);
-			if (got >= 12 && a[0] == 0x4a && a[1] == 0x47) {
-				int rcode = a[3] & 0x0f, ancount = (a[6] << 8) | a[7];
-				r = ancount ? "answered" : rcode == 2 ? "servfail"
-				    : rcode == 5 ? "refused" : rcode == 3 ? "nxdomain" : "answered";
-			}
+	if (fd < 0)
+		return r;
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	if (poll(&p, 1, timeout_ms > 0 ? timeout_ms : 0) <= 0) {
+		r = "no_answer";
+	} else {
+		ssize_t got = recv(fd, a, sizeof(a), MSG_DONTWAIT);
+		if (got >= 12 && a[0] == 0x4a && a[1] == 0x47) {
+			int rcode = a[3] & 0x0f, ancount = (a[6] << 8) | a[7];
+			r = ancount ? "answered" : rcode == 2 ? "servfail"
+			    : rcode == 5 ? "refused" : rcode == 3 ? "nxdomain" : "answered";
 		}
 	}
 	close(fd);
 	return r;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
 static int study_mode(int argc, char **argv)
@@ -207,9 +257,17 @@ static int study_mode(int argc, char **argv)
 		nanosleep(&ts, NULL);
 	}
 	put("{\"probe\":\"agentguard-study\",\"gateway_port\":\"%s\"", gp);
-	put(",\"bridge\":\"%s\"", tcp_try(argv[4], port, 4000));
-	put(",\"gateway_outbound\":\"%s\"", tcp_try(argv[5], port, 4000));
-	put(",\"dns\":\"%s\"}\n", dns_try(argv[6]));
+	/* All three must get no answer: tried together, 4 s at most (the DNS
+	 * query gets 3 s from when it was sent). */
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int dfd = dns_send(argv[6]);
+	const char *const targets[] = {argv[4], argv[5]};
+	const char *res[2];
+	tcp_try_all(targets, port, 4000, res, 2);
+	put(",\"bridge\":\"%s\"", res[0]);
+	put(",\"gateway_outbound\":\"%s\"", res[1]);
+	put(",\"dns\":\"%s\"}\n", dns_result(dfd, (int)(3000 - ms_since(&t0))));
 	return write(1, out, used) == (ssize_t)used ? 0 : 11;
 }
 

@@ -11,12 +11,21 @@
 #                                (scripts/gateway-image on the local registry)
 #   study_policy NAME JSON-RULES $W/NAME.json, a policy with those destinations
 #   study_run [options] -- ARGV  study-egress run as the test user (contained-run
-#                                options, --json); sets AG_RC, AG_OUT, REPORT, RUN_DIR
+#                                options, --json); sets AG_RC, AG_OUT, SUMMARY (the
+#                                --json line), REPORT, RUN_DIR
+#   study_subnet                 STUDY_SUBNET: a free /28 of 198.51.100.0/24 whose
+#                                next /28 is free too (AgentGuard's own outbound
+#                                network takes it), picked from the top down
+#                                (other tests pick from the bottom); call it
+#                                right before each run
+#   free_slice PREFIX            FREE_SLICE: a free /28 of PREFIX.0/24 (top down)
 #   outbound_create NAME SUBNET  an --internal outbound network the test owns
 #                                (labelled, removed by id at exit); OUT_ID
 #   study_nothing_left RUN_DIR   no container or network carries the run's
 #                                label, and no bridge device the artifact names
-#                                remains
+#                                remains (nor one named in $STUDY_BRIDGES)
+#   study_agent_running TRIAL    waits (30 s max) until the trial's agent runs;
+#                                sets STUDY_GW (the gateway's id) and STUDY_SUFFIX
 
 study_gateway_image() {
 	GW_IMAGE=$(BUILD=${AG_BUILD##*/} "$AG_ROOT/scripts/gateway-image" 127.0.0.1:5000 2>"$T/gateway-image.log" | tail -1)
@@ -29,8 +38,42 @@ study_policy() {
 	chown "$U:$U" "$W/$1.json"
 }
 
+_used_subnets() {
+	# shellcheck disable=SC2046 # one network id per word
+	"$AG_DOCKER" network inspect --format '{{range .IPAM.Config}}{{.Subnet}}{{"\n"}}{{end}}' \
+		$("$AG_DOCKER" network ls -q) 2>/dev/null | grep -E '^[0-9.]+/[0-9]+$' || true
+	ip -4 route show | awk '{print $1}' | grep -E '^[0-9.]+/[0-9]+$' || true
+}
+
+# _free28 PREFIX BLOCKS: the highest /28 base of PREFIX.0/24 such that BLOCKS
+# consecutive /28s from it overlap no network and no route.
+_free28() {
+	"$PY" -c 'import ipaddress,sys
+used=[ipaddress.ip_network(u, strict=False) for u in sys.argv[3].split()]
+k=int(sys.argv[2])
+for b in range(256 - 16 * k, -1, -16):
+    n=[ipaddress.ip_network("%s.%d/28" % (sys.argv[1], b + 16 * i)) for i in range(k)]
+    if not any(x.overlaps(u) for x in n for u in used):
+        print(b); break' "$1" "$2" "$(_used_subnets)"
+}
+
+study_subnet() {
+	local b
+	b=$(_free28 198.51.100 2)
+	[ -n "$b" ] || { diag "no free /28 pair in 198.51.100.0/24"; return 1; }
+	STUDY_SUBNET=198.51.100.$b/28
+}
+
+free_slice() {
+	local b
+	b=$(_free28 "$1" 1)
+	[ -n "$b" ] || { diag "no free /28 in $1.0/24"; return 1; }
+	FREE_SLICE=$1.$b/28
+}
+
 study_run() {
 	t_run as_user "$AG_BIN" study-egress run "$W/c.yaml" --repo repo --json "$@"
+	SUMMARY=$(grep -m1 '^{' <<<"$AG_OUT" || true)
 	REPORT=$(printf '%s\n' "$AG_OUT" | grep -m1 '^{' |
 		"$PY" -c 'import json,sys; print(json.load(sys.stdin).get("report") or "")' 2>/dev/null || true)
 	RUN_DIR=
@@ -72,8 +115,26 @@ study_nothing_left() {
 	s=$(run_suffix "$1")
 	[ -z "$("$AG_DOCKER" ps -aq --filter "label=agentguard.contained-run.id=$s")" ] || return 1
 	[ -z "$("$AG_DOCKER" network ls -q --filter "label=agentguard.contained-run.id=$s")" ] || return 1
-	for b in $("$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])); print(" ".join((a.get("study_egress") or {}).get("bridges") or []))' "$1/contained-run.json" 2>/dev/null); do
+	for b in ${STUDY_BRIDGES:-} $("$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])); print(" ".join((a.get("study_egress") or {}).get("bridges") or []))' "$1/contained-run.json" 2>/dev/null); do
 		! ip link show "$b" >/dev/null 2>&1 || return 1
 	done
 	return 0
+}
+
+study_agent_running() {
+	local trial=$1
+	STUDY_GW= STUDY_SUFFIX=
+	for _ in $(seq 1 300); do
+		STUDY_GW=$("$AG_DOCKER" ps -q --filter "label=agentguard.study-egress.trial=$trial" \
+			--filter label=agentguard.study-egress.role=gateway)
+		if [ -n "$STUDY_GW" ]; then
+			STUDY_SUFFIX=$("$AG_DOCKER" inspect -f '{{index .Config.Labels "agentguard.contained-run.id"}}' "$STUDY_GW" 2>/dev/null || true)
+			if [ -n "$STUDY_SUFFIX" ] && [ -n "$("$AG_DOCKER" ps -q --filter "label=agentguard.contained-run.id=$STUDY_SUFFIX" \
+				--filter label=agentguard.owner=contained-run)" ]; then
+				return 0
+			fi
+		fi
+		sleep 0.1
+	done
+	return 1
 }

@@ -42,7 +42,7 @@ t_ok "the preflight-failed run verifies" verify "$PF"
 t_ok "the artifact file verifies" verify "$R/$C/contained-run.json"
 t_run verify "$R/$C" --json
 t_like "--json: valid" "$AG_OUT" '"valid":true'
-t_like "--json: all twelve checks" "$AG_OUT" '"checks_passed":\["read","parse","version","bounds","structure","canonical","identity","privacy","seal","signature","chain","patch"\]'
+t_like "--json: all thirteen checks" "$AG_OUT" '"checks_passed":\["read","parse","version","bounds","structure","canonical","identity","privacy","seal","signature","chain","patch","egress_manifest"\]'
 t_run verify "$R/$C"
 t_like "text: names the run and the checks" "$AG_OUT" "^valid: $C \\(13 checks passed"
 

@@ -10,9 +10,11 @@
 # image, outbound networks that fail verification; the gateway killed
 # mid-trial fails the study (never a pass) with cleanup complete.
 #
-# Address plan (test-environment rules): study subnet 198.51.100.224/28
-# (AgentGuard's own outbound network takes the next block, .240/28); the
-# test's outbound network 203.0.113.224/28. Nothing is ever sent off the host.
+# Address plan (test-environment rules): before each run a free /28 of
+# 198.51.100.0/24 for the study subnet whose next /28 (AgentGuard's own
+# outbound network) is free too; the test's outbound network is a free /28
+# of 203.0.113.0/24, and the one made only to overlap the study subnet sits
+# on that study slice. Nothing is ever sent off the host.
 set -euo pipefail
 . "$(dirname "$0")/lib-test.sh"
 require_docker
@@ -28,11 +30,15 @@ if ! study_gateway_image; then
 	t_done
 fi
 TRIAL=t0860-$$-$RANDOM
-SUBNET=198.51.100.224/28
-common=(--policy "$W/p.json" --gateway-image "$GW_IMAGE" --study-subnet "$SUBNET")
+# common: the options of every run, with a study subnet free right now
+common() {
+	study_subnet || return 1
+	common=(--policy "$W/p.json" --gateway-image "$GW_IMAGE" --study-subnet "$STUDY_SUBNET")
+}
 q() { art "$1"; }
 
 # --- a trivial agent, AgentGuard's own (internal) outbound network
+common
 study_run "${common[@]}" --trial-id "$TRIAL-a" --outbound-internal -- \
 	/bin/sh -c 'echo "hello-study $HTTPS_PROXY"'
 t_is "pass: exit 0" "$AG_RC" 0
@@ -64,17 +70,28 @@ t_like "pass: the egress manifest is among the checks" "$AG_OUT" 'egress_manifes
 t_ok "pass: nothing left (containers, networks, bridge devices)" study_nothing_left "$RUN_DIR"
 t_is "pass: two bridges were made and named" "$(q 'len(a["study_egress"]["bridges"])')" 2
 t_unlike "pass: no private host path in the artifact" "$(cat "$REPORT")" '/tmp/|/home/'
+printf '%s\n' "$SUMMARY" >"$T/summary.json"
+t_ok "pass: the --json summary validates against the CLI output schema" "$PY" -c '
+import json, sys
+from jsonschema import Draft202012Validator
+schema = json.load(open(sys.argv[1])); d = json.load(open(sys.argv[2]))
+assert d["schema"] == "agentguard.study-egress-run-summary" and d["study_egress"]["completion"] == "complete", d
+errs = list(Draft202012Validator(schema).iter_errors(d))
+assert not errs, [e.message[:200] for e in errs[:3]]
+' "$AG_ROOT/data/schemas/agentguard-cli-output-v1.schema.json" "$T/summary.json"
 
 # --- tampering with the manifest breaks verification
 cp "$M" "$T/manifest.bak"
 sed -i 's/"complete"/"completE"/' "$M"
 t_run as_user "$AG_BIN" evidence verify "$RUN_DIR"
-t_ok "tamper: an edited manifest fails verification" test "$AG_RC" -ne 0
-t_like "tamper: the reason names it" "$AG_OUT" 'evidence.egress_manifest.mismatch'
+t_like "tamper: an edited manifest fails verification, named" "$AG_OUT" 'evidence.egress_manifest.mismatch'
+t_is "tamper: exit 2" "$AG_RC" 2
 cp "$T/manifest.bak" "$M"
 
 # --- an operator's outbound network: used, verified, never removed
-outbound_create "t0860-out-$$" 203.0.113.224/28
+free_slice 203.0.113
+outbound_create "t0860-out-$$" "$FREE_SLICE"
+common
 study_run "${common[@]}" --trial-id "$TRIAL-b" --outbound-network "t0860-out-$$" -- /bin/true
 t_is "outbound: exit 0" "$AG_RC" 0
 t_is "outbound: manifest complete" "$(q 'a["study_egress"]["completion"]')" complete
@@ -92,18 +109,21 @@ refuse() {
 	t_like "$desc: the agent never started" "$AG_OUT" '"outcome":null'
 	[ -z "$RUN_DIR" ] || t_ok "$desc: nothing left" study_nothing_left "$RUN_DIR"
 }
+common
 refuse "same image" egress.plan.same_image --policy "$W/p.json" --gateway-image "$AG_TEST_IMAGE" \
-	--study-subnet "$SUBNET" --trial-id "$TRIAL-c" --outbound-internal -- /bin/true
+	--study-subnet "$STUDY_SUBNET" --trial-id "$TRIAL-c" --outbound-internal -- /bin/true
 refuse "tag-only gateway image" egress.plan.image_not_pinned --policy "$W/p.json" \
-	--gateway-image 127.0.0.1:5000/agentguard-gateway:latest --study-subnet "$SUBNET" \
+	--gateway-image 127.0.0.1:5000/agentguard-gateway:latest --study-subnet "$STUDY_SUBNET" \
 	--trial-id "$TRIAL-d" --outbound-internal -- /bin/true
 refuse "outbound: missing" study.outbound.absent "${common[@]}" --trial-id "$TRIAL-e" \
 	--outbound-network "t0860-no-such-network-$$" -- /bin/true
 refuse "outbound: not a bridge" study.outbound.driver "${common[@]}" --trial-id "$TRIAL-f" \
 	--outbound-network none -- /bin/true
-# The one network of this test in 198.51.100.0/24 that is not a study
-# network: it exists only to overlap the study subnet (internal, labelled).
-outbound_create "t0860-overlap-$$" 198.51.100.224/28
+# A network of the test's own that exists only to overlap the study subnet
+# (internal, labelled, on the free study slice itself; no study network is
+# made: the refusal comes first).
+common
+outbound_create "t0860-overlap-$$" "$STUDY_SUBNET"
 refuse "outbound: overlapping the study subnet" study.outbound.overlap "${common[@]}" \
 	--trial-id "$TRIAL-g" --outbound-network "t0860-overlap-$$" -- /bin/true
 "$AG_DOCKER" network rm "$OUT_ID" >/dev/null
@@ -113,22 +133,9 @@ t_like "usage: names what is missing" "$AG_OUT" 'needs --policy, --trial-id and 
 
 # --- the gateway killed mid-trial: the study fails, cleanup completes
 kill_gateway_when_agent_runs() {
-	local trial=$1 gw s
-	for _ in $(seq 1 300); do
-		gw=$("$AG_DOCKER" ps -q --filter "label=agentguard.study-egress.trial=$trial" \
-			--filter label=agentguard.study-egress.role=gateway)
-		if [ -n "$gw" ]; then
-			s=$("$AG_DOCKER" inspect -f '{{index .Config.Labels "agentguard.contained-run.id"}}' "$gw" 2>/dev/null || true)
-			if [ -n "$s" ] && [ -n "$("$AG_DOCKER" ps -q --filter "label=agentguard.contained-run.id=$s" \
-				--filter label=agentguard.owner=contained-run)" ]; then
-				"$AG_DOCKER" kill "$gw" >/dev/null
-				return 0
-			fi
-		fi
-		sleep 0.1
-	done
-	return 1
+	study_agent_running "$1" && "$AG_DOCKER" kill "$STUDY_GW" >/dev/null
 }
+common
 kill_gateway_when_agent_runs "$TRIAL-k" &
 killer=$!
 study_run "${common[@]}" --trial-id "$TRIAL-k" --outbound-internal -- /bin/sleep 8

@@ -11,6 +11,13 @@
 #include "lib/docker/engine.h"
 #include "lib/docker/exec_spec.h"
 
+#define CONTAINERS "/containers/json?all=1&"
+#define NETWORKS "/networks?"
+
+static void network_remove_one(struct ag_engine *eng, const char *id,
+			       const struct ag_container_owner *owner, unsigned timeout_ms,
+			       bool created_here, struct ag_cleanup_result *out, bool *foreign);
+
 static const struct ag_docker_json_limits inspect_limits = {
     .max_bytes = AG_ENGINE_INSPECT_MAX_BYTES,
     .max_depth = AG_PF_JSON_MAX_DEPTH,
@@ -322,29 +329,79 @@ void ag_container_cleanup(struct ag_engine *eng, const char *id,
 	cleanup_one(eng, id, owner, timeout_ms, false, out, NULL);
 }
 
-int ag_container_cleanup_labelled(struct ag_engine *eng, const char *key, const char *value,
-				  const struct ag_container_owner *owner, unsigned timeout_ms,
-				  ag_cleanup_each_fn each, void *data,
-				  struct ag_cleanup_result *worst, size_t *removed,
-				  size_t *skipped_foreign)
+/* Ids of the objects WHAT ("/containers/json?all=1&" or "/networks?") with
+ * label KEY=VALUE, bounded to AG_RUN_RESIDUE_MAX. */
+static int list_labelled(struct ag_engine *eng, const char *what, const char *key,
+			 const char *value, unsigned timeout_ms, struct ag_strv *ids)
+{
+	json_t *filter = json_pack("{s:[s++]}", "label", key, "=", value);
+	_cleanup_free_ char *fs = json_dumps(filter, JSON_COMPACT);
+	json_decref(filter);
+	_cleanup_free_ char *q = ag_engine_escape(fs);
+	_cleanup_free_ char *path = ag_xasprintf("%sfilters=%s", what, q);
+	struct ag_engine_reply r;
+	ag_engine_reply_init(&r);
+	struct ag_error *e = NULL;
+	json_t *v = NULL;
+	int ret = -1;
+	static const struct ag_docker_json_limits lim = {
+	    .max_bytes = AG_ENGINE_LIST_MAX_BYTES,
+	    .max_depth = AG_PF_JSON_MAX_DEPTH,
+	    .max_items = AG_ENGINE_INSPECT_MAX_ITEMS,
+	    .max_string = AG_ENGINE_LIST_MAX_STRING,
+	};
+	if (ag_engine_call(eng, "GET", path, NULL, timeout_ms, AG_ENGINE_LIST_MAX_BYTES, &r, &e) <
+		0 ||
+	    ag_engine_status_error(&r, "list objects", &e) < 0 ||
+	    ag_docker_json_parse(r.body.buf, r.body.len, false, &lim, 0, &v, &e) < 0)
+		goto out;
+	if (!json_is_array(v) || json_array_size(v) > AG_RUN_RESIDUE_MAX)
+		goto out;
+	size_t i;
+	json_t *c;
+	json_array_foreach(v, i, c)
+	{
+		const char *id = json_string_value(json_object_get(c, "Id"));
+		if (!ag_is_container_id(id))
+			goto out;
+		ag_strv_push(ids, id);
+	}
+	ret = 0;
+out:
+	json_decref(v);
+	ag_error_free(e);
+	ag_engine_reply_release(&r);
+	return ret;
+}
+
+typedef void (*remove_one_fn)(struct ag_engine *eng, const char *id,
+			      const struct ag_container_owner *owner, unsigned timeout_ms,
+			      bool created_here, struct ag_cleanup_result *out, bool *foreign);
+
+/* Every object WHAT lists with label KEY=VALUE that is `owner`, each by its id. */
+static int cleanup_labelled(struct ag_engine *eng, const char *what, remove_one_fn one,
+			    const char *key, const char *value,
+			    const struct ag_container_owner *owner, unsigned timeout_ms,
+			    ag_cleanup_each_fn each, void *data, struct ag_cleanup_result *worst,
+			    size_t *removed, size_t *skipped_foreign)
 {
 	struct ag_strv ids = AG_STRV_INIT;
 	*removed = 0;
 	if (skipped_foreign)
 		*skipped_foreign = 0;
 	memset(worst, 0, sizeof(*worst));
-	if (ag_container_list_labelled(eng, key, value, timeout_ms, &ids) < 0) {
+	if (list_labelled(eng, what, key, value, timeout_ms, &ids) < 0) {
 		ag_strv_release(&ids);
 		return -1;
 	}
 	worst->state = AG_CLEANUP_NOT_CREATED;
 	worst->liveness_verified = true;
-	worst->message = "no container carries the label";
+	worst->message = "nothing carries the label";
 	bool incomplete = false;
 	for (size_t i = 0; i < ids.n; i++) {
 		struct ag_cleanup_result cr;
 		bool foreign = false;
-		cleanup_one(eng, ids.v[i], owner, timeout_ms, false, &cr, &foreign);
+		one(eng, ids.v[i], owner, timeout_ms, false, &cr, &foreign);
 		if (foreign) {
 			/* Carries the label but is not ours: never touched, never counted. */
 			if (skipped_foreign)
@@ -362,6 +419,16 @@ int ag_container_cleanup_labelled(struct ag_engine *eng, const char *key, const 
 	}
 	ag_strv_release(&ids);
 	return 0;
+}
+
+int ag_container_cleanup_labelled(struct ag_engine *eng, const char *key, const char *value,
+				  const struct ag_container_owner *owner, unsigned timeout_ms,
+				  ag_cleanup_each_fn each, void *data,
+				  struct ag_cleanup_result *worst, size_t *removed,
+				  size_t *skipped_foreign)
+{
+	return cleanup_labelled(eng, CONTAINERS, cleanup_one, key, value, owner, timeout_ms, each,
+				data, worst, removed, skipped_foreign);
 }
 
 void ag_ledger_remove(struct ag_engine *eng, const char *id, bool create_attempted, const char *key,
@@ -391,44 +458,7 @@ void ag_ledger_remove(struct ag_engine *eng, const char *id, bool create_attempt
 int ag_container_list_labelled(struct ag_engine *eng, const char *key, const char *value,
 			       unsigned timeout_ms, struct ag_strv *ids)
 {
-	json_t *filter = json_pack("{s:[s++]}", "label", key, "=", value);
-	_cleanup_free_ char *fs = json_dumps(filter, JSON_COMPACT);
-	json_decref(filter);
-	_cleanup_free_ char *q = ag_engine_escape(fs);
-	_cleanup_free_ char *path = ag_xasprintf("/containers/json?all=1&filters=%s", q);
-	struct ag_engine_reply r;
-	ag_engine_reply_init(&r);
-	struct ag_error *e = NULL;
-	json_t *v = NULL;
-	int ret = -1;
-	static const struct ag_docker_json_limits lim = {
-	    .max_bytes = AG_ENGINE_LIST_MAX_BYTES,
-	    .max_depth = AG_PF_JSON_MAX_DEPTH,
-	    .max_items = AG_ENGINE_INSPECT_MAX_ITEMS,
-	    .max_string = AG_ENGINE_LIST_MAX_STRING,
-	};
-	if (ag_engine_call(eng, "GET", path, NULL, timeout_ms, AG_ENGINE_LIST_MAX_BYTES, &r, &e) <
-		0 ||
-	    ag_engine_status_error(&r, "list containers", &e) < 0 ||
-	    ag_docker_json_parse(r.body.buf, r.body.len, false, &lim, 0, &v, &e) < 0)
-		goto out;
-	if (!json_is_array(v) || json_array_size(v) > AG_RUN_RESIDUE_MAX)
-		goto out;
-	size_t i;
-	json_t *c;
-	json_array_foreach(v, i, c)
-	{
-		const char *id = json_string_value(json_object_get(c, "Id"));
-		if (!ag_is_container_id(id))
-			goto out;
-		ag_strv_push(ids, id);
-	}
-	ret = 0;
-out:
-	json_decref(v);
-	ag_error_free(e);
-	ag_engine_reply_release(&r);
-	return ret;
+	return list_labelled(eng, CONTAINERS, key, value, timeout_ms, ids);
 }
 
 /* ---- networks ---- */
@@ -541,44 +571,7 @@ int ag_network_connect(struct ag_engine *eng, const char *net_id, const char *co
 int ag_network_list_labelled(struct ag_engine *eng, const char *key, const char *value,
 			     unsigned timeout_ms, struct ag_strv *ids)
 {
-	json_t *filter = json_pack("{s:[s++]}", "label", key, "=", value);
-	_cleanup_free_ char *fs = json_dumps(filter, JSON_COMPACT);
-	json_decref(filter);
-	_cleanup_free_ char *q = ag_engine_escape(fs);
-	_cleanup_free_ char *path = ag_xasprintf("/networks?filters=%s", q);
-	struct ag_engine_reply r;
-	ag_engine_reply_init(&r);
-	struct ag_error *e = NULL;
-	json_t *v = NULL;
-	int ret = -1;
-	static const struct ag_docker_json_limits lim = {
-	    .max_bytes = AG_ENGINE_LIST_MAX_BYTES,
-	    .max_depth = AG_PF_JSON_MAX_DEPTH,
-	    .max_items = AG_ENGINE_INSPECT_MAX_ITEMS,
-	    .max_string = AG_ENGINE_LIST_MAX_STRING,
-	};
-	if (ag_engine_call(eng, "GET", path, NULL, timeout_ms, AG_ENGINE_LIST_MAX_BYTES, &r, &e) <
-		0 ||
-	    ag_engine_status_error(&r, "list networks", &e) < 0 ||
-	    ag_docker_json_parse(r.body.buf, r.body.len, false, &lim, 0, &v, &e) < 0)
-		goto out;
-	if (!json_is_array(v) || json_array_size(v) > AG_RUN_RESIDUE_MAX)
-		goto out;
-	size_t i;
-	json_t *n;
-	json_array_foreach(v, i, n)
-	{
-		const char *id = json_string_value(json_object_get(n, "Id"));
-		if (!ag_is_container_id(id))
-			goto out;
-		ag_strv_push(ids, id);
-	}
-	ret = 0;
-out:
-	json_decref(v);
-	ag_error_free(e);
-	ag_engine_reply_release(&r);
-	return ret;
+	return list_labelled(eng, NETWORKS, key, value, timeout_ms, ids);
 }
 
 /* One network by id: acted on only while it is ours (or created here). */
@@ -654,33 +647,6 @@ int ag_network_cleanup_labelled(struct ag_engine *eng, const char *key, const ch
 				struct ag_cleanup_result *worst, size_t *removed,
 				size_t *skipped_foreign)
 {
-	struct ag_strv ids = AG_STRV_INIT;
-	*removed = 0;
-	*skipped_foreign = 0;
-	memset(worst, 0, sizeof(*worst));
-	if (ag_network_list_labelled(eng, key, value, timeout_ms, &ids) < 0) {
-		ag_strv_release(&ids);
-		return -1;
-	}
-	worst->state = AG_CLEANUP_NOT_CREATED;
-	worst->liveness_verified = true;
-	worst->message = "no network carries the label";
-	bool incomplete = false;
-	for (size_t i = 0; i < ids.n; i++) {
-		struct ag_cleanup_result cr;
-		bool foreign = false;
-		network_remove_one(eng, ids.v[i], owner, timeout_ms, false, &cr, &foreign);
-		if (foreign) {
-			(*skipped_foreign)++;
-			continue;
-		}
-		if (cr.state == AG_CLEANUP_REMOVED)
-			(*removed)++;
-		if (!incomplete)
-			*worst = cr;
-		if (!ag_cleanup_state_complete(cr.state))
-			incomplete = true;
-	}
-	ag_strv_release(&ids);
-	return 0;
+	return cleanup_labelled(eng, NETWORKS, network_remove_one, key, value, owner, timeout_ms,
+				NULL, NULL, worst, removed, skipped_foreign);
 }

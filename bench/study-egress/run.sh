@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# bench/study-egress/run.sh: wall time of `agentguard study-egress run --
+# /bin/true` against `agentguard contained-run -- /bin/true` (same config,
+# same repository), interleaved in one run: the live-study topology's cost
+# made visible as a ratio.
+#
+#   bench/study-egress/run.sh [N]     (root; scripts/test-env up; make; default N=5)
+#
+# Method: N rounds; each round runs, as the unprivileged test user, a
+# contained run of /bin/true and a study run of /bin/true (AgentGuard's own
+# --internal outbound network; the study subnet is a /28 of 198.51.100.0/24
+# free at the start, with the outbound network on the next /28; an empty
+# policy: no request is made). Medians
+# and the ratio come from the same run (the machine is shared and noisy).
+# The study runs' --json timings say where the time goes (the topology,
+# its assertions and the self-test probe are in "workspace"+"container";
+# the gateway's stop and the networks' removal in "cleanup").
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+N=${1:-5}
+AG_BIN=${AG_BIN:-$root/build/agentguard}
+[ "$(id -u)" -eq 0 ] || { echo "run as root (scripts/test-env env)" >&2; exit 2; }
+eval "$("$root/scripts/test-env" env)"
+U=$AG_TEST_USER
+GW=$("$root/scripts/gateway-image" 127.0.0.1:5000 2>/dev/null | tail -1)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+mkdir -p "$work/w/repo/src"
+for i in $(seq 1 20); do printf 'line %d\n' "$i" >"$work/w/repo/src/f$i.txt"; done
+cat >"$work/w/bench.yaml" <<CFG
+task_id: study-bench
+description: study-egress benchmark
+test_command: "true"
+mode: ci
+expected_modified_files: {min: 0, max: 5}
+sandbox: {type: docker, image: "$AG_TEST_IMAGE", network: none}
+contained_execution:
+  version: 1
+  platform: linux-docker-engine
+  required_uid: $AG_TEST_UID
+  required_gid: $AG_TEST_GID
+  memory_limit: 128m
+  pids_limit: 64
+  tmpfs_size: 16m
+CFG
+printf '{"schema":"agentguard.live-study-egress-policy","schema_version":1,"destinations":[]}' >"$work/w/p.json"
+chown -R "$U:$U" "$work/w"
+as_user() { runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$work/w" bash -c 'cd "$1" && shift && exec "$@"' _ "$work/w" "$@"; }
+
+# a free /28 pair of 198.51.100.0/24 (no Docker network or route overlaps it)
+used=$({ docker network inspect --format '{{range .IPAM.Config}}{{.Subnet}}{{"\n"}}{{end}}' \
+	$(docker network ls -q) 2>/dev/null; ip -4 route show | awk '{print $1}'; } |
+	grep -E '^[0-9.]+/[0-9]+$' || true)
+base=$(python3 -c 'import ipaddress,sys
+used=[ipaddress.ip_network(u, strict=False) for u in sys.argv[1].split()]
+for b in range(224, -1, -16):
+    n=[ipaddress.ip_network("198.51.100.%d/28" % (b + 16 * i)) for i in range(2)]
+    if not any(x.overlaps(u) for x in n for u in used):
+        print(b); break' "$used")
+[ -n "$base" ] || { echo "no free /28 pair in 198.51.100.0/24" >&2; exit 1; }
+SUBNET=198.51.100.$base/28
+
+now() { date +%s%N; }
+ms() { echo $((($2 - $1) / 1000000)); }
+cr_t=() st_t=()
+: >"$work/timings"
+for i in $(seq 1 "$N"); do
+	t0=$(now)
+	as_user "$AG_BIN" contained-run bench.yaml --repo repo -- /bin/true >/dev/null
+	t1=$(now)
+	as_user "$AG_BIN" study-egress run bench.yaml --repo repo --json --policy p.json \
+		--trial-id "bench-$$-$i" --gateway-image "$GW" --study-subnet "$SUBNET" \
+		--outbound-internal -- /bin/true >"$work/out.json" || {
+		echo "study run failed:" >&2
+		cat "$work/out.json" >&2
+		exit 1
+	}
+	t2=$(now)
+	cr_t+=("$(ms "$t0" "$t1")") st_t+=("$(ms "$t1" "$t2")")
+	python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["timings"]))' \
+		"$work/out.json" >>"$work/timings"
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print int((a[NR/2]+a[NR/2+1])/2)}'; }
+cr_m=$(median "${cr_t[@]}")
+st_m=$(median "${st_t[@]}")
+echo "runs: $N each, interleaved"
+echo "agentguard contained-run:    median ${cr_m} ms  (all: ${cr_t[*]})"
+echo "agentguard study-egress run: median ${st_m} ms  (all: ${st_t[*]})"
+awk -v s="$st_m" -v c="$cr_m" 'BEGIN { printf "ratio study/contained: %.2f\n", s / c }'
+echo "mean per stage of the study runs (ms, from --json timings):"
+python3 - "$work/timings" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+for k in sorted(rows[0]):
+    print(f"  {k:14s} {sum(r[k] for r in rows) / len(rows):8.1f}")
+PY
