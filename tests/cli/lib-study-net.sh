@@ -237,6 +237,7 @@ st_setup() {
 		--zone "canary.test=$ST_CANARY" --zone "other.test=$ST_CANARY" \
 		--zone "mixed.test=$ST_CANARY,127.0.0.1" \
 		${ST_HOST_PRIVATE:+--zone "bridgehost.test=$ST_HOST_PRIVATE"} \
+		--zone "hostname.test=$ST_OUT_HOST" \
 		--rebind "rebind.test=$ST_CANARY,127.0.0.1" || return 1
 	_st_gear_container canary "$ST_OUT" "$ST_CANARY" "$ST_RESOLVER" \
 		--http "0.0.0.0:80=http://other.test:80/landed" --http 0.0.0.0:8080 \
@@ -389,10 +390,13 @@ st_teardown() {
 	ST_HOST_PIDS=()
 }
 
-# st_gateway_knows_host_addresses: the gateway refuses the host's own
-# addresses (read at trial start) even where the decision table alone would
-# let a test_only rule reach them (documentation ranges).
-st_gateway_knows_host_addresses() { [ "${ST_GW_HOST_ADDRESSES:-0}" = 1 ]; }
+# st_gateway_knows_host_addresses: the last trial's gateway was given the
+# host's own addresses (its start record counts them), so it must refuse
+# them even where the decision table alone lets a test_only rule reach them
+# (documentation ranges).
+st_gateway_knows_host_addresses() {
+	[ "$(jq -s -r '.[0].host_addresses // 0' "$ST_EVENTS" 2>/dev/null || echo 0)" -gt 0 ]
+}
 
 # st_check_stream DESC: the last trial's gateway stream is complete: start
 # record first, decisions numbered 1..N, an end record that says complete

@@ -23,7 +23,8 @@ st_policy "$(printf '%s,' \
 	'{"host":"mixed.test","port":80,"test_only":true}' \
 	'{"host":"rebind.test","port":80,"test_only":true}' \
 	"{\"host\":\"$H\",\"port\":$HP,\"test_only\":true,\"test_only_ip_literal\":true}" \
-	"{\"host\":\"bridgehost.test\",\"port\":$HP,\"test_only\":true}" |
+	"{\"host\":\"bridgehost.test\",\"port\":$HP,\"test_only\":true}" \
+	"{\"host\":\"hostname.test\",\"port\":$HP,\"test_only\":true}" |
 	sed 's/,$//')"
 # D: a host bridge address outside the documentation ranges (docker0's)
 D=${ST_HOST_PRIVATE:-}
@@ -78,6 +79,7 @@ $P probe connect $GW '"$C"':80
 $P probe get $GW http://'"$H:$HP"'/host-literal
 $P probe connect $GW '"$H:$HP"'
 $P probe get $GW http://bridgehost.test:'"$HP"'/bridge-name
+$P probe get $GW http://hostname.test:'"$HP"'/host-name
 '"$bridge_probes"'
 $P probe get $GW http://mixed.test/mixed-answers
 $P probe get $GW http://canary.test/redirect-0880 follow
@@ -99,13 +101,14 @@ denied "IP literal, not approved (CONNECT)" "connect $C:80" "connect:$C:80" ip_l
 if st_gateway_knows_host_addresses; then
 	denied "approved literal that is the host's bridge address (plain HTTP)" "get http://$H:$HP/" "http://$H:$HP/host-literal" unsafe_ip_literal
 	denied "approved literal that is the host's bridge address (CONNECT)" "connect $H:$HP" "connect:$H:$HP" unsafe_ip_literal
+	denied "approved name answering the host's bridge address" "get http://hostname.test:$HP/" "http://hostname.test:$HP/host-name" resolution_unsafe
 	t_is "... the host listener on that address saw nothing" "$(host_hits "$H")" 0
 else
-	# Known gap, reported: 203.0.113.0/24 is a documentation range, which the
-	# decision table lets test_only rules reach; only the host's own address
-	# list (read at trial start) can refuse it, and the gateway has none yet.
-	t_skip "approved literal that is the host's bridge address is refused" \
-		"KNOWN GAP: the gateway has no host-address list (observed: $(probe_line "get http://$H:$HP/" | cut -d: -f3-); connections to the host listener on it: $(host_hits "$H"))"
+	# Known gap: 203.0.113.0/24 is a documentation range, which the decision
+	# table lets test_only rules reach; only the host's own addresses, given
+	# to the gateway at trial start, can refuse it. This run gave none.
+	t_skip "approved literal or name that is the host's bridge address is refused" \
+		"KNOWN GAP: the run gave the gateway no host addresses (observed: $(probe_line "get http://$H:$HP/" | cut -d: -f3-); connections to the host listener on it: $(host_hits "$H"))"
 fi
 if [ -n "$D" ]; then
 	t_like "an approved name answering a host bridge address ($D): 403" "$(probe_line "get http://bridgehost.test:$HP/")" 'blocked status=403'
@@ -151,10 +154,10 @@ t_is "the canary saw only the redirect and the allowed rebinding requests" \
 	"$(st_log canary http 80 | sed -n '3,$p' | sed 's/.* line=[A-Z]* \([^ ]*\) .*/\1/' | sort | tr '\n' ' ')" \
 	"$(printf '%s\n' /redirect-0880 $allowed_paths | sort | tr '\n' ' ')"
 t_is "no denied path appears in any canary log" \
-	"$(cat "$ST_LOGS"/canary/*.log "$ST_LOGS"/lo-deny/*.log | grep -cE 'unapproved|ip-literal|host-literal|bridge-|mixed-answers|landed' || true)" 0
+	"$(cat "$ST_LOGS"/canary/*.log "$ST_LOGS"/lo-deny/*.log | grep -cE 'unapproved|ip-literal|host-|bridge-|mixed-answers|landed' || true)" 0
 t_is "the resolver was asked only about approved names" \
 	"$(st_log resolver dns 53 | sed -n "$((dns_before + 1)),\$p" | sed 's/.* name=\([^ ]*\) .*/\1/' | sort -u | tr '\n' ' ')" \
-	"bridgehost.test canary.test mixed.test rebind.test "
+	"bridgehost.test canary.test hostname.test mixed.test rebind.test "
 st_check_stream "denied trial"
 st_check_manifest "denied trial" failed destination_denied
 t_is "denied trial: study-egress run fails (exit 1), never passes" "$ST_RUN_RC" 1
