@@ -89,7 +89,7 @@ study_run() {
 # shellcheck disable=SC2317 # called from the EXIT trap
 remove_own_studies() {
 	local d s ids
-	for d in "$W"/.agentguard/contained-runs/*/; do
+	for d in "$W"/.agentguard/contained-runs/*/ "$W"/repo/.agentguard/runs/*/; do
 		[ -d "$d" ] || continue
 		s=$(run_suffix "$d")
 		ids=$("$AG_DOCKER" ps -aq --filter "label=agentguard.contained-run.id=$s" \

@@ -148,4 +148,17 @@ t_is "gateway killed: the manifest says the gateway crashed" \
 t_is "gateway killed: cleanup complete" "$(q 'a["cleanup_complete"]')" True
 t_ok "gateway killed: nothing left" study_nothing_left "$RUN_DIR"
 
+# --- a runs root inside the repository (under its .agentguard/): the next
+# run's audit of that root accepts what a study run leaves there (last: the
+# repository then holds .agentguard/, which runs with a runs root outside it
+# refuse)
+for i in 1 2; do
+	common
+	study_run "${common[@]}" --trial-id "$TRIAL-r$i" --outbound-internal \
+		--runs-root repo/.agentguard/runs -- /bin/true
+	t_is "runs root in the repository: run $i exits 0" "$AG_RC" 0
+done
+t_ok "runs root in the repository: both runs' manifests are there" \
+	test "$(ls "$W"/repo/.agentguard/runs/*/live-study-egress-manifest.json | wc -l)" -eq 2
+
 t_done

@@ -1,5 +1,7 @@
 #include "lib/base/ag.h"
 #include "lib/run/runs_audit.h"
+#include "lib/egress/manifest.h"
+#include "lib/run/study.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
 #include "lib/evidence/seal.h"
@@ -66,11 +68,13 @@ static int each_entry(int dirfd, size_t max, entry_fn fn, void *ctx, struct ag_e
 
 static bool is_run_file(const char *name, bool is_dir)
 {
+	/* A study run (study.h) adds the gateway's evidence directory and the
+	 * egress manifest. */
 	if (is_dir)
-		return strcmp(name, AG_RUN_LIFECYCLE_DIR) == 0;
+		return strcmp(name, AG_RUN_LIFECYCLE_DIR) == 0 || strcmp(name, AG_STUDY_DIR) == 0;
 	return strcmp(name, AG_RUN_MARKER_FILE) == 0 || strcmp(name, AG_RUN_ARTIFACT_FILE) == 0 ||
 	       strcmp(name, AG_SEAL_FILE) == 0 || strcmp(name, AG_SIG_FILE) == 0 ||
-	       strcmp(name, "changes.patch") == 0;
+	       strcmp(name, "changes.patch") == 0 || strcmp(name, AG_EGRESS_MANIFEST_FILE) == 0;
 }
 
 struct run_ctx {

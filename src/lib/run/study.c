@@ -670,25 +670,14 @@ static void gateway_stop(struct ag_study *s, struct ag_engine *eng)
 	ag_error_free(e);
 }
 
-/* Reads the gateway's stream: its decision records' events, and whether it
- * is complete (start line, every decision line, an end line saying so). */
-static json_t *read_stream(struct ag_study *s, int run_fd)
+json_t *ag_study_stream_parse(const char *buf, size_t len, const char *trial_id,
+			      const char *policy_digest, struct ag_study_stream *out)
 {
+	*out = (struct ag_study_stream){0};
 	json_t *events = json_array();
-	static const struct ag_read_reasons why = {"study.stream.symlink", "study.stream.not_regular",
-						   "study.stream.missing", "study.stream.too_large"};
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
-	struct ag_error *e = NULL;
-	if (ag_read_file_at(run_fd, AG_STUDY_DIR "/" AG_STUDY_EVENTS_FILE, "the gateway stream",
-			    AG_STUDY_STREAM_MAX_BYTES, &why, &buf, &len, &e) < 0) {
-		ag_error_free(e);
-		return events;
-	}
-	s->stream_read = true;
 	bool started = false, ended = false, complete = false, bad = false;
 	int64_t decisions = 0, said = -1;
-	for (char *line = buf, *nl; line < buf + len && !bad; line = nl + 1) {
+	for (const char *line = buf, *nl; line < buf + len && !bad; line = nl + 1) {
 		nl = memchr(line, '\n', (size_t)(buf + len - line));
 		if (!nl) {
 			bad = true; /* a last line cut short */
@@ -700,21 +689,20 @@ static json_t *read_stream(struct ag_study *s, int run_fd)
 			bad = true; /* nothing may follow the end line */
 		} else if (!started) {
 			started = !strcmp(kind, "start") &&
-				  !strcmp(ag_json_str_or(json_object_get(r, "trial_id"), ""),
-					  s->o.trial_id) &&
+				  !strcmp(ag_json_str_or(json_object_get(r, "trial_id"), ""), trial_id) &&
 				  !strcmp(ag_json_str_or(json_object_get(r, "policy_digest"), ""),
-					  s->o.policy->digest);
+					  policy_digest);
 			bad = !started;
 		} else if (!strcmp(kind, "decision")) {
 			decisions++;
 			json_t *ev = json_object_get(r, "event");
 			const char *dec = ag_json_str_or(ag_json_path(r, "decision.decision"), "");
 			if (!strcmp(dec, "deny"))
-				s->denied++;
-			if (json_array_size(events) < AG_STUDY_STREAM_MAX_RECORDS && ev)
+				out->denied++;
+			if (json_is_object(ev) && json_array_size(events) < AG_STUDY_STREAM_MAX_RECORDS)
 				json_array_append(events, ev);
 			else
-				s->stream_truncated = true;
+				out->truncated = true;
 		} else if (!strcmp(kind, "end")) {
 			ended = true;
 			complete = json_is_true(json_object_get(r, "complete"));
@@ -725,8 +713,31 @@ static json_t *read_stream(struct ag_study *s, int run_fd)
 		}
 		json_decref(r);
 	}
-	s->events = (size_t)decisions;
-	s->stream_complete = started && ended && complete && !bad && said == decisions;
+	out->events = (size_t)decisions;
+	out->complete = started && ended && complete && !bad && said == decisions;
+	return events;
+}
+
+/* Reads the gateway's stream back (bounded, no link followed). */
+static json_t *read_stream(struct ag_study *s, int run_fd)
+{
+	static const struct ag_read_reasons why = {"study.stream.symlink", "study.stream.not_regular",
+						   "study.stream.missing", "study.stream.too_large"};
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	struct ag_error *e = NULL;
+	if (ag_read_file_at(run_fd, AG_STUDY_DIR "/" AG_STUDY_EVENTS_FILE, "the gateway stream",
+			    AG_STUDY_STREAM_MAX_BYTES, &why, &buf, &len, &e) < 0) {
+		ag_error_free(e);
+		return json_array();
+	}
+	s->stream_read = true;
+	struct ag_study_stream st;
+	json_t *events = ag_study_stream_parse(buf, len, s->o.trial_id, s->o.policy->digest, &st);
+	s->events = st.events;
+	s->denied = st.denied;
+	s->stream_complete = st.complete;
+	s->stream_truncated = st.truncated;
 	return events;
 }
 
@@ -813,9 +824,10 @@ static int h_finish(void *data, struct ag_engine *eng, int run_fd, const char *f
 			      ag_cleanup_state_complete(s->cl_out.state) &&
 			      (!s->selftest || ag_cleanup_state_complete(s->cl_probe.state));
 
+	/* The manifest is the record of a trial the agent could run in: only
+	 * after the topology was proven (the artifact says why otherwise). */
 	json_t *events = read_stream(s, run_fd);
-	int rc = s->plan_built && s->suffix ? write_manifest(s, run_fd, events, fixture, agent_cl, err)
-					    : 0;
+	int rc = s->setup_done ? write_manifest(s, run_fd, events, fixture, agent_cl, err) : 0;
 	json_decref(events);
 	if (rc < 0)
 		return -1;

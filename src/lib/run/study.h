@@ -44,6 +44,8 @@
 #include "lib/base/ag.h"
 #include "lib/run/contained_run.h"
 
+#include <jansson.h>
+
 struct ag_config;
 struct ag_egress_policy;
 struct ag_study;
@@ -84,6 +86,22 @@ struct ag_study_summary {
 	size_t events, denied;
 };
 void ag_study_summary(const struct ag_study *s, struct ag_study_summary *out);
+
+/*
+ * The gateway's evidence stream (gateway.h), read back: the events of its
+ * decision records (at most AG_STUDY_STREAM_MAX_RECORDS; more, or a record
+ * without an event, marks it truncated), and whether it is complete: a first
+ * line "start" naming this trial and policy digest, only "decision" lines,
+ * then exactly one "end" line saying complete with the count of decisions
+ * seen, every line whole JSON ending in a newline, nothing after the end.
+ * Returns the events list (new reference).
+ */
+struct ag_study_stream {
+	size_t events, denied;
+	bool complete, truncated;
+};
+json_t *ag_study_stream_parse(const char *buf, size_t len, const char *trial_id,
+			      const char *policy_digest, struct ag_study_stream *out);
 
 /*
  * `agentguard cleanup` for a crashed study run (recover.c): the study's
