@@ -75,7 +75,10 @@ _st_net() {
 	internal) opts=(--internal) ;;
 	plain) opts=() ;;
 	esac
-	for base in 32 64 96 128 160 192 224 0; do
+	# from a random slice on, so two test files started together rarely collide
+	local r=$((RANDOM % 8)) k
+	for k in 0 1 2 3 4 5 6 7; do
+		base=$(((r + k) % 8 * 32))
 		if ! ip route show | grep -q "^$prefix\.$base/27 " &&
 			id=$("$AG_DOCKER" network create --driver bridge --ipv6=false "${opts[@]}" \
 				--subnet "$prefix.$base/27" "${ST_LABELS[@]}" "$ST_NAME-$name" 2>/dev/null); then
@@ -102,10 +105,12 @@ _st_study_slice() {
 	} | grep -E '^[0-9.]+(/[0-9]+)?$' || true)
 	base=$(python3 -c 'import ipaddress,sys
 used=[ipaddress.ip_network(u if "/" in u else u+"/32", strict=False) for u in sys.argv[1].split()]
-for b in (96,128,160,192,224,32,64,0):
+r=int(sys.argv[2])
+for k in range(8):
+    b=(r+k)%8*32
     n=ipaddress.ip_network("198.51.100.%d/27" % b)
     if not any(n.overlaps(u) for u in used):
-        print(b); break' "$used") || return 1
+        print(b); break' "$used" $((RANDOM % 8))) || return 1
 	[ -n "$base" ] || { diag "no free /27 in 198.51.100.0/24 for the study network"; return 1; }
 	ST_STUDY_PREFIX=198.51.100 ST_STUDY_BASE=$base
 }
@@ -346,6 +351,7 @@ except OSError: pass' "$sockdir/owned.sock" &
 		-e P=/gear/agtest-net "$ST_IMG" sh -c "$script" 2>&1) || ST_CTL_RC=$?
 	cid=$(cat "$T/ctl.cid" 2>/dev/null || true)
 	[ -z "$cid" ] || _st_rm "$cid"
+	sleep 0.5 # datagrams and queries in flight reach their logs
 	return 0
 }
 
