@@ -23,8 +23,9 @@ static const char help[] =
     "       agentguard study-egress decide POLICY EVENT [--json]\n"
     "       agentguard study-egress manifest validate FILE [--policy POLICY] [--json]\n"
     "       agentguard study-egress plan CONFIG --policy POLICY --trial-id ID\n"
-    "                     --gateway-image REF [--gateway-dns IP] [--outbound-internal]\n"
-    "                     [--json] -- ARGV...\n"
+    "                     --gateway-image REF [--gateway-dns IP] [--resolver IP]\n"
+    "                     [--study-subnet CIDR] [--outbound-network NAME]\n"
+    "                     [--outbound-internal] [--json] -- ARGV...\n"
     "       agentguard study-egress schema policy|manifest\n"
     "       agentguard study-egress run CONFIG --policy POLICY --trial-id ID\n"
     "                     --gateway-image REF [...] -- ARGV...   (see run --help)\n"
@@ -273,6 +274,7 @@ static void put_word(const char *s)
 static int cmd_plan(int argc, char **argv)
 {
 	const char *config = NULL, *policy = NULL, *trial = NULL, *gw = NULL, *dns = NULL;
+	const char *resolver = NULL, *subnet = NULL, *outbound = NULL;
 	bool as_json = false, out_internal = false;
 	int boundary = -1;
 	for (int i = 0; i < argc; i++)
@@ -288,6 +290,9 @@ static int cmd_plan(int argc, char **argv)
 				    : !strcmp(a, "--trial-id")	   ? &trial
 				    : !strcmp(a, "--gateway-image") ? &gw
 				    : !strcmp(a, "--gateway-dns")   ? &dns
+				    : !strcmp(a, "--resolver")	   ? &resolver
+				    : !strcmp(a, "--study-subnet")  ? &subnet
+				    : !strcmp(a, "--outbound-network") ? &outbound
 								   : NULL;
 		if (slot) {
 			if (i + 1 >= boundary)
@@ -323,6 +328,9 @@ static int cmd_plan(int argc, char **argv)
 	    .trial_id = trial,
 	    .gateway_image = gw,
 	    .gateway_dns = dns,
+	    .resolver = resolver,
+	    .study_subnet = subnet,
+	    .outbound_network = outbound,
 	    .outbound_internal = out_internal,
 	    .command = (const char *const *)argv + boundary + 1,
 	    .n_command = (size_t)(argc - boundary - 1),

@@ -135,9 +135,9 @@ static void tcp_try_all(const char *const *ip, int port, int timeout_ms, const c
 			p[i].fd = fd;
 			res[i] = "timeout";
 		} else {
-			res[i] = errno == ECONNREFUSED ? "refused"
+			res[i] = errno == ECONNREFUSED				   ? "refused"
 				 : (errno == EHOSTUNREACH || errno == ENETUNREACH) ? "unreachable"
-										    : "error";
+										   : "error";
 			close(fd);
 		}
 	}
@@ -148,8 +148,8 @@ static void tcp_try_all(const char *const *ip, int port, int timeout_ms, const c
 		for (int i = 0; i < n; i++)
 			pending += p[i].fd >= 0;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		long left = timeout_ms - ((t1.tv_sec - t0.tv_sec) * 1000 +
-					  (t1.tv_nsec - t0.tv_nsec) / 1000000);
+		long left = timeout_ms -
+			    ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
 		if (!pending || left <= 0 || poll(p, (nfds_t)n, (int)left) <= 0)
 			break;
 		for (int i = 0; i < n; i++) {
@@ -159,9 +159,11 @@ static void tcp_try_all(const char *const *ip, int port, int timeout_ms, const c
 			socklen_t el = sizeof(e);
 			if (getsockopt(p[i].fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
 				e = EIO;
-			res[i] = e == 0 ? "open" : e == ECONNREFUSED ? "refused"
+			res[i] = e == 0					   ? "open"
+				 : e == ECONNREFUSED			   ? "refused"
 				 : (e == EHOSTUNREACH || e == ENETUNREACH) ? "unreachable"
-				 : e == ETIMEDOUT ? "timeout" : "error";
+				 : e == ETIMEDOUT			   ? "timeout"
+									   : "error";
 			close(p[i].fd);
 			p[i].fd = -1;
 		}
@@ -224,8 +226,11 @@ static const char *dns_result(int fd, int timeout_ms)
 		ssize_t got = recv(fd, a, sizeof(a), MSG_DONTWAIT);
 		if (got >= 12 && a[0] == 0x4a && a[1] == 0x47) {
 			int rcode = a[3] & 0x0f, ancount = (a[6] << 8) | a[7];
-			r = ancount ? "answered" : rcode == 2 ? "servfail"
-			    : rcode == 5 ? "refused" : rcode == 3 ? "nxdomain" : "answered";
+			r = ancount	 ? "answered"
+			    : rcode == 2 ? "servfail"
+			    : rcode == 5 ? "refused"
+			    : rcode == 3 ? "nxdomain"
+					 : "answered";
 		}
 	}
 	close(fd);

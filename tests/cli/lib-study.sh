@@ -7,6 +7,7 @@
 # 192.0.2.0/24; every network labelled and removed by id; every container
 # with DNS set and never pulled (AgentGuard's own rules do both).
 #
+#   study_begin                  config c, the repository, policy p (empty), GW_IMAGE
 #   study_gateway_image          GW_IMAGE: the pinned gateway reference
 #                                (scripts/gateway-image on the local registry)
 #   study_policy NAME JSON-RULES $W/NAME.json, a policy with those destinations
@@ -26,6 +27,18 @@
 #                                remains (nor one named in $STUDY_BRIDGES)
 #   study_agent_running TRIAL    waits (30 s max) until the trial's agent runs;
 #                                sets STUDY_GW (the gateway's id) and STUDY_SUFFIX
+
+# study_begin: the config $W/c.yaml, the repository, the empty policy
+# $W/p.json and GW_IMAGE; a test that cannot have them stops here.
+study_begin() {
+	config c
+	make_repo
+	study_policy p '[]'
+	if ! study_gateway_image; then
+		t_fail "the gateway image could be built and pinned" "$(cat "$T/gateway-image.log")"
+		t_done
+	fi
+}
 
 study_gateway_image() {
 	GW_IMAGE=$(BUILD=${AG_BUILD##*/} "$AG_ROOT/scripts/gateway-image" 127.0.0.1:5000 2>"$T/gateway-image.log" | tail -1)

@@ -53,7 +53,7 @@ chown -R root:root "$T/archive"
 t_run env HOME="$T/roothome" "$AG_BIN" evidence verify "$T/archive/uploaded-run" --standalone --public-key "$AG_PUB"
 t_is "standalone: a copied run verifies with the public key alone" "$AG_RC" 0
 t_like "standalone: says plainly the chain was not checked" "$AG_OUT" 'chain: NOT CHECKED \(--standalone\)'
-t_like "standalone: eleven checks, no chain" "$AG_OUT" '11 checks passed: read, .*, seal, signature, patch\)'
+t_like "standalone: twelve checks, no chain" "$AG_OUT" '12 checks passed: read, .*, seal, signature, patch, egress_manifest\)'
 t_run env HOME="$T/roothome" "$AG_BIN" evidence verify "$T/archive/uploaded-run" --standalone --public-key "$AG_PUB" --json
 t_like "standalone --json: chain_checked false" "$AG_OUT" '"chain_checked":false'
 ag_must_fail 2 evidence.chain.broken "without --standalone the copy's chain is missing" env HOME="$T/roothome" "$AG_BIN" evidence verify "$T/archive/uploaded-run" --public-key "$AG_PUB"

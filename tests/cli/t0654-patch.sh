@@ -59,7 +59,7 @@ t_is "the artifact records it: status, file, hash" \
 t_is "the artifact counts the binary files" "$(art 'a["patch"]["binary_files"]')" 2
 t_like "--json summary names the patch" "$SUMMARY" '"patch":"[^"]*/changes.patch"'
 t_run "$AG_BIN" evidence verify --public-key "$(pubkey)" "$RUN" --json
-t_like "evidence verify passes, with the patch check" "$AG_OUT" '"chain","patch"\],.*"valid":true'
+t_like "evidence verify passes, with the patch check" "$AG_OUT" '"chain","patch","egress_manifest"\],.*"valid":true'
 
 # expected tree: the same script on a copy by the host's shell
 cp -a "$T/source-copy" "$T/expected"

@@ -22,13 +22,7 @@ require_docker
 STUDY_TEST=t0860
 . "$(dirname "$0")/lib-study.sh"
 
-config c
-make_repo
-study_policy p '[]'
-if ! study_gateway_image; then
-	t_fail "the gateway image could be built and pinned" "$(cat "$T/gateway-image.log")"
-	t_done
-fi
+study_begin
 TRIAL=t0860-$$-$RANDOM
 # common: the options of every run, with a study subnet free right now
 common() {

@@ -18,13 +18,7 @@ require_docker
 STUDY_TEST=t0861
 . "$(dirname "$0")/lib-study.sh"
 
-config c
-make_repo
-study_policy p '[]'
-if ! study_gateway_image; then
-	t_fail "the gateway image could be built and pinned" "$(cat "$T/gateway-image.log")"
-	t_done
-fi
+study_begin
 TRIAL=t0861-$$-$RANDOM
 common() {
 	study_subnet || return 1

@@ -15,7 +15,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#define IMG "127.0.0.1:5000/agentguard-test@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define IMG                                                                                        \
+	"127.0.0.1:5000/"                                                                          \
+	"agentguard-test@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 static const char *const cmd[] = {"/bin/true"};
 static const char *const dns1[] = {"127.0.0.1"};
@@ -71,8 +73,8 @@ static void test_create_request(void **state)
 	const json_t *sys = ag_json_path(r, "HostConfig.Sysctls");
 	assert_int_equal(json_object_size(sys), 1);
 	assert_string_equal(json_string_value(json_object_get(sys, "net.ipv4.ip_forward")), "0");
-	assert_string_equal(json_string_value(json_array_get(ag_json_path(r, "HostConfig.GroupAdd"), 0)),
-			    "2001");
+	assert_string_equal(
+	    json_string_value(json_array_get(ag_json_path(r, "HostConfig.GroupAdd"), 0)), "2001");
 	json_decref(r);
 
 	/* contained-run's specs carry none of it */
@@ -93,9 +95,16 @@ static void test_argv(void **state)
 	struct ag_strv a = AG_STRV_INIT;
 	struct ag_error *e = NULL;
 	assert_int_equal(ag_render_argv(&s, AG_RENDER_CREATE, &a, &e), 0);
-	static const char *const want[] = {"--network", "agentguard-x-study", "--network-alias",
-					   "agentguard-study-egress-gateway", "--ip", "198.51.100.2",
-					   "--dns", "127.0.0.1", "--sysctl", "net.ipv4.ip_forward=0"};
+	static const char *const want[] = {"--network",
+					   "agentguard-x-study",
+					   "--network-alias",
+					   "agentguard-study-egress-gateway",
+					   "--ip",
+					   "198.51.100.2",
+					   "--dns",
+					   "127.0.0.1",
+					   "--sysctl",
+					   "net.ipv4.ip_forward=0"};
 	assert_true(a.n > 3 + AG_ARRAY_SIZE(want));
 	for (size_t i = 0; i < AG_ARRAY_SIZE(want); i++)
 		assert_string_equal(a.v[3 + i], want[i]);
@@ -111,23 +120,41 @@ static void test_rejections(void **state)
 		int which;
 		const char *reason;
 	} cases[] = {
-	    {0, "render.network.study_only"},  {1, "render.network.study_only"},
-	    {2, "render.network.dns_invalid"}, {3, "render.network.dns_invalid"},
-	    {4, "render.network.ip_invalid"},  {5, "render.network.alias_invalid"},
+	    {0, "render.network.study_only"},	{1, "render.network.study_only"},
+	    {2, "render.network.dns_invalid"},	{3, "render.network.dns_invalid"},
+	    {4, "render.network.ip_invalid"},	{5, "render.network.alias_invalid"},
 	    {6, "render.network.name_invalid"}, {7, "render.network.ip_invalid"},
 	};
 	static const char *const bad_dns[] = {"resolver.example"};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
 		struct ag_exec_spec s = study();
 		switch (cases[i].which) {
-		case 0: s.network_name = NULL; break;		     /* alias without a network */
-		case 1: s = base(); s.ip_forward_off = true; break; /* sysctl without a network */
-		case 2: s.n_dns = 0; s.dns = NULL; break;	     /* never the engine's default */
-		case 3: s.dns = bad_dns; break;
-		case 4: s.ipv4_address = "2001:db8::1"; break;
-		case 5: s.network_alias = "-x"; break;
-		case 6: s.network_name = "host"; break;
-		default: s.ipv4_address = "198.51.100.256"; break;
+		case 0:
+			s.network_name = NULL;
+			break; /* alias without a network */
+		case 1:
+			s = base();
+			s.ip_forward_off = true;
+			break; /* sysctl without a network */
+		case 2:
+			s.n_dns = 0;
+			s.dns = NULL;
+			break; /* never the engine's default */
+		case 3:
+			s.dns = bad_dns;
+			break;
+		case 4:
+			s.ipv4_address = "2001:db8::1";
+			break;
+		case 5:
+			s.network_alias = "-x";
+			break;
+		case 6:
+			s.network_name = "host";
+			break;
+		default:
+			s.ipv4_address = "198.51.100.256";
+			break;
 		}
 		struct ag_error *e = NULL;
 		assert_int_equal(ag_exec_spec_validate(&s, &e), -1);

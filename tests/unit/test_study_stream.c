@@ -14,7 +14,8 @@
 
 #define D "1111111111111111111111111111111111111111111111111111111111111111"
 #define START "{\"record\":\"start\",\"trial_id\":\"t-1\",\"policy_digest\":\"" D "\"}\n"
-#define ALLOW "{\"record\":\"decision\",\"decision\":{\"decision\":\"allow\"},\"event\":{\"n\":1}}\n"
+#define ALLOW                                                                                      \
+	"{\"record\":\"decision\",\"decision\":{\"decision\":\"allow\"},\"event\":{\"n\":1}}\n"
 #define DENY "{\"record\":\"decision\",\"decision\":{\"decision\":\"deny\"},\"event\":{\"n\":2}}\n"
 #define END(n) "{\"record\":\"end\",\"complete\":true,\"records\":" #n "}\n"
 
@@ -52,18 +53,18 @@ static void test_incomplete(void **state)
 {
 	(void)state;
 	static const char *const bad[] = {
-	    "",						     /* nothing at all */
-	    START,					     /* the end line lost */
-	    START ALLOW,				     /* killed mid-trial */
-	    START ALLOW END(2),				     /* a record lost */
-	    START ALLOW DENY END(1),			     /* the count disagrees */
+	    "",			     /* nothing at all */
+	    START,		     /* the end line lost */
+	    START ALLOW,	     /* killed mid-trial */
+	    START ALLOW END(2),	     /* a record lost */
+	    START ALLOW DENY END(1), /* the count disagrees */
 	    START "{\"record\":\"end\",\"complete\":false,\"records\":0}\n", /* says so */
-	    START END(0) ALLOW,				     /* a line after the end */
-	    START END(0) END(0),			     /* two end lines */
+	    START END(0) ALLOW,			    /* a line after the end */
+	    START END(0) END(0),		    /* two end lines */
 	    START ALLOW "{\"record\":\"decision\"", /* a line cut short */
 	    START "not json\n" END(0),
 	    START "{\"record\":\"other\"}\n" END(0),
-	    ALLOW END(1),				     /* no start line */
+	    ALLOW END(1), /* no start line */
 	    "{\"record\":\"start\",\"trial_id\":\"t-2\",\"policy_digest\":\"" D "\"}\n" END(0),
 	    "{\"record\":\"start\",\"trial_id\":\"t-1\",\"policy_digest\":\"2" D "\"}\n" END(0),
 	};

@@ -614,9 +614,9 @@ int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct 
 	json_object_set_new(c, "NetworkDisabled", json_false());
 
 	json_t *h = json_object();
-	json_object_set_new(h, "NetworkMode", json_string(s->network_name
-							      ? s->network_name
-							      : ag_network_name(s->network)));
+	json_object_set_new(
+	    h, "NetworkMode",
+	    json_string(s->network_name ? s->network_name : ag_network_name(s->network)));
 	if (s->network_name) {
 		json_t *ep = json_object();
 		if (s->network_alias)
@@ -626,7 +626,8 @@ int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct 
 					    json_pack("{s:s}", "IPv4Address", s->ipv4_address));
 		json_t *nc = json_object();
 		json_object_set_new(nc, s->network_name, ep);
-		json_object_set_new(c, "NetworkingConfig", json_pack("{s:o}", "EndpointsConfig", nc));
+		json_object_set_new(c, "NetworkingConfig",
+				    json_pack("{s:o}", "EndpointsConfig", nc));
 		json_t *dns = json_array();
 		for (size_t i = 0; i < s->n_dns; i++)
 			json_array_append_new(dns, json_string(s->dns[i]));
@@ -635,8 +636,9 @@ int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct 
 			json_object_set_new(h, "Sysctls",
 					    json_pack("{s:s}", "net.ipv4.ip_forward", "0"));
 		if (s->group_add)
-			json_object_set_new(h, "GroupAdd",
-					    json_pack("[o]", json_sprintf("%" PRId64, s->group_add)));
+			json_object_set_new(
+			    h, "GroupAdd",
+			    json_pack("[o]", json_sprintf("%" PRId64, s->group_add)));
 	}
 	json_object_set_new(h, "SecurityOpt", json_pack("[s]", "no-new-privileges"));
 	json_object_set_new(h, "CapDrop", json_pack("[s]", "ALL"));

@@ -98,7 +98,7 @@ struct ag_exec_spec {
 	 * Nothing else can be said: no capabilities, extra hosts, ports,
 	 * links or other sysctls.
 	 */
-	const char *network_name; /* ^agentguard-[a-z0-9][a-z0-9_.-]{0,62}$ */
+	const char *network_name;  /* ^agentguard-[a-z0-9][a-z0-9_.-]{0,62}$ */
 	const char *network_alias; /* ^[a-z0-9][a-z0-9-]{0,62}$ */
 	const char *ipv4_address;
 	const char *const *dns;

@@ -943,9 +943,9 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 	const json_t *ga = hc(v, "GroupAdd");
 	char want_group[24];
 	snprintf(want_group, sizeof(want_group), "%" PRId64, x->group_add);
-	bool group_ok = empty_list(ga) ||
-			(x->group_add && json_is_array(ga) && json_array_size(ga) == 1 &&
-			 strcmp(ag_json_str_or(json_array_get(ga, 0), ""), want_group) == 0);
+	bool group_ok =
+	    empty_list(ga) || (x->group_add && json_is_array(ga) && json_array_size(ga) == 1 &&
+			       strcmp(ag_json_str_or(json_array_get(ga, 0), ""), want_group) == 0);
 	if (!group_ok)
 		ag_pf_findings_add(f, "uid_gid", U, "preflight.probe.group_add",
 				   "GroupAdd is not empty (supplementary groups)");

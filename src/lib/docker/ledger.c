@@ -65,15 +65,9 @@ out:
 	return ret;
 }
 
-bool ag_container_owned(const json_t *v, const char *id, const struct ag_container_owner *o)
+/* Every owner label is present with its value. */
+static bool labels_match(const json_t *labels, const struct ag_container_owner *o)
 {
-	const char *vid = ag_json_path_str(v, "Id");
-	const char *name = ag_json_path_str(v, "Name");
-	if (!vid || !id || strcmp(vid, id) != 0)
-		return false;
-	if (!name || name[0] != '/' || !o->name || strcmp(name + 1, o->name) != 0)
-		return false;
-	const json_t *labels = ag_json_path(v, "Config.Labels");
 	if (!json_is_object(labels) || o->n_labels == 0)
 		return false;
 	for (size_t i = 0; i < o->n_labels; i++) {
@@ -82,6 +76,17 @@ bool ag_container_owned(const json_t *v, const char *id, const struct ag_contain
 			return false;
 	}
 	return true;
+}
+
+bool ag_container_owned(const json_t *v, const char *id, const struct ag_container_owner *o)
+{
+	const char *vid = ag_json_path_str(v, "Id");
+	const char *name = ag_json_path_str(v, "Name");
+	if (!vid || !id || strcmp(vid, id) != 0)
+		return false;
+	if (!name || name[0] != '/' || !o->name || strcmp(name + 1, o->name) != 0)
+		return false;
+	return labels_match(ag_json_path(v, "Config.Labels"), o);
 }
 
 int ag_ledger_create(struct ag_engine *eng, const struct ag_exec_spec *spec, unsigned timeout_ms,
@@ -505,15 +510,7 @@ bool ag_network_owned(const json_t *v, const char *id, const struct ag_container
 	const char *name = ag_json_path_str(v, "Name");
 	if (!vid || !id || strcmp(vid, id) != 0 || !name || !o->name || strcmp(name, o->name) != 0)
 		return false;
-	const json_t *labels = json_object_get(v, "Labels");
-	if (!json_is_object(labels) || o->n_labels == 0)
-		return false;
-	for (size_t i = 0; i < o->n_labels; i++) {
-		const char *lv = json_string_value(json_object_get(labels, o->labels[i].key));
-		if (!lv || strcmp(lv, o->labels[i].value) != 0)
-			return false;
-	}
-	return true;
+	return labels_match(json_object_get(v, "Labels"), o);
 }
 
 int ag_network_create(struct ag_engine *eng, const struct ag_network_spec *s, unsigned timeout_ms,
@@ -530,11 +527,11 @@ int ag_network_create(struct ag_engine *eng, const struct ag_network_spec *s, un
 	if (s->inhibit_ipv4)
 		json_object_set_new(opts, "com.docker.network.bridge.inhibit_ipv4",
 				    json_string("true"));
-	json_t *body = json_pack("{s:s, s:b, s:s, s:b, s:b, s:b, s:{s:s, s:[{s:s}]}, s:o, s:o}",
-				 "Name", s->name, "CheckDuplicate", 1, "Driver", "bridge",
-				 "Internal", s->internal, "EnableIPv6", 0, "Attachable", 0, "IPAM",
-				 "Driver", "default", "Config", "Subnet", s->subnet, "Options", opts,
-				 "Labels", labels);
+	json_t *body =
+	    json_pack("{s:s, s:b, s:s, s:b, s:b, s:b, s:{s:s, s:[{s:s}]}, s:o, s:o}", "Name",
+		      s->name, "CheckDuplicate", 1, "Driver", "bridge", "Internal", s->internal,
+		      "EnableIPv6", 0, "Attachable", 0, "IPAM", "Driver", "default", "Config",
+		      "Subnet", s->subnet, "Options", opts, "Labels", labels);
 	json_t *v = NULL;
 	int rc = ag_engine_json(eng, "POST", "/networks/create", body, timeout_ms,
 				"create the network", &v, err);
@@ -617,7 +614,7 @@ static void network_remove_one(struct ag_engine *eng, const char *id,
 		return;
 	}
 	out->state = a < 0 ? AG_CLEANUP_VERIFICATION_UNAVAILABLE : AG_CLEANUP_INCOMPLETE;
-	out->message = a < 0 ? "network absence could not be verified after removal"
+	out->message = a < 0	 ? "network absence could not be verified after removal"
 		       : removed ? "network removal could not be verified"
 				 : "network removal failed (members still attached?)";
 }
@@ -637,8 +634,9 @@ void ag_network_remove(struct ag_engine *eng, const char *id, bool create_attemp
 		memset(out, 0, sizeof(*out));
 		out->attempted = true;
 		out->state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
-		out->message = "after a failed create, the networks carrying its label could not be "
-			       "listed";
+		out->message =
+		    "after a failed create, the networks carrying its label could not be "
+		    "listed";
 	}
 }
 

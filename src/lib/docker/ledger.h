@@ -132,8 +132,8 @@ int ag_container_list_labelled(struct ag_engine *eng, const char *key, const cha
  * off, labelled (one label unique to the run). */
 struct ag_network_spec {
 	const char *name;
-	bool internal;	   /* no route off the bridge */
-	bool inhibit_ipv4; /* no host IPv4 address on the bridge */
+	bool internal;	    /* no route off the bridge */
+	bool inhibit_ipv4;  /* no host IPv4 address on the bridge */
 	const char *subnet; /* IPv4 CIDR (required: never the engine's pick) */
 	const struct ag_label *labels;
 	size_t n_labels;

@@ -145,7 +145,13 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 		snprintf(p->outbound.name, sizeof(p->outbound.name), "%s", in->outbound_network);
 		p->outbound.existing = true;
 	} else {
+		/* AgentGuard's own outbound network: the block right after the
+		 * study subnet, of the same size (explicit, never the engine's pick). */
 		snprintf(p->outbound.name, sizeof(p->outbound.name), "%s-outbound", base);
+		char a[INET_ADDRSTRLEN];
+		struct in_addr ia = {.s_addr = htonl(net + (1u << (32 - prefix)))};
+		inet_ntop(AF_INET, &ia, a, sizeof(a));
+		snprintf(p->outbound.subnet, sizeof(p->outbound.subnet), "%s/%d", a, prefix & 63);
 	}
 	snprintf(p->internal.subnet, sizeof(p->internal.subnet), "%s", subnet);
 	p->internal.internal = true;

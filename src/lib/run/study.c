@@ -112,7 +112,8 @@ static int image_facts(struct ag_engine *eng, const char *ref, char **id, char *
 	}
 	*id = ag_xstrdup(got);
 	if (platform) {
-		const char *os = ag_json_path_str(v, "Os"), *arch = ag_json_path_str(v, "Architecture");
+		const char *os = ag_json_path_str(v, "Os"),
+			   *arch = ag_json_path_str(v, "Architecture");
 		*platform = os && arch ? ag_xasprintf("%s/%s", os, arch) : NULL;
 	}
 	json_decref(v);
@@ -189,13 +190,15 @@ static int outbound_check(struct ag_study *s, const json_t *v, struct ag_error *
 		uint32_t net;
 		int pf;
 		if (strchr(sub, ':'))
-			return UNVERIFIED("study.outbound.ipv6", "the outbound network has an IPv6 subnet");
+			return UNVERIFIED("study.outbound.ipv6",
+					  "the outbound network has an IPv6 subnet");
 		if (ag_egress_subnet_parse(sub, &net, &pf) < 0)
 			return UNVERIFIED("study.outbound.subnet",
 					  "the outbound network's subnet cannot be read");
 		if (ag_egress_subnets_overlap(net, pf, s->study_net, s->study_prefix))
-			return UNVERIFIED("study.outbound.overlap",
-					  "the outbound network's subnet overlaps the study subnet");
+			return UNVERIFIED(
+			    "study.outbound.overlap",
+			    "the outbound network's subnet overlaps the study subnet");
 		n4++;
 	}
 	if (n4 == 0)
@@ -215,14 +218,14 @@ static int study_network_check(struct ag_study *s, struct ag_engine *eng, bool w
 	const json_t *cfg = ag_json_path(v, "IPAM.Config");
 	const json_t *members = json_object_get(v, "Containers");
 	if (!ag_network_owned(v, s->study_net_id, &s->study_owner))
-		UNVERIFIED("study.network.identity", "the study network is not ours by id, name and labels");
+		UNVERIFIED("study.network.identity",
+			   "the study network is not ours by id, name and labels");
 	else if (strcmp(ag_json_str_or(json_object_get(v, "Driver"), ""), "bridge") != 0 ||
 		 !json_is_true(json_object_get(v, "Internal")))
 		UNVERIFIED("study.network.internal", "the study network is not an internal bridge");
 	else if (!json_is_false(json_object_get(v, "EnableIPv6")))
 		UNVERIFIED("study.network.ipv6", "the study network has IPv6 on");
-	else if (strcmp(ag_json_str_or(ag_json_path(v, "Options"), ""), "") != 0 ||
-		 strcmp(ag_json_str_or(json_object_get(json_object_get(v, "Options"),
+	else if (strcmp(ag_json_str_or(json_object_get(json_object_get(v, "Options"),
 						       "com.docker.network.bridge.inhibit_ipv4"),
 				       ""),
 			"true") != 0)
@@ -231,7 +234,8 @@ static int study_network_check(struct ag_study *s, struct ag_engine *eng, bool w
 	else if (!json_is_array(cfg) || json_array_size(cfg) != 1 ||
 		 strcmp(ag_json_str_or(json_object_get(json_array_get(cfg, 0), "Subnet"), ""),
 			s->plan.internal.subnet) != 0)
-		UNVERIFIED("study.network.subnet", "the study network's subnet is not the planned one");
+		UNVERIFIED("study.network.subnet",
+			   "the study network's subnet is not the planned one");
 	else if (want_gateway && (!json_is_object(members) || json_object_size(members) != 1 ||
 				  !json_object_get(members, s->gateway_id)))
 		UNVERIFIED("study.network.members",
@@ -248,7 +252,8 @@ static int gateway_check(struct ag_study *s, struct ag_engine *eng, struct ag_er
 {
 	json_t *v = NULL;
 	if (ag_container_lookup(eng, s->gateway_id, CTL, &v) != 0)
-		return UNVERIFIED("study.gateway.inspect", "the gateway could not be inspected by id");
+		return UNVERIFIED("study.gateway.inspect",
+				  "the gateway could not be inspected by id");
 	int rc = -1;
 	const struct ag_egress_plan *p = &s->plan;
 	int64_t mem = 0, tmp = 0;
@@ -277,25 +282,28 @@ static int gateway_check(struct ag_study *s, struct ag_engine *eng, struct ag_er
 	json_decref(insp);
 	const char *nets[] = {p->internal.name, p->outbound.name};
 	const json_t *sys = ag_json_path(v, "HostConfig.Sysctls");
-	const json_t *ep = json_object_get(ag_json_path(v, "NetworkSettings.Networks"),
-					   p->internal.name);
-	const json_t *eo = json_object_get(ag_json_path(v, "NetworkSettings.Networks"),
-					   p->outbound.name);
+	const json_t *ep =
+	    json_object_get(ag_json_path(v, "NetworkSettings.Networks"), p->internal.name);
+	const json_t *eo =
+	    json_object_get(ag_json_path(v, "NetworkSettings.Networks"), p->outbound.name);
 	const char *img = ag_json_path_str(v, "Image");
 	bool alias = false;
 	size_t i;
 	const json_t *a;
-	json_array_foreach(json_object_get(ep, "Aliases"), i, a) if (
-	    strcmp(ag_json_str_or(a, ""), AG_EGRESS_GATEWAY_ALIAS) == 0) alias = true;
+	json_array_foreach(json_object_get(ep, "Aliases"), i,
+			   a) if (strcmp(ag_json_str_or(a, ""), AG_EGRESS_GATEWAY_ALIAS) == 0)
+	    alias = true;
 	if (f.n)
 		UNVERIFIED(f.v[0].reason, "the gateway does not show a required control: %s: %s",
 			   f.v[0].control, f.v[0].detail ? f.v[0].detail : "");
 	else if (!json_is_true(ag_json_path(v, "State.Running")))
 		UNVERIFIED("study.gateway.not_running", "the gateway is not running");
 	else if (!networks_exactly(v, nets, 2))
-		UNVERIFIED("study.gateway.endpoints",
-			   "the gateway's endpoints are not exactly the study and outbound networks");
-	else if (strcmp(ag_json_str_or(json_object_get(ep, "IPAddress"), ""), p->gateway_study_ip) ||
+		UNVERIFIED(
+		    "study.gateway.endpoints",
+		    "the gateway's endpoints are not exactly the study and outbound networks");
+	else if (strcmp(ag_json_str_or(json_object_get(ep, "IPAddress"), ""),
+			p->gateway_study_ip) ||
 		 !alias)
 		UNVERIFIED("study.gateway.study_address",
 			   "the gateway's study endpoint lacks its fixed address or alias");
@@ -363,8 +371,8 @@ static int selftest(struct ag_study *s, struct ag_engine *eng, struct ag_error *
 		abort();
 	snprintf(unique, sizeof(unique), "ag%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1],
 		 rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
-	const char *const argv[] = {"study",	      s->plan.gateway_study_ip, port, bridge_ip,
-				    s->gw_out_ip, unique};
+	const char *const argv[] = {
+	    "study", s->plan.gateway_study_ip, port, bridge_ip, s->gw_out_ip, unique};
 	const struct ag_label labels[] = {{"agentguard.owner", AG_EGRESS_OWNER},
 					  {AG_STUDY_ROLE_LABEL, "probe"},
 					  {AG_RUN_ID_LABEL, s->suffix}};
@@ -534,7 +542,8 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 		json_t *v = NULL;
 		int lr = ag_network_lookup(eng, p->outbound.name, CTL, &v);
 		if (lr != 0)
-			return UNVERIFIED(lr == 1 ? "study.outbound.absent" : "study.outbound.inspect",
+			return UNVERIFIED(lr == 1 ? "study.outbound.absent"
+						  : "study.outbound.inspect",
 					  "the outbound network %s",
 					  lr == 1 ? "does not exist" : "could not be inspected");
 		int rc = outbound_check(s, v, err);
@@ -547,21 +556,16 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 		if (rc < 0)
 			return -1;
 	} else {
-		uint32_t span = s->study_prefix >= 32 ? 1 : (1u << (32 - s->study_prefix));
-		char a[INET_ADDRSTRLEN];
-		struct in_addr ia = {.s_addr = htonl(s->study_net + span)};
-		inet_ntop(AF_INET, &ia, a, sizeof(a));
-		snprintf(s->plan.outbound.subnet, sizeof(s->plan.outbound.subnet), "%s/%d", a,
-			 s->study_prefix & 63);
-		const struct ag_network_spec ns = {p->outbound.name, p->outbound.internal, false,
-						   p->outbound.subnet, p->outbound.labels,
-						   p->outbound.n_labels};
+		const struct ag_network_spec ns = {
+		    p->outbound.name,	p->outbound.internal, false,
+		    p->outbound.subnet, p->outbound.labels,   p->outbound.n_labels};
 		s->out_attempted = s->out_ours = true;
 		if (ag_network_create(eng, &ns, CTL, &s->out_net_id, err) < 0)
 			return -1;
 	}
-	const struct ag_network_spec ss = {p->internal.name, true, true, p->internal.subnet,
-					   p->internal.labels, p->internal.n_labels};
+	const struct ag_network_spec ss = {
+	    p->internal.name,	 true, true, p->internal.subnet, p->internal.labels,
+	    p->internal.n_labels};
 	s->study_attempted = true;
 	if (ag_network_create(eng, &ss, CTL, &s->study_net_id, err) < 0)
 		return -1;
@@ -654,7 +658,8 @@ static void gateway_stop(struct ag_study *s, struct ag_engine *eng)
 		return;
 	}
 	struct ag_error *e = NULL;
-	_cleanup_free_ char *kill = ag_xasprintf("/containers/%s/kill?signal=SIGTERM", s->gateway_id);
+	_cleanup_free_ char *kill =
+	    ag_xasprintf("/containers/%s/kill?signal=SIGTERM", s->gateway_id);
 	_cleanup_free_ char *wait =
 	    ag_xasprintf("/containers/%s/wait?condition=not-running", s->gateway_id);
 	json_t *w = NULL;
@@ -688,10 +693,11 @@ json_t *ag_study_stream_parse(const char *buf, size_t len, const char *trial_id,
 		if (ended || !json_is_object(r)) {
 			bad = true; /* nothing may follow the end line */
 		} else if (!started) {
-			started = !strcmp(kind, "start") &&
-				  !strcmp(ag_json_str_or(json_object_get(r, "trial_id"), ""), trial_id) &&
-				  !strcmp(ag_json_str_or(json_object_get(r, "policy_digest"), ""),
-					  policy_digest);
+			started =
+			    !strcmp(kind, "start") &&
+			    !strcmp(ag_json_str_or(json_object_get(r, "trial_id"), ""), trial_id) &&
+			    !strcmp(ag_json_str_or(json_object_get(r, "policy_digest"), ""),
+				    policy_digest);
 			bad = !started;
 		} else if (!strcmp(kind, "decision")) {
 			decisions++;
@@ -699,7 +705,8 @@ json_t *ag_study_stream_parse(const char *buf, size_t len, const char *trial_id,
 			const char *dec = ag_json_str_or(ag_json_path(r, "decision.decision"), "");
 			if (!strcmp(dec, "deny"))
 				out->denied++;
-			if (json_is_object(ev) && json_array_size(events) < AG_STUDY_STREAM_MAX_RECORDS)
+			if (json_is_object(ev) &&
+			    json_array_size(events) < AG_STUDY_STREAM_MAX_RECORDS)
 				json_array_append(events, ev);
 			else
 				out->truncated = true;
@@ -721,8 +728,9 @@ json_t *ag_study_stream_parse(const char *buf, size_t len, const char *trial_id,
 /* Reads the gateway's stream back (bounded, no link followed). */
 static json_t *read_stream(struct ag_study *s, int run_fd)
 {
-	static const struct ag_read_reasons why = {"study.stream.symlink", "study.stream.not_regular",
-						   "study.stream.missing", "study.stream.too_large"};
+	static const struct ag_read_reasons why = {
+	    "study.stream.symlink", "study.stream.not_regular", "study.stream.missing",
+	    "study.stream.too_large"};
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
 	struct ag_error *e = NULL;
@@ -750,12 +758,12 @@ static int write_manifest(struct ag_study *s, int run_fd, json_t *events, const 
 		snprintf(fixture_hex, sizeof(fixture_hex), "%s", fixture);
 	else
 		ag_sha256_hex("", 0, fixture_hex);
-	json_t *id = json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:s, s:s}", "configured_reference",
-			       s->o.gateway_image, "registry_digest",
-			       s->gw_image_id ? s->o.gateway_image : NULL, "local_image_id",
-			       s->gw_image_id, "container_bound_image_id", s->gw_bound_image_id,
-			       "platform", s->gw_platform, "pull_policy", "never", "cache_status",
-			       s->gw_image_id ? "local" : "absent");
+	json_t *id =
+	    json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:s, s:s}", "configured_reference",
+		      s->o.gateway_image, "registry_digest",
+		      s->gw_image_id ? s->o.gateway_image : NULL, "local_image_id", s->gw_image_id,
+		      "container_bound_image_id", s->gw_bound_image_id, "platform", s->gw_platform,
+		      "pull_policy", "never", "cache_status", s->gw_image_id ? "local" : "absent");
 	bool live = agent_cl->liveness_verified && s->cl_gateway.liveness_verified &&
 		    s->cl_study.liveness_verified && s->cl_out.liveness_verified;
 	const struct ag_egress_manifest_inputs in = {
@@ -789,8 +797,8 @@ static int write_manifest(struct ag_study *s, int run_fd, json_t *events, const 
 		s->completion = c.status;
 		s->completion_reason = c.reason;
 		char *nl = ag_xasprintf("%s\n", txt);
-		rc = ag_write_file_atomic_at(run_fd, AG_EGRESS_MANIFEST_FILE, AG_EGRESS_MANIFEST_FILE,
-					     nl, n + 1, 0644, true, err);
+		rc = ag_write_file_atomic_at(run_fd, AG_EGRESS_MANIFEST_FILE,
+					     AG_EGRESS_MANIFEST_FILE, nl, n + 1, 0644, true, err);
 		if (rc == 0) {
 			ag_sha256_hex(nl, n + 1, s->manifest_sha);
 			s->manifest_written = true;
@@ -811,7 +819,8 @@ static int h_finish(void *data, struct ag_engine *eng, int run_fd, const char *f
 	ag_ledger_remove(eng, s->gateway_id, s->gw_attempted, AG_RUN_ID_LABEL,
 			 s->suffix ? s->suffix : "none", &s->gw_owner, CTL, &s->cl_gateway, NULL);
 	if (!s->gw_attempted)
-		s->cl_gateway = (struct ag_cleanup_result){AG_CLEANUP_NOT_CREATED, false, true, NULL};
+		s->cl_gateway =
+		    (struct ag_cleanup_result){AG_CLEANUP_NOT_CREATED, false, true, NULL};
 	ag_network_remove(eng, s->study_net_id, s->study_attempted, AG_RUN_ID_LABEL,
 			  s->suffix ? s->suffix : "none", &s->study_owner, CTL, &s->cl_study);
 	if (s->out_ours)
@@ -855,7 +864,8 @@ static void h_artifact(void *data, json_t *artifact)
 	json_object_set_new(o, "policy_digest", json_string(s->o.policy->digest));
 	json_object_set_new(o, "gateway_image", json_string(s->o.gateway_image));
 	json_object_set_new(o, "topology_verified", json_boolean(s->setup_done && s->verified));
-	json_object_set_new(o, "self_tests", s->selftest ? json_deep_copy(s->selftest) : json_null());
+	json_object_set_new(o, "self_tests",
+			    s->selftest ? json_deep_copy(s->selftest) : json_null());
 	json_object_set_new(o, "gateway_state", ag_json_str_or_null(s->gateway_state));
 	json_object_set_new(o, "gateway_stream_complete", json_boolean(s->stream_complete));
 	json_object_set_new(o, "events", json_integer((json_int_t)s->events));
@@ -875,7 +885,8 @@ static void h_artifact(void *data, json_t *artifact)
 			json_array_append_new(br, json_sprintf("br-%.12s", ids[i]));
 	json_object_set_new(o, "bridges", br);
 	json_object_set_new(o, "manifest",
-			    s->manifest_written ? json_string(AG_EGRESS_MANIFEST_FILE) : json_null());
+			    s->manifest_written ? json_string(AG_EGRESS_MANIFEST_FILE)
+						: json_null());
 	json_object_set_new(o, "manifest_sha256",
 			    s->manifest_written ? json_string(s->manifest_sha) : json_null());
 	json_object_set_new(o, "completion", ag_json_str_or_null(s->completion));

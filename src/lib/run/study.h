@@ -77,8 +77,8 @@ const struct ag_run_net_hooks *ag_study_hooks(struct ag_study *s);
 
 /* What the CLI prints: completion of the manifest and its reason (static). */
 struct ag_study_summary {
-	bool setup_done;	   /* topology built and every assertion passed */
-	const char *completion;	   /* complete | incomplete | failed | NULL (no manifest) */
+	bool setup_done;	/* topology built and every assertion passed */
+	const char *completion; /* complete | incomplete | failed | NULL (no manifest) */
 	const char *completion_reason;
 	bool manifest_written;
 	bool cleanup_complete;
