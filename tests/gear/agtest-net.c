@@ -182,7 +182,8 @@ static void add_listener(enum kind k, const char *spec, const char *dir)
 			die("bad redirect in '%s'", spec);
 		strcpy(l->redirect, eq + 1);
 	}
-	l->fd = socket(AF_INET, (k == K_UDP || k == K_DNS ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC, 0);
+	l->fd = socket(AF_INET,
+		       (k == K_UDP || k == K_DNS ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC, 0);
 	if (l->fd < 0)
 		die("socket: %s", strerror(errno));
 	int one = 1;
@@ -306,10 +307,11 @@ static void serve_http(struct listener *l)
 				     "Connection: close\r\n\r\n",
 				     l->redirect);
 		else
-			m = snprintf(resp, sizeof resp,
-				     "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n"
-				     "Connection: close\r\n\r\nCANARY-OK %05d\n",
-				     16, l->port);
+			m = snprintf(
+			    resp, sizeof resp,
+			    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n"
+			    "Connection: close\r\n\r\nCANARY-OK %05d\n",
+			    16, l->port);
 		write_all(c, resp, (size_t)m);
 	}
 	close(c);
@@ -414,7 +416,7 @@ static void serve_dns(struct listener *l)
 		}
 	}
 	logline(l, "query from=%s name=%s type=%u answer=%s", from, name, type,
-	     z ? (ans[0] ? ans : "nodata") : "refused");
+		z ? (ans[0] ? ans : "nodata") : "refused");
 	sendto(l->fd, a, len, 0, (struct sockaddr *)&ss, sl);
 }
 
@@ -591,7 +593,8 @@ static int probe_udp(const char *host, const char *port, const char *msg)
 	if (fd >= 0)
 		close(fd);
 	/* A sent datagram proves nothing: the sink's log decides. */
-	return result("udp", tgt, w >= 0, "%s", w >= 0 ? "sent (the sink log decides)" : strerror(e));
+	return result("udp", tgt, w >= 0, "%s",
+		      w >= 0 ? "sent (the sink log decides)" : strerror(e));
 }
 
 static int probe_dns(const char *server, const char *name)
@@ -679,7 +682,8 @@ static int probe_ipv6(void)
 	/* The setting must not be writable. The value written is the one read,
 	 * so the attempt changes nothing even where it succeeds. */
 	int cur = read_int_file("/proc/sys/net/ipv6/conf/all/disable_ipv6");
-	int fd = cur < 0 ? -1 : open("/proc/sys/net/ipv6/conf/all/disable_ipv6", O_WRONLY | O_CLOEXEC);
+	int fd =
+	    cur < 0 ? -1 : open("/proc/sys/net/ipv6/conf/all/disable_ipv6", O_WRONLY | O_CLOEXEC);
 	int wrote = fd >= 0 && write(fd, cur ? "1" : "0", 1) == 1;
 	int werr = errno;
 	if (fd >= 0)
@@ -719,7 +723,8 @@ static int probe_unix(void)
 			if (fd >= 0)
 				close(fd);
 			size_t l = strlen(d);
-			snprintf(d + l, sizeof d - l, " socket=%s connect=%s", paths[i], ok ? "ok" : "failed");
+			snprintf(d + l, sizeof d - l, " socket=%s connect=%s", paths[i],
+				 ok ? "ok" : "failed");
 		}
 	}
 	return result("unix", "sockets", found, "%s", d);
@@ -774,8 +779,8 @@ static int probe_get(const char *proxy, const char *url, int follow)
 		hs += 3;
 		char host[256];
 		snprintf(host, sizeof host, "%.*s", (int)strcspn(hs, "/?#"), hs);
-		snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n",
-			 cur, host);
+		snprintf(req, sizeof req,
+			 "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", cur, host);
 		int st;
 		if (via_proxy(proxy, req, &st, resp, sizeof resp, err, sizeof err) < 0)
 			return result("get", url, 0, "%sproxy %s", trail, err);
@@ -791,8 +796,8 @@ static int probe_get(const char *proxy, const char *url, int follow)
 			snprintf(trail + l, sizeof trail - l, "location=%.200s ", cur);
 			continue;
 		}
-		return result("get", url, st == 200 && strstr(resp, "CANARY-OK"), "%sbody=%s", trail,
-			      strstr(resp, "CANARY-OK") ? "CANARY-OK" : "-");
+		return result("get", url, st == 200 && strstr(resp, "CANARY-OK"), "%sbody=%s",
+			      trail, strstr(resp, "CANARY-OK") ? "CANARY-OK" : "-");
 	}
 	return result("get", url, 0, "%stoo many redirects", trail);
 }
