@@ -613,3 +613,20 @@ st_check_manifest() {
 	t_ok "$1: study-egress manifest validate --policy accepts it" \
 		"$AG_BIN" study-egress manifest validate "$ST_MANIFEST" --policy "$ST_POLICY"
 }
+
+# st_check_run_gone DESC: the last run left nothing: no container or network
+# with its label, no bridge device of its study network.
+st_check_run_gone() {
+	local sfx left=
+	sfx=$(jq -r '.[0].Config.Labels["agentguard.contained-run.id"] // empty' "$ST_INSPECT/gateway.json" 2>/dev/null || true)
+	if [ -z "$sfx" ]; then
+		t_fail "$1: the run's objects are gone" "the run's gateway was never seen"
+		return 0
+	fi
+	left+=$("$AG_DOCKER" ps -aq --filter "label=agentguard.contained-run.id=$sfx")
+	left+=$("$AG_DOCKER" network ls -q --filter "label=agentguard.contained-run.id=$sfx")
+	local n
+	n=$(cat "$ST_INSPECT/study.id" 2>/dev/null || true)
+	[ -z "$n" ] || [ ! -e "/sys/class/net/br-${n:0:12}" ] || left+=" br-${n:0:12}"
+	t_is "$1: the run left no container, network or bridge device" "$left" ""
+}

@@ -63,6 +63,7 @@ t_is "allowed trial: the manifest records both allows with host, port, resolved 
 	"$(jq -r '.events[]|[.decision,.requested.host,.requested.port,(.resolved_addresses|join(",")),(.bytes.in>0 and .bytes.out>0)]|map(tostring)|join(" ")' "$ST_MANIFEST" | sort | uniq -c | awk '{$1=$1};1')" \
 	"2 allow canary.test 80 $C true"
 st_check_inspect "allowed trial"
+st_check_run_gone "allowed trial"
 
 # ---- denied through the gateway ----
 : >"$T/none"
@@ -161,6 +162,7 @@ t_is "the resolver was asked only about approved names" \
 st_check_stream "denied trial"
 st_check_manifest "denied trial" failed destination_denied
 t_is "denied trial: study-egress run fails (exit 1), never passes" "$ST_RUN_RC" 1
+st_check_run_gone "denied trial"
 
 st_teardown
 t_is "nothing is left: no container, network or bridge device of this test" "$(st_leftovers)" ""
