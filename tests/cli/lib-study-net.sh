@@ -42,6 +42,14 @@
 #   st_control SCRIPT        run SCRIPT in a throwaway container on an
 #                            ordinary bridge network that also holds the
 #                            canaries (the sensitivity control)
+#   st_parallel LINES        a script running each probe line at once
+#   st_live_host_addrs       host bridge addresses still the host's own
+#   st_check_stream / st_check_complete / st_check_manifest /
+#   st_check_inspect / st_check_run_gone DESC ...
+#                            test points on the last trial's evidence, the
+#                            engine's view of its topology, and its leftovers
+#   st_gateway_knows_host_addresses
+#                            the last trial's gateway was given host addresses
 #   st_log DIR KIND PORT     the lines of one canary log
 #   st_route_ok TARGET       the host's route to TARGET names an owned bridge
 #                            or `local` (or TARGET is inside the study subnet,
