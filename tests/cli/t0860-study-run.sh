@@ -7,7 +7,8 @@
 # left (no container, network or bridge device, by the run's own label); an
 # operator's outbound network used and left alone; refusals before the agent
 # starts (exit 3): the gateway image equal to the agent's, a tag-only gateway
-# image, outbound networks that fail verification; the gateway killed
+# image, outbound networks that fail verification, a study subnet the host
+# routes; the gateway killed
 # mid-trial fails the study (never a pass) with cleanup complete.
 #
 # Address plan (test-environment rules): before each run a free /28 of
@@ -120,6 +121,10 @@ common
 outbound_create "t0860-overlap-$$" "$STUDY_SUBNET"
 refuse "outbound: overlapping the study subnet" study.outbound.overlap "${common[@]}" \
 	--trial-id "$TRIAL-g" --outbound-network "t0860-overlap-$$" -- /bin/true
+# The same network gives the host a route on the study subnet: refused
+# before anything is created (G2).
+refuse "study subnet on a host route" study.host.route_overlap "${common[@]}" \
+	--trial-id "$TRIAL-h" --outbound-internal -- /bin/true
 "$AG_DOCKER" network rm "$OUT_ID" >/dev/null
 ag_must_fail 2 "" "usage: run without --trial-id" as_user "$AG_BIN" study-egress run "$W/c.yaml" \
 	--repo repo --policy "$W/p.json" --gateway-image "$GW_IMAGE" -- /bin/true

@@ -10,7 +10,9 @@
 #include "lib/base/json.h"
 #include "lib/base/strv.h"
 #include "lib/docker/exec_spec.h"
+#include "lib/config/config.h"
 #include "lib/egress/plan.h"
+#include "lib/egress/policy.h"
 
 #include <setjmp.h>
 #include <cmocka.h>
@@ -185,13 +187,91 @@ static void test_subnets(void **state)
 	assert_int_equal(ag_egress_subnet_parse("2001:db8::/64", &a, &pa), -1);
 }
 
+static void test_plan_run_names(void **state)
+{
+	(void)state;
+	static const char yaml[] =
+	    "task_id: t\ndescription: d\ntest_command: 'true'\n"
+	    "repo_template: repo\nexpected_modified_files: {min: 0, max: 3}\n"
+	    "sandbox:\n  type: docker\n  image: '" IMG "'\n"
+	    "contained_execution:\n  version: 1\n"
+	    "  platform: linux-docker-engine\n  required_uid: 1000\n"
+	    "  required_gid: 1000\n";
+	static const char pol[] = "{\"schema\":\"agentguard.live-study-egress-policy\","
+				  "\"schema_version\":1,\"destinations\":[]}";
+	struct ag_config *c = NULL;
+	struct ag_egress_policy *p = NULL;
+	struct ag_error *e = NULL;
+	assert_int_equal(ag_config_load_mem(yaml, strlen(yaml), "t.yaml", &c, &e), 0);
+	assert_int_equal(ag_egress_policy_parse(pol, strlen(pol), &p, &e), 0);
+	struct ag_egress_plan_inputs in = {
+	    .config = c,
+	    .policy = p,
+	    .trial_id = "trial-1",
+	    .gateway_image = "127.0.0.1:5000/gw@sha256:"
+			     "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210",
+	    .resolver = "203.0.113.53",
+	    .study_subnet = "198.51.100.0/26",
+	    .names_base = "agentguard-abc",
+	    .run_label_key = "agentguard.contained-run.id",
+	    .run_label_value = "abc",
+	    .evidence_group = 1000,
+	    .command = cmd,
+	    .n_command = 1,
+	};
+	struct ag_egress_plan plan;
+	assert_int_equal(ag_egress_plan_build(&in, &plan, &e), 0);
+	assert_string_equal(plan.internal.name, "agentguard-abc-study");
+	assert_string_equal(plan.outbound.name, "agentguard-abc-outbound");
+	assert_string_equal(plan.gateway_name, "agentguard-abc-gateway");
+	assert_string_equal(plan.internal.subnet, "198.51.100.0/26");
+	assert_string_equal(plan.outbound.subnet, "198.51.100.64/26"); /* the next block */
+	assert_string_equal(plan.gateway_study_ip, "198.51.100.2");
+	assert_string_equal(plan.gateway.exec.ipv4_address, "198.51.100.2");
+	assert_int_equal(plan.gateway.exec.group_add, 1000);
+	assert_int_equal(plan.internal.n_labels, 3);
+	assert_string_equal(plan.internal.labels[2].value, "abc");
+	assert_int_equal(plan.gateway.exec.n_labels, 5);
+	struct ag_strv *g = &plan.gateway_cmd;
+	assert_string_equal(g->v[ag_strv_find(g, "--listen-address") + 1], "198.51.100.2");
+	assert_string_equal(g->v[ag_strv_find(g, "--resolver") + 1], "203.0.113.53");
+	ag_egress_plan_release(&plan);
+
+	/* the operator's outbound network: named, not created, no subnet of ours */
+	in.outbound_network = "operator-net";
+	assert_int_equal(ag_egress_plan_build(&in, &plan, &e), 0);
+	assert_true(plan.outbound.existing);
+	assert_string_equal(plan.outbound.name, "operator-net");
+	assert_string_equal(plan.outbound.subnet, "");
+	ag_egress_plan_release(&plan);
+
+	/* refusals: a subnet out of range or with host bits, a resolver that is a name */
+	static const char *const bad_subnets[] = {"198.51.100.0/29", "10.0.0.0/8",
+						  "198.51.100.1/26"};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(bad_subnets); i++) {
+		in.study_subnet = bad_subnets[i];
+		assert_int_equal(ag_egress_plan_build(&in, &plan, &e), -1);
+		assert_string_equal(e->reason, "egress.plan.subnet");
+		ag_error_free(e);
+		e = NULL;
+		ag_egress_plan_release(&plan);
+	}
+	in.study_subnet = NULL;
+	in.resolver = "resolver.example";
+	assert_int_equal(ag_egress_plan_build(&in, &plan, &e), -1);
+	assert_string_equal(e->reason, "egress.plan.resolver");
+	ag_error_free(e);
+	ag_egress_plan_release(&plan);
+	ag_egress_policy_free(p);
+	ag_config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_create_request),
-	    cmocka_unit_test(test_argv),
-	    cmocka_unit_test(test_rejections),
-	    cmocka_unit_test(test_subnets),
+	    cmocka_unit_test(test_create_request), cmocka_unit_test(test_argv),
+	    cmocka_unit_test(test_rejections),	   cmocka_unit_test(test_subnets),
+	    cmocka_unit_test(test_plan_run_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

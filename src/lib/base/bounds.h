@@ -505,5 +505,8 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
  * self-test probe and the agent get addresses from the rest). */
 #define AG_STUDY_SUBNET_PREFIX_MIN 16
 #define AG_STUDY_SUBNET_PREFIX_MAX 28
+/* Most lines of /proc/net/route read to check the study subnets against the
+ * host's routes; more fails closed. */
+#define AG_STUDY_HOST_ROUTES_MAX 4096
 
 #endif

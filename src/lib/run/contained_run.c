@@ -1184,7 +1184,10 @@ static json_t *rebuild_failed(const struct run *r, struct ag_run_facts *f, json_
 	f->reason = r->reason;
 	f->message = r->message;
 	json_decref(old);
-	return ag_run_artifact_build(f);
+	json_t *a = ag_run_artifact_build(f);
+	if (r->o->net)
+		r->o->net->artifact(r->o->net->data, a);
+	return a;
 }
 
 int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
@@ -1360,6 +1363,8 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		facts.message = r->message;
 		json_decref(artifact);
 		artifact = ag_run_artifact_build(&facts);
+		if (o->net)
+			o->net->artifact(o->net->data, artifact);
 		/* Still over its bounds: record that the object is unavailable. */
 		if (ag_canon_check(json_object_get(artifact, "containment_evidence"),
 				   &ag_canon_containment_bounds, &e) < 0) {

@@ -449,6 +449,65 @@ out:
 
 /* ---- hooks ---- */
 
+/*
+ * G2: a study network has no host address, so the host keeps whatever route
+ * it had for that block; a study subnet (or AgentGuard's own outbound block)
+ * inside a block the host routes would shadow real destinations for the
+ * gateway. Every non-default IPv4 route of /proc/net/route (bounded) must
+ * stay clear of both.
+ */
+static int host_routes_clear(const struct ag_study *s, struct ag_error **err)
+{
+	FILE *f = fopen("/proc/net/route", "re");
+	if (!f)
+		return UNVERIFIED("study.host.routes", "the host's IPv4 routes cannot be read");
+	char line[256];
+	int rc = 0, n = 0;
+	uint32_t out_net = 0;
+	int out_pf = 0;
+	bool own_out = s->plan.outbound.subnet[0] &&
+		       ag_egress_subnet_parse(s->plan.outbound.subnet, &out_net, &out_pf) == 0;
+	while (rc == 0 && fgets(line, sizeof(line), f) && n++ < AG_STUDY_HOST_ROUTES_MAX) {
+		char ifn[32];
+		unsigned dst, gw, flags, mask;
+		if (sscanf(line, "%31s %x %x %x %*s %*s %*s %x", ifn, &dst, &gw, &flags, &mask) !=
+			5 ||
+		    mask == 0)
+			continue; /* the header, or the default route */
+		/* little-endian hex as the kernel prints it */
+		uint32_t d = ntohl(dst), m = ntohl(mask);
+		int pf = 0;
+		while (pf < 32 && (m & (0x80000000u >> pf)))
+			pf++;
+		if (ag_egress_subnets_overlap(d, pf, s->study_net, s->study_prefix) ||
+		    (own_out && ag_egress_subnets_overlap(d, pf, out_net, out_pf)))
+			rc = UNVERIFIED("study.host.route_overlap",
+					"the study subnet (or its outbound block) overlaps a route "
+					"of the host; pick another with --study-subnet");
+	}
+	if (rc == 0 && n > AG_STUDY_HOST_ROUTES_MAX)
+		rc = UNVERIFIED("study.host.routes",
+				"the host has more routes than AgentGuard reads");
+	fclose(f);
+	return rc;
+}
+
+/* G8: with br_netfilter off, bridged traffic skips the FORWARD isolation a
+ * gateway's ip_forward=0 leans on. The host must say 1. */
+static int host_bridge_nf(struct ag_error **err)
+{
+	char b[8] = {0};
+	int fd =
+	    open("/proc/sys/net/bridge/bridge-nf-call-iptables", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n = fd >= 0 ? read(fd, b, sizeof(b) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n < 1 || b[0] != '1' || (n > 1 && b[1] != '\n'))
+		return UNVERIFIED("study.host.bridge_nf_call_iptables",
+				  "the host does not show net.bridge.bridge-nf-call-iptables=1");
+	return 0;
+}
+
 static int write_policy(struct ag_study *s, int dirfd, struct ag_error **err)
 {
 	json_t *pj = ag_egress_policy_json(s->o.policy);
@@ -528,7 +587,10 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 		s->probe_expect[i] = s->gw_expect[i];
 	}
 
-	/* the images: local, never pulled, different */
+	/* the host fact the topology rests on, then the images: local, never
+	 * pulled, different */
+	if (host_bridge_nf(err) < 0)
+		return -1;
 	if (ag_verify_root_file(s->o.probe_path, &s->probe_bin, err) < 0 ||
 	    image_facts(eng, s->o.gateway_image, &s->gw_image_id, &s->gw_platform, true, err) < 0 ||
 	    image_facts(eng, s->o.cfg->sandbox.image, &s->agent_image_id, NULL, false, err) < 0)
@@ -555,7 +617,12 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 		json_decref(v);
 		if (rc < 0)
 			return -1;
-	} else {
+	}
+	/* after the operator's network (its own overlap is named as such),
+	 * before anything is created */
+	if (host_routes_clear(s, err) < 0)
+		return -1;
+	if (!p->outbound.existing) {
 		const struct ag_network_spec ns = {
 		    p->outbound.name,	p->outbound.internal, false,
 		    p->outbound.subnet, p->outbound.labels,   p->outbound.n_labels};
