@@ -86,7 +86,14 @@ $(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libagent
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libagentguard.a $(PKG_LIBS) $(LDFLAGS)
 
-tests: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-gateway $(UNIT_BIN) $(FUZZ_REPLAY)
+# Network test gear for the study-egress engine tests (tests/gear/agtest-net.c):
+# static musl, bind-mounted read-only into busybox test containers; never installed.
+$(BUILD)/tests/agtest-net: tests/gear/agtest-net.c
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) -static -std=gnu17 -O2 -Wall -Wextra -Werror -o $@ $<
+
+tests: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-gateway $(UNIT_BIN) $(FUZZ_REPLAY) \
+	$(BUILD)/tests/agtest-net
 
 # The whole suite; prints one closing line "N passed, M failed".
 check: tests
