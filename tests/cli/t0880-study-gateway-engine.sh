@@ -99,18 +99,11 @@ denied "unapproved port (CONNECT)" "connect canary.test:8080" connect:canary.tes
 t_is "... the canary's listener on that port saw nothing" "$(st_log_count canary http 8080)" 0
 denied "IP literal, not approved (plain HTTP)" "get http://$C/" "http://$C/ip-literal" ip_literal_not_approved
 denied "IP literal, not approved (CONNECT)" "connect $C:80" "connect:$C:80" ip_literal_not_approved
-if st_gateway_knows_host_addresses; then
-	denied "approved literal that is the host's bridge address (plain HTTP)" "get http://$H:$HP/" "http://$H:$HP/host-literal" unsafe_ip_literal
-	denied "approved literal that is the host's bridge address (CONNECT)" "connect $H:$HP" "connect:$H:$HP" unsafe_ip_literal
-	denied "approved name answering the host's bridge address" "get http://hostname.test:$HP/" "http://hostname.test:$HP/host-name" resolution_unsafe
-	t_is "... the host listener on that address saw nothing" "$(host_hits "$H")" 0
-else
-	# Known gap: 203.0.113.0/24 is a documentation range, which the decision
-	# table lets test_only rules reach; only the host's own addresses, given
-	# to the gateway at trial start, can refuse it. This run gave none.
-	t_skip "approved literal or name that is the host's bridge address is refused" \
-		"KNOWN GAP: the run gave the gateway no host addresses (observed: $(probe_line "get http://$H:$HP/" | cut -d: -f3-); connections to the host listener on it: $(host_hits "$H"))"
-fi
+t_ok "the run told the gateway the host's own addresses (start record counts them)" st_gateway_knows_host_addresses
+denied "approved literal that is the host's bridge address (plain HTTP)" "get http://$H:$HP/" "http://$H:$HP/host-literal" unsafe_ip_literal
+denied "approved literal that is the host's bridge address (CONNECT)" "connect $H:$HP" "connect:$H:$HP" unsafe_ip_literal
+denied "approved name answering the host's bridge address" "get http://hostname.test:$HP/" "http://hostname.test:$HP/host-name" resolution_unsafe
+t_is "... the host listener on that address saw nothing" "$(host_hits "$H")" 0
 if [ -n "$D" ]; then
 	t_like "an approved name answering a host bridge address ($D): 403" "$(probe_line "get http://bridgehost.test:$HP/")" 'blocked status=403'
 	t_like "... deny record names the address and an unsafe class, nothing connected" \
