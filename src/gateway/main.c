@@ -345,7 +345,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < gw.opts.n_host_addr_args; i++) {
 		struct ag_egress_addr a;
 		if (ag_egress_addr_parse(gw.opts.host_addr_args[i], &a) < 0) {
-			rc = fail(2, "gateway.host_address", "--host-address must be one IP address");
+			rc = fail(2, "gateway.host_address",
+				  "--host-address must be one IP address");
 			goto out_policy;
 		}
 		gw.host_addrs[gw.n_host_addrs++] = ag_egress_addr_unmap(&a);
