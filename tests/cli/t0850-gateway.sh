@@ -338,6 +338,8 @@ t_is "... the canary saw nothing" "$(($(log_count http) - before_http))" 0
 t_is "... deny record, nothing connected" \
 	"$(jq -r 'select(.record=="decision" and .event.requested.host=="canary.test")|[.event.decision,.event.reason,(.connected_address//"none")]|join(" ")' "$T/hostaddr.jsonl")" \
 	"deny resolution_unsafe none"
+t_is "... the host address it resolved to is named nowhere in that record" \
+	"$(jq -c 'select(.record=="decision" and .event.requested.host=="canary.test")' "$T/hostaddr.jsonl" | grep -c '127\.0\.0\.1' || true)" 0
 out=$(gw_curl -i "http://v6.test:$V6P/six" 2>&1 || true)
 t_like "... an address not listed still passes" "$out" 'CANARY-OK'
 t_is "the start record counts the host addresses and names none of them" \
