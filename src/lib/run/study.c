@@ -46,7 +46,7 @@ struct ag_study {
 
 	/* objects, each by the id the daemon answered */
 	char *study_net_id, *out_net_id, *gateway_id;
-	bool study_attempted, out_attempted, gw_attempted, out_ours;
+	bool study_attempted, out_attempted, gw_attempted, out_ours, probe_attempted;
 	char gw_out_ip[AG_EGRESS_ADDR_TEXT_MAX];
 	char *gw_image_id, *gw_bound_image_id, *agent_image_id, *gw_platform;
 	uint32_t study_net;
@@ -394,6 +394,7 @@ static int selftest(struct ag_study *s, struct ag_engine *eng, struct ag_error *
 	int rc = -1;
 	struct ag_engine_stream st;
 	ag_engine_stream_init(&st);
+	s->probe_attempted = true;
 	if (ag_ledger_create(eng, &spec, CTL, &id, err) < 0)
 		goto out;
 	const struct ag_engine_stream_opts so = {
@@ -959,7 +960,7 @@ static int h_finish(void *data, struct ag_engine *eng, int run_fd, const char *f
 	s->cleanup_complete = ag_cleanup_state_complete(s->cl_gateway.state) &&
 			      ag_cleanup_state_complete(s->cl_study.state) &&
 			      ag_cleanup_state_complete(s->cl_out.state) &&
-			      (!s->selftest || ag_cleanup_state_complete(s->cl_probe.state));
+			      (!s->probe_attempted || ag_cleanup_state_complete(s->cl_probe.state));
 
 	/* The manifest is the record of a trial the agent could run in: only
 	 * after the topology was proven (the artifact says why otherwise). */
@@ -1001,7 +1002,7 @@ static void h_artifact(void *data, json_t *artifact)
 	json_object_set_new(
 	    o, "cleanup",
 	    json_pack("{s:s, s:s, s:s, s:s}", "gateway", cleanup_word(&s->cl_gateway), "probe",
-		      s->selftest ? cleanup_word(&s->cl_probe) : "not_created", "study_network",
+		      s->probe_attempted ? cleanup_word(&s->cl_probe) : "not_created", "study_network",
 		      cleanup_word(&s->cl_study), "outbound_network",
 		      s->out_ours ? cleanup_word(&s->cl_out) : "not_owned"));
 	/* The host bridge devices of the networks AgentGuard made (br-<12 hex>):
