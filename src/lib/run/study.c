@@ -897,9 +897,24 @@ static bool redact_strings(const struct ag_redactor *r, json_t *v, unsigned dept
 	return changed;
 }
 
-char *ag_study_stream_redact(const struct ag_redactor *r, const char *buf, size_t len,
+char *ag_study_stream_redact(const struct ag_redactor *red, const char *buf, size_t len,
 			     size_t *out_len)
 {
+	/* The run's set, plus each secret lower-cased: the gateway records a
+	 * host name the way DNS compares it, in lower case. */
+	struct ag_redactor lr = AG_REDACTOR_INIT;
+	const struct ag_redactor *r = &lr;
+	for (size_t i = 0; red && i < red->secrets.n; i++) {
+		ag_redactor_add_secret(&lr, red->secrets.v[i]);
+		char *low = ag_xstrdup(red->secrets.v[i]);
+		for (char *c = low; *c; c++)
+			if (*c >= 'A' && *c <= 'Z')
+				*c = (char)(*c - 'A' + 'a');
+		ag_redactor_add_secret(&lr, low);
+		free(low);
+	}
+	for (size_t i = 0; red && i < red->roots.n; i++)
+		ag_redactor_add_root(&lr, red->roots.v[i], red->roles.v[i]);
 	struct ag_buf b = AG_BUF_INIT(SIZE_MAX / 2, NULL);
 	struct ag_error *e = NULL;
 	for (const char *line = buf; line < buf + len;) {
@@ -921,6 +936,7 @@ char *ag_study_stream_redact(const struct ag_redactor *r, const char *buf, size_
 	}
 	if (ag_buf_add(&b, "", 0, &e) < 0)
 		abort();
+	ag_redactor_release(&lr);
 	return ag_buf_detach(&b, out_len);
 }
 

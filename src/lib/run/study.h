@@ -109,7 +109,8 @@ json_t *ag_study_stream_parse(const char *buf, size_t len, const char *trial_id,
 /*
  * The stream with every string of every record redacted with r (a line
  * that is not one JSON object is redacted as text), line for line: what
- * the agent put into a host, a URL or a path never stays in the evidence.
+ * the agent put into a host, a URL or a path never stays in the evidence
+ * (each secret is matched as given and lower-cased: host names are).
  * A whole JSON line comes back as compact JSON with sorted keys, the form
  * the gateway writes. Returns a new buffer (*out_len bytes, NUL after).
  */
