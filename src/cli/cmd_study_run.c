@@ -106,6 +106,7 @@ static int prepare(void *data, const struct ag_config *c, struct ag_run_opts *o)
 	    .outbound_internal = s->outbound_internal,
 	    .probe_path = s->probe,
 	    .evidence_gid = c->contained.required_gid,
+	    .redact = o->redact,
 	};
 	s->study = ag_study_new(&so);
 	o->net = ag_study_hooks(s->study);

@@ -90,23 +90,30 @@ static struct ag_egress_event event_of(const struct gw_conn *c,
  * allow whose checked address is one of them becomes a deny, with the
  * library's own reason for an unsafe literal or answer.
  */
+/* True when TEXT is one of the host's own addresses (--host-address). */
+static bool is_host_address(const struct gw *gw, const char *text)
+{
+	struct ag_egress_addr a;
+	if (!text[0] || ag_egress_addr_parse(text, &a) < 0)
+		return false;
+	a = ag_egress_addr_unmap(&a);
+	for (size_t i = 0; i < gw->n_host_addrs; i++) {
+		const struct ag_egress_addr *h = &gw->host_addrs[i];
+		if (h->family == a.family && memcmp(h->b, a.b, a.family == 4 ? 4 : 16) == 0)
+			return true;
+	}
+	return false;
+}
+
 static void host_address_veto(struct gw_conn *c)
 {
 	if (!c->d.allow || !c->d.address[0])
 		return;
-	struct ag_egress_addr a;
-	if (ag_egress_addr_parse(c->d.address, &a) < 0)
-		return; /* connect_checked refuses it */
-	a = ag_egress_addr_unmap(&a);
 	struct ag_egress_addr lit;
 	bool literal = ag_egress_addr_parse(c->d.host, &lit) == 0;
-	for (size_t i = 0; i < c->gw->n_host_addrs; i++) {
-		const struct ag_egress_addr *h = &c->gw->host_addrs[i];
-		if (h->family == a.family && memcmp(h->b, a.b, a.family == 4 ? 4 : 16) == 0) {
-			c->d.allow = false;
-			c->d.reason = literal ? "unsafe_ip_literal" : "resolution_unsafe";
-			return;
-		}
+	if (is_host_address(c->gw, c->d.address)) {
+		c->d.allow = false;
+		c->d.reason = literal ? "unsafe_ip_literal" : "resolution_unsafe";
 	}
 }
 
@@ -125,6 +132,21 @@ static json_t *record_of(struct gw_conn *c)
 	struct ag_egress_event ev = event_of(c, addrs);
 	if (!c->decided)
 		judge(c);
+	/*
+	 * The host's own addresses never reach the evidence: a resolved
+	 * answer or a checked address that is one of them is left out of the
+	 * record (only a deny can hold one: the veto above). What the agent
+	 * typed itself (an IP literal) is its own request and stays.
+	 */
+	struct ag_egress_decision d = c->d;
+	size_t kept = 0;
+	for (size_t i = 0; i < ev.n_resolved; i++)
+		if (!is_host_address(c->gw, addrs[i]))
+			addrs[kept++] = addrs[i];
+	ev.n_resolved = kept;
+	struct ag_egress_addr lit;
+	if (is_host_address(c->gw, d.address) && ag_egress_addr_parse(d.host, &lit) < 0)
+		d.address[0] = '\0';
 	char ended[32];
 	gw_now(ended);
 	struct ag_egress_event_meta meta = {
@@ -139,8 +161,8 @@ static json_t *record_of(struct gw_conn *c)
 	json_t *rec = json_object();
 	json_object_set_new(rec, "record", json_string("decision"));
 	json_object_set_new(rec, "seq", json_integer(++c->gw->seq));
-	json_object_set_new(rec, "event", ag_egress_event_record(&ev, &c->d, &meta));
-	json_object_set_new(rec, "decision", ag_egress_decision_json(&c->d));
+	json_object_set_new(rec, "event", ag_egress_event_record(&ev, &d, &meta));
+	json_object_set_new(rec, "decision", ag_egress_decision_json(&d));
 	json_object_set_new(rec, "connected_address",
 			    c->connected[0] ? json_string(c->connected) : json_null());
 	json_object_set_new(rec, "gateway_reason",

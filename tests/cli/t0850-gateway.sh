@@ -285,6 +285,12 @@ t_like "... the validator names the contradiction" "$AG_OUT" "event_contradictor
 # ---- a killed gateway leaves an incomplete stream ----
 gw_start killed --test-allow-loopback || exit 1
 gw_curl "http://canary.test:$HP/k" >/dev/null 2>&1 || true
+# The record is written when the gateway sees the client close, which can
+# be after curl returns (slow under the sanitizers): wait for it (5 s max).
+for _ in $(seq 50); do
+	grep -q '"record":"decision"' "$T/killed.jsonl" 2>/dev/null && break
+	sleep 0.1
+done
 { kill -KILL "$GW_PID" && wait "$GW_PID"; } 2>/dev/null || true
 t_is "SIGKILL: the stream has its records but no end record (incomplete)" \
 	"$(jq -s -r '[(map(select(.record=="decision"))|length),(map(select(.record=="end"))|length)]|join(" ")' "$T/killed.jsonl")" \
@@ -338,6 +344,8 @@ t_is "... the canary saw nothing" "$(($(log_count http) - before_http))" 0
 t_is "... deny record, nothing connected" \
 	"$(jq -r 'select(.record=="decision" and .event.requested.host=="canary.test")|[.event.decision,.event.reason,(.connected_address//"none")]|join(" ")' "$T/hostaddr.jsonl")" \
 	"deny resolution_unsafe none"
+t_is "... the host address it resolved to is named nowhere in that record" \
+	"$(jq -c 'select(.record=="decision" and .event.requested.host=="canary.test")' "$T/hostaddr.jsonl" | grep -c '127\.0\.0\.1' || true)" 0
 out=$(gw_curl -i "http://v6.test:$V6P/six" 2>&1 || true)
 t_like "... an address not listed still passes" "$out" 'CANARY-OK'
 t_is "the start record counts the host addresses and names none of them" \

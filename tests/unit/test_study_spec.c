@@ -251,6 +251,17 @@ static void test_plan_run_names(void **state)
 	assert_string_equal(seen[1], "198.51.100.65");
 	assert_string_equal(seen[2], "203.0.113.1");
 	assert_string_equal(seen[3], "2001:db8::7");
+	/* the plan's JSON (and so its digest) names none of them */
+	json_t *pj = NULL;
+	assert_int_equal(ag_egress_plan_json(&plan, &pj, &e), 0);
+	char *dump = json_dumps(pj, JSON_COMPACT);
+	assert_non_null(dump);
+	assert_null(strstr(dump, "203.0.113.1\""));
+	assert_null(strstr(dump, "2001:db8::7"));
+	assert_null(strstr(dump, "198.51.100.65"));
+	assert_non_null(strstr(dump, "[host-address]"));
+	free(dump);
+	json_decref(pj);
 	ag_egress_plan_release(&plan);
 	static const char *const bad_host[] = {"host.example"};
 	in.host_addresses = bad_host;

@@ -8,6 +8,7 @@
  */
 #include "lib/base/ag.h"
 #include "lib/run/study.h"
+#include "lib/base/redact.h"
 
 #include <setjmp.h>
 #include <cmocka.h>
@@ -73,11 +74,46 @@ static void test_incomplete(void **state)
 			fail_msg("stream %zu was taken as complete", i);
 }
 
+/* What the agent put into a URL or a host (a secret the run knows) is
+ * redacted in every record; a stream without one comes back byte for byte. */
+static void test_redact(void **state)
+{
+	(void)state;
+	struct ag_redactor r = AG_REDACTOR_INIT;
+	ag_redactor_add_secret(&r, "S3CRET-VALUE-7f2a");
+	static const char leak[] =
+	    START "{\"decision\":{\"decision\":\"deny\",\"host\":\"S3CRET-VALUE-7f2a.example\"},"
+		  "\"event\":{\"requested\":{\"host\":\"s3cret-value-7f2a.example\",\"port\":80},"
+		  "\"url\":\"http://ok.example/x/S3CRET-VALUE-7f2a\",\"resolved_addresses\":[\"S3CRET-VALUE-7f2a\"]},"
+		  "\"record\":\"decision\"}\n" END(1) "not json S3CRET-VALUE-7f2a";
+	size_t n = 0;
+	char *out = ag_study_stream_redact(&r, leak, strlen(leak), &n);
+	assert_int_equal(n, strlen(out));
+	assert_null(strstr(out, "S3CRET-VALUE-7f2a"));
+	assert_null(strstr(out, "s3cret-value-7f2a"));
+	assert_non_null(strstr(out, "[REDACTED]"));
+	/* the same records, counted the same (the cut last line stays cut) */
+	struct ag_study_stream a, b;
+	json_decref(ag_study_stream_parse(leak, strlen(leak), "t-1", D, &a));
+	json_decref(ag_study_stream_parse(out, n, "t-1", D, &b));
+	assert_int_equal(a.events, b.events);
+	assert_int_equal(a.denied, b.denied);
+	assert_false(b.complete);
+	free(out);
+	static const char clean[] = START ALLOW DENY END(2);
+	out = ag_study_stream_redact(&r, clean, strlen(clean), &n);
+	assert_int_equal(n, strlen(clean));
+	assert_memory_equal(out, clean, n);
+	free(out);
+	ag_redactor_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_complete),
 	    cmocka_unit_test(test_incomplete),
+	    cmocka_unit_test(test_redact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -495,11 +495,19 @@ int ag_egress_plan_render(const struct ag_egress_plan *p, struct ag_egress_step 
 
 /* ---- JSON ---- */
 
+/* The host's own addresses (the gateway's --host-address values) never
+ * leave through the plan's JSON or its digest: a digest over a handful of
+ * IPv4 addresses could be reversed by trying them all. */
+#define HOST_ADDRESS_MASK "[host-address]"
+
 static json_t *strv_json(const char *const *v, size_t n)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, json_string(v[i]));
+		json_array_append_new(
+		    a, json_string(i > 0 && strcmp(v[i - 1], "--host-address") == 0
+				       ? HOST_ADDRESS_MASK
+				       : v[i]));
 	return a;
 }
 

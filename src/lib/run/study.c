@@ -9,6 +9,7 @@
 #include "lib/base/error.h"
 #include "lib/base/fsx.h"
 #include "lib/base/json.h"
+#include "lib/base/redact.h"
 #include "lib/base/sha256.h"
 #include "lib/base/size.h"
 #include "lib/config/config.h"
@@ -46,7 +47,7 @@ struct ag_study {
 
 	/* objects, each by the id the daemon answered */
 	char *study_net_id, *out_net_id, *gateway_id;
-	bool study_attempted, out_attempted, gw_attempted, out_ours;
+	bool study_attempted, out_attempted, gw_attempted, out_ours, probe_attempted;
 	char gw_out_ip[AG_EGRESS_ADDR_TEXT_MAX];
 	char *gw_image_id, *gw_bound_image_id, *agent_image_id, *gw_platform;
 	uint32_t study_net;
@@ -394,6 +395,7 @@ static int selftest(struct ag_study *s, struct ag_engine *eng, struct ag_error *
 	int rc = -1;
 	struct ag_engine_stream st;
 	ag_engine_stream_init(&st);
+	s->probe_attempted = true;
 	if (ag_ledger_create(eng, &spec, CTL, &id, err) < 0)
 		goto out;
 	const struct ag_engine_stream_opts so = {
@@ -853,7 +855,93 @@ json_t *ag_study_stream_parse(const char *buf, size_t len, const char *trial_id,
 	return events;
 }
 
-/* Reads the gateway's stream back (bounded, no link followed). */
+/* One string redacted: a new string when that changed it, else NULL. */
+static json_t *redacted_string(const struct ag_redactor *r, const json_t *c)
+{
+	char *t = ag_redact(r, json_string_value(c), json_string_length(c), SIZE_MAX / 4, 0, NULL);
+	json_t *n = strcmp(t, json_string_value(c)) != 0 ? json_string(t) : NULL;
+	free(t);
+	return n;
+}
+
+/* Every string under v (object values, array items) redacted in place;
+ * true when one changed. */
+static bool redact_strings(const struct ag_redactor *r, json_t *v, unsigned depth)
+{
+	bool changed = false;
+	if (depth > AG_EGRESS_MANIFEST_MAX_DEPTH + 2)
+		return false; /* deeper than any record: the manifest refuses it anyway */
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *c, *n;
+		json_object_foreach(v, k, c)
+		{
+			if (!json_is_string(c))
+				changed |= redact_strings(r, c, depth + 1);
+			else if ((n = redacted_string(r, c)) != NULL) {
+				json_object_set_new(v, k, n);
+				changed = true;
+			}
+		}
+	} else if (json_is_array(v)) {
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			json_t *c = json_array_get(v, i), *n;
+			if (!json_is_string(c))
+				changed |= redact_strings(r, c, depth + 1);
+			else if ((n = redacted_string(r, c)) != NULL) {
+				json_array_set_new(v, i, n);
+				changed = true;
+			}
+		}
+	}
+	return changed;
+}
+
+char *ag_study_stream_redact(const struct ag_redactor *red, const char *buf, size_t len,
+			     size_t *out_len)
+{
+	/* The run's set, plus each secret lower-cased: the gateway records a
+	 * host name the way DNS compares it, in lower case. */
+	struct ag_redactor lr = AG_REDACTOR_INIT;
+	const struct ag_redactor *r = &lr;
+	for (size_t i = 0; red && i < red->secrets.n; i++) {
+		ag_redactor_add_secret(&lr, red->secrets.v[i]);
+		char *low = ag_xstrdup(red->secrets.v[i]);
+		for (char *c = low; *c; c++)
+			if (*c >= 'A' && *c <= 'Z')
+				*c = (char)(*c - 'A' + 'a');
+		ag_redactor_add_secret(&lr, low);
+		free(low);
+	}
+	for (size_t i = 0; red && i < red->roots.n; i++)
+		ag_redactor_add_root(&lr, red->roots.v[i], red->roles.v[i]);
+	struct ag_buf b = AG_BUF_INIT(SIZE_MAX / 2, NULL);
+	struct ag_error *e = NULL;
+	for (const char *line = buf; line < buf + len;) {
+		const char *nl = memchr(line, '\n', (size_t)(buf + len - line));
+		size_t n = nl ? (size_t)(nl - line) : (size_t)(buf + len - line);
+		json_t *v = json_loadb(line, n, JSON_REJECT_DUPLICATES, NULL);
+		char *t = NULL;
+		if (json_is_object(v))
+			t = redact_strings(r, v, 0)
+				? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII)
+				: ag_xstrndup(line, n); /* unchanged: the gateway's own bytes */
+		if (!t)
+			t = ag_redact(r, line, n, SIZE_MAX / 4, 0, NULL);
+		json_decref(v);
+		if (ag_buf_add(&b, t, strlen(t), &e) < 0 || (nl && ag_buf_add(&b, "\n", 1, &e) < 0))
+			abort(); /* unreachable: the bound is the address space */
+		free(t);
+		line = nl ? nl + 1 : buf + len;
+	}
+	if (ag_buf_add(&b, "", 0, &e) < 0)
+		abort();
+	ag_redactor_release(&lr);
+	return ag_buf_detach(&b, out_len);
+}
+
+/* Reads the gateway's stream back (bounded, no link followed), redacted;
+ * the file itself is replaced by its redacted form when that differs. */
 static json_t *read_stream(struct ag_study *s, int run_fd)
 {
 	static const struct ag_read_reasons why = {
@@ -868,8 +956,27 @@ static json_t *read_stream(struct ag_study *s, int run_fd)
 		return json_array();
 	}
 	s->stream_read = true;
+	size_t rlen = 0;
+	_cleanup_free_ char *red = ag_study_stream_redact(s->o.redact, buf, len, &rlen);
+	if (rlen != len || memcmp(red, buf, len) != 0) {
+		/* the gateway is gone: nothing writes its directory any more */
+		int dfd = openat(run_fd, AG_STUDY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0 || ag_write_file_atomic_at(dfd, AG_STUDY_EVENTS_FILE, "the gateway stream",
+							red, rlen, 0640, false, &e) < 0) {
+			/* the raw stream cannot be replaced: not evidence to trust or keep */
+			ag_error_free(e);
+			e = NULL;
+			if (dfd >= 0)
+				(void)unlinkat(dfd, AG_STUDY_EVENTS_FILE, 0);
+			s->stream_read = false;
+		}
+		if (dfd >= 0)
+			close(dfd);
+		if (!s->stream_read)
+			return json_array();
+	}
 	struct ag_study_stream st;
-	json_t *events = ag_study_stream_parse(buf, len, s->o.trial_id, s->o.policy->digest, &st);
+	json_t *events = ag_study_stream_parse(red, rlen, s->o.trial_id, s->o.policy->digest, &st);
 	s->events = st.events;
 	s->denied = st.denied;
 	s->stream_complete = st.complete;
@@ -959,7 +1066,7 @@ static int h_finish(void *data, struct ag_engine *eng, int run_fd, const char *f
 	s->cleanup_complete = ag_cleanup_state_complete(s->cl_gateway.state) &&
 			      ag_cleanup_state_complete(s->cl_study.state) &&
 			      ag_cleanup_state_complete(s->cl_out.state) &&
-			      (!s->selftest || ag_cleanup_state_complete(s->cl_probe.state));
+			      (!s->probe_attempted || ag_cleanup_state_complete(s->cl_probe.state));
 
 	/* The manifest is the record of a trial the agent could run in: only
 	 * after the topology was proven (the artifact says why otherwise). */
@@ -1001,7 +1108,7 @@ static void h_artifact(void *data, json_t *artifact)
 	json_object_set_new(
 	    o, "cleanup",
 	    json_pack("{s:s, s:s, s:s, s:s}", "gateway", cleanup_word(&s->cl_gateway), "probe",
-		      s->selftest ? cleanup_word(&s->cl_probe) : "not_created", "study_network",
+		      s->probe_attempted ? cleanup_word(&s->cl_probe) : "not_created", "study_network",
 		      cleanup_word(&s->cl_study), "outbound_network",
 		      s->out_ours ? cleanup_word(&s->cl_out) : "not_owned"));
 	/* The host bridge devices of the networks AgentGuard made (br-<12 hex>):

@@ -61,6 +61,9 @@ struct ag_study_opts {
 	bool outbound_internal;	      /* AgentGuard's own outbound network --internal (CI) */
 	const char *probe_path;	      /* the static agentguard-probe (self-tests) */
 	int64_t evidence_gid;	      /* the invoking user's group: the gateway writes as it */
+	/* the run's secrets and roots: the gateway's records (agent-chosen
+	 * hosts and URLs) are redacted with them before anything keeps them */
+	const struct ag_redactor *redact;
 };
 
 /* The study's evidence directory in the run directory, and its files. */
@@ -102,6 +105,18 @@ struct ag_study_stream {
 };
 json_t *ag_study_stream_parse(const char *buf, size_t len, const char *trial_id,
 			      const char *policy_digest, struct ag_study_stream *out);
+
+/*
+ * The stream with every string of every record redacted with r (a line
+ * that is not one JSON object is redacted as text), line for line: what
+ * the agent put into a host, a URL or a path never stays in the evidence
+ * (each secret is matched as given and lower-cased: host names are).
+ * A whole JSON line comes back as compact JSON with sorted keys, the form
+ * the gateway writes. Returns a new buffer (*out_len bytes, NUL after).
+ */
+struct ag_redactor;
+char *ag_study_stream_redact(const struct ag_redactor *r, const char *buf, size_t len,
+			     size_t *out_len);
 
 /*
  * `agentguard cleanup` for a crashed study run (recover.c): the study's
