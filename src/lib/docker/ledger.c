@@ -219,6 +219,27 @@ static int volumes_gone(struct ag_engine *eng, const struct ag_strv *volumes, un
 }
 
 /*
+ * The start every remove-one step shares: a clean result, nothing foreign
+ * yet, and for a NULL id (nothing was created) the final "not created"
+ * state. Returns whether there is an id to act on (result: attempted).
+ */
+static bool cleanup_begin(const char *id, const char *none, struct ag_cleanup_result *out,
+			  bool *foreign)
+{
+	memset(out, 0, sizeof(*out));
+	if (foreign)
+		*foreign = false;
+	if (!id) {
+		out->state = AG_CLEANUP_NOT_CREATED;
+		out->liveness_verified = true;
+		out->message = none;
+		return false;
+	}
+	out->attempted = true;
+	return true;
+}
+
+/*
  * `created_here`: the id is the one the daemon answered to this process's
  * own create, so it is ours whatever an inspection claims; a contradictory
  * inspection then skips the graceful stop and goes straight to the forced
@@ -228,16 +249,8 @@ static void cleanup_one(struct ag_engine *eng, const char *id,
 			const struct ag_container_owner *owner, unsigned timeout_ms,
 			bool created_here, struct ag_cleanup_result *out, bool *foreign)
 {
-	memset(out, 0, sizeof(*out));
-	if (foreign)
-		*foreign = false;
-	if (!id) {
-		out->state = AG_CLEANUP_NOT_CREATED;
-		out->liveness_verified = true;
-		out->message = "no container was created";
+	if (!cleanup_begin(id, "no container was created", out, foreign))
 		return;
-	}
-	out->attempted = true;
 	bool running = false, was_running = false, stopped = false, killed = false;
 	_cleanup_strv_ struct ag_strv volumes = AG_STRV_INIT;
 	int o = observe(eng, id, owner, timeout_ms, &running, &volumes);
@@ -436,28 +449,45 @@ int ag_container_cleanup_labelled(struct ag_engine *eng, const char *key, const 
 				data, worst, removed, skipped_foreign);
 }
 
-void ag_ledger_remove(struct ag_engine *eng, const char *id, bool create_attempted, const char *key,
-		      const char *value, const struct ag_container_owner *owner,
-		      unsigned timeout_ms, struct ag_cleanup_result *out, size_t *skipped_foreign)
+/*
+ * Removes what one create made: by `id` when the daemon answered one;
+ * otherwise (the answer was lost) every object WHAT lists with the unique
+ * label KEY=VALUE that is ours, each by its id. `unlisted`: the message
+ * when that list cannot be had; `none_found` (may be NULL): when it is empty.
+ */
+static void remove_created(struct ag_engine *eng, const char *what, remove_one_fn one,
+			   const char *unlisted, const char *none_found, const char *id,
+			   bool create_attempted, const char *key, const char *value,
+			   const struct ag_container_owner *owner, unsigned timeout_ms,
+			   struct ag_cleanup_result *out, size_t *skipped_foreign)
 {
 	if (skipped_foreign)
 		*skipped_foreign = 0;
 	if (id || !create_attempted) {
-		cleanup_one(eng, id, owner, timeout_ms, true, out, NULL);
+		one(eng, id, owner, timeout_ms, true, out, NULL);
 		return;
 	}
-	/* The create answer was lost: find it by its unique label. */
 	size_t removed = 0;
-	if (ag_container_cleanup_labelled(eng, key, value, owner, timeout_ms, NULL, NULL, out,
-					  &removed, skipped_foreign) < 0) {
+	if (cleanup_labelled(eng, what, one, key, value, owner, timeout_ms, NULL, NULL, out,
+			     &removed, skipped_foreign) < 0) {
 		memset(out, 0, sizeof(*out));
 		out->attempted = true;
 		out->state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
-		out->message = "after a failed create, the containers carrying its label could "
-			       "not be listed";
-	} else if (out->state == AG_CLEANUP_NOT_CREATED) {
-		out->message = "create failed and no container carrying its label exists";
+		out->message = unlisted;
+	} else if (out->state == AG_CLEANUP_NOT_CREATED && none_found) {
+		out->message = none_found;
 	}
+}
+
+void ag_ledger_remove(struct ag_engine *eng, const char *id, bool create_attempted, const char *key,
+		      const char *value, const struct ag_container_owner *owner,
+		      unsigned timeout_ms, struct ag_cleanup_result *out, size_t *skipped_foreign)
+{
+	remove_created(eng, CONTAINERS, cleanup_one,
+		       "after a failed create, the containers carrying its label could not be "
+		       "listed",
+		       "create failed and no container carrying its label exists", id,
+		       create_attempted, key, value, owner, timeout_ms, out, skipped_foreign);
 }
 
 int ag_container_list_labelled(struct ag_engine *eng, const char *key, const char *value,
@@ -576,16 +606,8 @@ static void network_remove_one(struct ag_engine *eng, const char *id,
 			       const struct ag_container_owner *owner, unsigned timeout_ms,
 			       bool created_here, struct ag_cleanup_result *out, bool *foreign)
 {
-	memset(out, 0, sizeof(*out));
-	if (foreign)
-		*foreign = false;
-	if (!id) {
-		out->state = AG_CLEANUP_NOT_CREATED;
-		out->liveness_verified = true;
-		out->message = "no network was created";
+	if (!cleanup_begin(id, "no network was created", out, foreign))
 		return;
-	}
-	out->attempted = true;
 	json_t *v = NULL;
 	int o = ag_network_lookup(eng, id, timeout_ms, &v);
 	if (o == 1) {
@@ -623,21 +645,10 @@ void ag_network_remove(struct ag_engine *eng, const char *id, bool create_attemp
 		       const char *key, const char *value, const struct ag_container_owner *owner,
 		       unsigned timeout_ms, struct ag_cleanup_result *out)
 {
-	if (id || !create_attempted) {
-		network_remove_one(eng, id, owner, timeout_ms, true, out, NULL);
-		return;
-	}
-	/* The create answer was lost: find it by its unique label, ours only. */
-	size_t removed = 0, foreign = 0;
-	if (ag_network_cleanup_labelled(eng, key, value, owner, timeout_ms, out, &removed,
-					&foreign) < 0) {
-		memset(out, 0, sizeof(*out));
-		out->attempted = true;
-		out->state = AG_CLEANUP_VERIFICATION_UNAVAILABLE;
-		out->message =
-		    "after a failed create, the networks carrying its label could not be "
-		    "listed";
-	}
+	remove_created(eng, NETWORKS, network_remove_one,
+		       "after a failed create, the networks carrying its label could not be "
+		       "listed",
+		       NULL, id, create_attempted, key, value, owner, timeout_ms, out, NULL);
 }
 
 int ag_network_cleanup_labelled(struct ag_engine *eng, const char *key, const char *value,
