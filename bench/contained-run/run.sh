@@ -25,29 +25,9 @@ eval "$("$root/scripts/test-env" env)"
 docker=${AG_DOCKER:-/usr/bin/docker}
 U=$AG_TEST_USER
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-chmod 755 "$work"
-mkdir -p "$work/w/repo/src"
-for i in $(seq 1 20); do printf 'line %d\n' "$i" >"$work/w/repo/src/f$i.txt"; done
-cat >"$work/w/bench.yaml" <<CFG
-task_id: run-bench
-description: contained-run benchmark
-test_command: "true"
-mode: ci
-expected_modified_files: {min: 0, max: 5}
-sandbox: {type: docker, image: "$AG_TEST_IMAGE", network: none}
-contained_execution:
-  version: 1
-  platform: linux-docker-engine
-  required_uid: $AG_TEST_UID
-  required_gid: $AG_TEST_GID
-  memory_limit: 128m
-  pids_limit: 64
-  tmpfs_size: 16m
-CFG
-chown -R "$U:$U" "$work/w"
-as_user() { runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$work/w" bash -c 'cd "$1" && shift && exec "$@"' _ "$work/w" "$@"; }
+# shellcheck source=bench/lib-fixture.sh
+. "$here/../lib-fixture.sh"
+bench_fixture run-bench "contained-run benchmark"
 # BENCH_GIT=1: the repository is a git repository (one commit), so the
 # workspace stage starts the git reader
 if [ -n "${BENCH_GIT:-}" ]; then

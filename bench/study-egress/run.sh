@@ -25,30 +25,11 @@ eval "$("$root/scripts/test-env" env)"
 U=$AG_TEST_USER
 GW=$("$root/scripts/gateway-image" 127.0.0.1:5000 2>/dev/null | tail -1)
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-chmod 755 "$work"
-mkdir -p "$work/w/repo/src"
-for i in $(seq 1 20); do printf 'line %d\n' "$i" >"$work/w/repo/src/f$i.txt"; done
-cat >"$work/w/bench.yaml" <<CFG
-task_id: study-bench
-description: study-egress benchmark
-test_command: "true"
-mode: ci
-expected_modified_files: {min: 0, max: 5}
-sandbox: {type: docker, image: "$AG_TEST_IMAGE", network: none}
-contained_execution:
-  version: 1
-  platform: linux-docker-engine
-  required_uid: $AG_TEST_UID
-  required_gid: $AG_TEST_GID
-  memory_limit: 128m
-  pids_limit: 64
-  tmpfs_size: 16m
-CFG
+# shellcheck source=bench/lib-fixture.sh
+. "$here/../lib-fixture.sh"
+bench_fixture study-bench "study-egress benchmark"
 printf '{"schema":"agentguard.live-study-egress-policy","schema_version":1,"destinations":[]}' >"$work/w/p.json"
-chown -R "$U:$U" "$work/w"
-as_user() { runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$work/w" bash -c 'cd "$1" && shift && exec "$@"' _ "$work/w" "$@"; }
+chown "$U:$U" "$work/w/p.json"
 
 # a free /28 pair of 198.51.100.0/24 (no Docker network or route overlaps it)
 used=$({ docker network inspect --format '{{range .IPAM.Config}}{{.Subnet}}{{"\n"}}{{end}}' \
