@@ -34,8 +34,8 @@ CFG
 	chown -R "$AG_TEST_USER:$AG_TEST_USER" "$work/w"
 }
 
+# shellcheck disable=SC2016 # the inner bash expands its own "$1" and "$@"
 as_user() {
 	runuser -u "$AG_TEST_USER" -- env -i PATH=/usr/bin:/bin HOME="$work/w" \
-		# shellcheck disable=SC2016 # expanded by the inner bash
 		bash -c 'cd "$1" && shift && exec "$@"' _ "$work/w" "$@"
 }
