@@ -89,6 +89,22 @@ bool ag_container_owned(const json_t *v, const char *id, const struct ag_contain
 	return labels_match(ag_json_path(v, "Config.Labels"), o);
 }
 
+/* A create's answer: its "Id" must be one 64-hex id (*id, owned by the
+ * caller). Consumes `v`. */
+static int created_id(json_t *v, const char *reason, const char *kind, char **id,
+		      struct ag_error **err)
+{
+	const char *got = json_string_value(json_object_get(v, "Id"));
+	int rc = 0;
+	if (ag_is_container_id(got))
+		*id = ag_xstrdup(got);
+	else
+		rc = ag_err(err, AG_E_DOCKER, 0, reason,
+			    "the daemon did not answer one 64-hex %s id", kind);
+	json_decref(v);
+	return rc;
+}
+
 int ag_ledger_create(struct ag_engine *eng, const struct ag_exec_spec *spec, unsigned timeout_ms,
 		     char **id, struct ag_error **err)
 {
@@ -107,15 +123,7 @@ int ag_ledger_create(struct ag_engine *eng, const struct ag_exec_spec *spec, uns
 	json_decref(body);
 	if (rc < 0)
 		return -1;
-	const char *got = json_string_value(json_object_get(v, "Id"));
-	if (!ag_is_container_id(got)) {
-		json_decref(v);
-		return ag_err(err, AG_E_DOCKER, 0, "docker.create.bad_id",
-			      "the daemon did not answer one 64-hex container id");
-	}
-	*id = ag_xstrdup(got);
-	json_decref(v);
-	return 0;
+	return created_id(v, "docker.create.bad_id", "container", id, err);
 }
 
 const char *ag_cleanup_state_name(enum ag_cleanup_state s)
@@ -568,15 +576,7 @@ int ag_network_create(struct ag_engine *eng, const struct ag_network_spec *s, un
 	json_decref(body);
 	if (rc < 0)
 		return -1;
-	const char *got = json_string_value(json_object_get(v, "Id"));
-	if (!ag_is_container_id(got)) {
-		json_decref(v);
-		return ag_err(err, AG_E_DOCKER, 0, "docker.network.bad_id",
-			      "the daemon did not answer one 64-hex network id");
-	}
-	*id = ag_xstrdup(got);
-	json_decref(v);
-	return 0;
+	return created_id(v, "docker.network.bad_id", "network", id, err);
 }
 
 int ag_network_connect(struct ag_engine *eng, const char *net_id, const char *container_id,
