@@ -7,6 +7,8 @@
 # (exit 3) and leaves nothing. On the real engine: AgentGuard killed with
 # SIGKILL mid-study leaves its gateway and networks, and `agentguard
 # cleanup` removes them (containers first, by label and id): nothing left.
+# Also: a network create whose answer names no valid id fails by name
+# (exit 6) and the network is found by its label and removed.
 #
 # Address plan: before each run a free /28 of 198.51.100.0/24 for the study
 # subnet whose next /28 (AgentGuard's own internal outbound network) is free.
@@ -47,6 +49,19 @@ t_is "injected gateway without ip_forward=0: exit 3" "$AG_RC" 3
 t_like "injected gateway without ip_forward=0: named reason" "$AG_OUT" '"failure_reason":"study.gateway.sysctl"'
 t_ok "injected gateway without ip_forward=0: the agent was never created" agent_never_created
 t_ok "injected gateway without ip_forward=0: nothing left" study_nothing_left "$RUN_DIR"
+
+# The network is created, but the daemon's answer names no valid id: the
+# run fails by name and the ledger finds the network by its label.
+fault '[{"method":"POST","path":"^/networks/create$","action":"patch","set":{"Id":"not-an-id"}}]'
+log_from=$(($(wc -l <"$FE_RULES.log") + 1))
+common
+study_run "${common[@]}" --docker-socket "$FE_SOCK" --trial-id "$TRIAL-b" -- /bin/true
+t_is "injected bad network id: a Docker failure (exit 6)" "$AG_RC" 6
+t_like "injected bad network id: named reason" "$AG_OUT" 'docker\.network\.bad_id'
+t_ok "injected bad network id: the agent was never created" agent_never_created
+t_ok "injected bad network id: nothing left (found by label)" study_nothing_left "$RUN_DIR"
+t_like "injected bad network id: it was found and deleted by its id" \
+	"$(tail -n "+$log_from" "$FE_RULES.log")" 'DELETE /networks/[0-9a-f]{64}'
 fault '[]'
 
 # --- SIGKILL of AgentGuard mid-study, then `agentguard cleanup`
