@@ -8,31 +8,31 @@
 #include <ctype.h>
 
 static const char help[] =
-	"Usage: agentguard cleanup [--runs-root DIR] [--probe-age SECONDS]\n"
-	"                          [--probe-label KEY=VALUE] [--docker-socket PATH] [--json]\n"
-	"\n"
-	"After a crash (AgentGuard killed with SIGKILL, a reboot mid-run), remove\n"
-	"the containers and workspaces of runs in DIR (default\n"
-	".agentguard/contained-runs) whose AgentGuard process is gone.\n"
-	"\n"
-	"Only what AgentGuard can prove it owns is touched: a run directory with a\n"
-	"valid marker naming that directory, a container listed by the run's label\n"
-	"whose inspection shows the run's name and both owner labels. A run whose\n"
-	"AgentGuard process is still alive is left alone. Each run is reported.\n"
-	"\n"
-	"Preflight probe containers orphaned by a crash are removed too: only those\n"
-	"carrying all three probe labels (the name label equal to the container's\n"
-	"own name) and created more than --probe-age seconds ago (default 120; a\n"
-	"live preflight keeps its probe for well under a minute, so a smaller value\n"
-	"can make a concurrent preflight fail closed). --probe-label KEY=VALUE\n"
-	"narrows that pass to probes that also carry the label (a test suite on a\n"
-	"shared engine uses it to touch only probes it created itself).\n"
-	"\n"
-	"--json prints one JSON object (docs/json-output.md, agentguard.cleanup)\n"
-	"instead of the lines; an error is a JSON error object.\n"
-	"\n"
-	"Exit codes: 0 everything found was cleaned (or nothing to do), 8 something\n"
-	"could not be verified or removed, 2 usage error, 6 Docker unavailable.\n";
+    "Usage: agentguard cleanup [--runs-root DIR] [--probe-age SECONDS]\n"
+    "                          [--probe-label KEY=VALUE] [--docker-socket PATH] [--json]\n"
+    "\n"
+    "After a crash (AgentGuard killed with SIGKILL, a reboot mid-run), remove\n"
+    "the containers and workspaces of runs in DIR (default\n"
+    ".agentguard/contained-runs) whose AgentGuard process is gone.\n"
+    "\n"
+    "Only what AgentGuard can prove it owns is touched: a run directory with a\n"
+    "valid marker naming that directory, a container listed by the run's label\n"
+    "whose inspection shows the run's name and both owner labels. A run whose\n"
+    "AgentGuard process is still alive is left alone. Each run is reported.\n"
+    "\n"
+    "Preflight probe containers orphaned by a crash are removed too: only those\n"
+    "carrying all three probe labels (the name label equal to the container's\n"
+    "own name) and created more than --probe-age seconds ago (default 120; a\n"
+    "live preflight keeps its probe for well under a minute, so a smaller value\n"
+    "can make a concurrent preflight fail closed). --probe-label KEY=VALUE\n"
+    "narrows that pass to probes that also carry the label (a test suite on a\n"
+    "shared engine uses it to touch only probes it created itself).\n"
+    "\n"
+    "--json prints one JSON object (docs/json-output.md, agentguard.cleanup)\n"
+    "instead of the lines; an error is a JSON error object.\n"
+    "\n"
+    "Exit codes: 0 everything found was cleaned (or nothing to do), 8 something\n"
+    "could not be verified or removed, 2 usage error, 6 Docker unavailable.\n";
 
 static void log_line(const char *line, void *data)
 {
@@ -52,11 +52,11 @@ static int print_json(bool root_exists, const struct ag_recover_report *r, json_
 	json_t *o = json_pack(
 	    "{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:o}", "runs_root_exists", root_exists,
 	    "runs_examined", (json_int_t)r->runs_examined, "runs_recovered",
-	    (json_int_t)r->runs_recovered, "runs_live", (json_int_t)r->runs_live,
-	    "runs_incomplete", (json_int_t)r->runs_incomplete, "runs_unowned",
-	    (json_int_t)r->runs_unowned, "containers_removed", (json_int_t)r->containers_removed,
-	    "workspaces_removed", (json_int_t)r->workspaces_removed, "complete",
-	    r->runs_incomplete == 0, "log", lines ? json_incref(lines) : json_array());
+	    (json_int_t)r->runs_recovered, "runs_live", (json_int_t)r->runs_live, "runs_incomplete",
+	    (json_int_t)r->runs_incomplete, "runs_unowned", (json_int_t)r->runs_unowned,
+	    "containers_removed", (json_int_t)r->containers_removed, "workspaces_removed",
+	    (json_int_t)r->workspaces_removed, "complete", r->runs_incomplete == 0, "log",
+	    lines ? json_incref(lines) : json_array());
 	return ag_cli_json_print(o, "agentguard.cleanup");
 }
 
@@ -87,14 +87,17 @@ int ag_cmd_cleanup(int argc, char **argv)
 		if (strcmp(a, "--probe-age") == 0 && i + 1 < argc) {
 			if (ag_parse_i64(argv[++i], &probe_age) < 0 || probe_age < 0 ||
 			    probe_age > 86400 * 365)
-				return ag_cli_usage("cleanup", "--probe-age needs a number of seconds");
+				return ag_cli_usage("cleanup",
+						    "--probe-age needs a number of seconds");
 			continue;
 		}
 		if (strcmp(a, "--probe-label") == 0 && i + 1 < argc) {
 			const char *kv = argv[++i], *eq = strchr(kv, '=');
-			if (probe_key || !eq || !valid_label_part(kv, (size_t)(eq - kv), AG_LABEL_KEY_MAX) ||
+			if (probe_key || !eq ||
+			    !valid_label_part(kv, (size_t)(eq - kv), AG_LABEL_KEY_MAX) ||
 			    !valid_label_part(eq + 1, strlen(eq + 1), AG_LABEL_VALUE_MAX))
-				return ag_cli_usage("cleanup", "--probe-label needs one KEY=VALUE "
+				return ag_cli_usage("cleanup",
+						    "--probe-label needs one KEY=VALUE "
 						    "of letters, digits, '.', '_' and '-'");
 			probe_key = ag_xstrndup(kv, (size_t)(eq - kv));
 			probe_value = eq + 1;
@@ -121,7 +124,8 @@ int ag_cmd_cleanup(int argc, char **argv)
 			return AG_EXIT_PASS;
 		}
 		ag_cli_json_error("config", "run.runs_root", "cannot open the runs root", NULL);
-		fprintf(stderr, "agentguard: error: cannot open the runs root: %s [run.runs_root]\n",
+		fprintf(stderr,
+			"agentguard: error: cannot open the runs root: %s [run.runs_root]\n",
 			strerror(errno));
 		return AG_EXIT_CONFIG;
 	}

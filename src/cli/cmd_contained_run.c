@@ -18,58 +18,58 @@
 #include <sys/stat.h>
 
 static const char help[] =
-	"Usage: agentguard contained-run CONFIG [--repo DIR] [--runs-root DIR]\n"
-	"         [--timeout SECONDS] [--allow-fail-result] [--json] [--quiet]\n"
-	"         [--docker-socket PATH] [--signing-key FILE] -- ARGV...\n"
-	"\n"
-	"Run one explicit argv (the agent, or a command it would run) inside a\n"
-	"Docker container whose security properties are verified before launch,\n"
-	"against a lifecycle-owned copy of the repository, and write evidence of\n"
-	"what happened.\n"
-	"\n"
-	"  CONFIG               Path to the AgentGuard config file (agentguard.yaml)\n"
-	"                       with a contained_execution v1 block.\n"
-	"  --                   Required. Every token after it is the agent argv,\n"
-	"                       kept exactly (--help, -h, '--', shell characters...).\n"
-	"  --repo DIR           Repository to copy into the workspace (default: the\n"
-	"                       config's repo_template, relative to the config file,\n"
-	"                       else the current directory). It is never mounted.\n"
-	"  --runs-root DIR      Where <run-id>/contained-run.json is written (default\n"
-	"                       .agentguard/contained-runs). Inside the repository it\n"
-	"                       must be under the repository's top-level .agentguard/.\n"
-	"  --timeout SECONDS    Agent timeout, 1..86400 (default: the config's\n"
-	"                       command_timeout_seconds).\n"
-	"  --allow-fail-result  Exit 0 when the agent or a check failed (exit 1); never\n"
-	"                       hides exit codes 2-8.\n"
-	"  --json               Print a JSON summary instead of text (stdout holds only\n"
-	"                       that document; the agent's output goes to stderr).\n"
-	"  -q, --quiet          Do not show the agent's output or any progress.\n"
-	"  --docker-socket PATH The Docker Engine socket (absolute; root-owned, in a\n"
-	"                       root-owned directory chain; the daemon must run as\n"
-	"                       root). Default /var/run/docker.sock.\n"
-	"  --signing-key FILE   Ed25519 key (PKCS#8 PEM, 0600) that signs the evidence\n"
-	"                       seal (default: the local key, created on first use:\n"
-	"                       ${XDG_STATE_HOME:-$HOME/.local/state}/agentguard/\n"
-	"                       signing-key.pem). `agentguard evidence keygen` makes one.\n"
-	"  -h, --help           Show this help.\n"
-	"\n"
-	"Order: config and uid/gid check, environment allowlist, Docker preflight,\n"
-	"workspace preparation, container create + verification by id, start,\n"
-	"cleanup by id (always), mutation capture, policy checks (docs/checks.md),\n"
-	"source integrity, artifact. A failed error or critical check exits 1.\n"
-	"SIGINT/SIGTERM cancel cleanly: the container is removed, the artifact\n"
-	"says cancelled, the exit code is 128+signal.\n"
-	"\n"
-	"While the agent runs, its output is shown live, redacted like the evidence\n"
-	"(configured secrets in any encoded form, credential shapes, private paths)\n"
-	"and escaped for the terminal: each stdout line as 'agent: LINE' on stdout,\n"
-	"each stderr line as 'agent stderr: LINE' on stderr. Only whole lines are\n"
-	"shown; it stops at max_output_bytes, as the capture does. On a terminal\n"
-	"(stderr), the workspace copy, the change capture and the source check show\n"
-	"their progress in place; piped, they print nothing. No colour is used.\n"
-	"\n"
-	"Exit codes: 0 pass, 1 agent or check failed, 2 config or usage, 3 preflight,\n"
-	"4 workspace, 5 policy, 6 Docker, 7 timeout, 8 cleanup, 130/143 cancelled.\n";
+    "Usage: agentguard contained-run CONFIG [--repo DIR] [--runs-root DIR]\n"
+    "         [--timeout SECONDS] [--allow-fail-result] [--json] [--quiet]\n"
+    "         [--docker-socket PATH] [--signing-key FILE] -- ARGV...\n"
+    "\n"
+    "Run one explicit argv (the agent, or a command it would run) inside a\n"
+    "Docker container whose security properties are verified before launch,\n"
+    "against a lifecycle-owned copy of the repository, and write evidence of\n"
+    "what happened.\n"
+    "\n"
+    "  CONFIG               Path to the AgentGuard config file (agentguard.yaml)\n"
+    "                       with a contained_execution v1 block.\n"
+    "  --                   Required. Every token after it is the agent argv,\n"
+    "                       kept exactly (--help, -h, '--', shell characters...).\n"
+    "  --repo DIR           Repository to copy into the workspace (default: the\n"
+    "                       config's repo_template, relative to the config file,\n"
+    "                       else the current directory). It is never mounted.\n"
+    "  --runs-root DIR      Where <run-id>/contained-run.json is written (default\n"
+    "                       .agentguard/contained-runs). Inside the repository it\n"
+    "                       must be under the repository's top-level .agentguard/.\n"
+    "  --timeout SECONDS    Agent timeout, 1..86400 (default: the config's\n"
+    "                       command_timeout_seconds).\n"
+    "  --allow-fail-result  Exit 0 when the agent or a check failed (exit 1); never\n"
+    "                       hides exit codes 2-8.\n"
+    "  --json               Print a JSON summary instead of text (stdout holds only\n"
+    "                       that document; the agent's output goes to stderr).\n"
+    "  -q, --quiet          Do not show the agent's output or any progress.\n"
+    "  --docker-socket PATH The Docker Engine socket (absolute; root-owned, in a\n"
+    "                       root-owned directory chain; the daemon must run as\n"
+    "                       root). Default /var/run/docker.sock.\n"
+    "  --signing-key FILE   Ed25519 key (PKCS#8 PEM, 0600) that signs the evidence\n"
+    "                       seal (default: the local key, created on first use:\n"
+    "                       ${XDG_STATE_HOME:-$HOME/.local/state}/agentguard/\n"
+    "                       signing-key.pem). `agentguard evidence keygen` makes one.\n"
+    "  -h, --help           Show this help.\n"
+    "\n"
+    "Order: config and uid/gid check, environment allowlist, Docker preflight,\n"
+    "workspace preparation, container create + verification by id, start,\n"
+    "cleanup by id (always), mutation capture, policy checks (docs/checks.md),\n"
+    "source integrity, artifact. A failed error or critical check exits 1.\n"
+    "SIGINT/SIGTERM cancel cleanly: the container is removed, the artifact\n"
+    "says cancelled, the exit code is 128+signal.\n"
+    "\n"
+    "While the agent runs, its output is shown live, redacted like the evidence\n"
+    "(configured secrets in any encoded form, credential shapes, private paths)\n"
+    "and escaped for the terminal: each stdout line as 'agent: LINE' on stdout,\n"
+    "each stderr line as 'agent stderr: LINE' on stderr. Only whole lines are\n"
+    "shown; it stops at max_output_bytes, as the capture does. On a terminal\n"
+    "(stderr), the workspace copy, the change capture and the source check show\n"
+    "their progress in place; piped, they print nothing. No colour is used.\n"
+    "\n"
+    "Exit codes: 0 pass, 1 agent or check failed, 2 config or usage, 3 preflight,\n"
+    "4 workspace, 5 policy, 6 Docker, 7 timeout, 8 cleanup, 130/143 cancelled.\n";
 
 static volatile sig_atomic_t cancel_signal;
 
@@ -216,8 +216,7 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 			size_t l = strlen(valued[k]);
 			if (strcmp(a, valued[k]) == 0) {
 				if (i + 1 >= stop)
-					return ag_cli_usage(cmd, "%s needs a value",
-							    valued[k]);
+					return ag_cli_usage(cmd, "%s needs a value", valued[k]);
 				opt = valued[k];
 				val = argv[++i];
 			} else if (strncmp(a, valued[k], l) == 0 && a[l] == '=') {
@@ -261,7 +260,7 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 		return ag_cli_usage(cmd, "the agent argv after '--' is empty");
 	if (argv[boundary + 1][0] == '\0')
 		return ag_cli_usage(cmd, "the agent argv must not start with an empty "
-						     "string");
+					 "string");
 
 	/* 1. config and the host identity rule */
 	_cleanup_err_ struct ag_error *err = NULL;
@@ -304,14 +303,15 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 	if (!repo && c->repo_template) {
 		_cleanup_free_ char *dc = ag_xstrdup(config);
 		repo_from_config = c->repo_template[0] == '/'
-					   ? ag_xstrdup(c->repo_template)
-					   : ag_xasprintf("%s/%s", dirname(dc), c->repo_template);
+				       ? ag_xstrdup(c->repo_template)
+				       : ag_xasprintf("%s/%s", dirname(dc), c->repo_template);
 		repo = repo_from_config;
 	}
 	repo_fd = open(repo ? repo : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (repo_fd < 0 || fd_abs_path(repo_fd, &repo_abs) < 0) {
-		fprintf(stderr, "agentguard: error: cannot open the repository directory: %s "
-				"[run.repo]\n",
+		fprintf(stderr,
+			"agentguard: error: cannot open the repository directory: %s "
+			"[run.repo]\n",
 			strerror(errno));
 		goto out;
 	}
@@ -331,8 +331,9 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 	const char *runs = runs_root ? runs_root : ".agentguard/contained-runs";
 	runs_fd = ag_open_or_make_dirs(runs, 0755);
 	if (runs_fd < 0 || fd_abs_path(runs_fd, &runs_abs) < 0) {
-		fprintf(stderr, "agentguard: error: cannot create or open the runs root: %s "
-				"[run.runs_root]\n",
+		fprintf(stderr,
+			"agentguard: error: cannot create or open the runs root: %s "
+			"[run.runs_root]\n",
 			strerror(errno));
 		goto out;
 	}
@@ -356,16 +357,18 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 		goto out;
 	}
 	size_t rl = strlen(repo_abs);
-	bool in_repo = strncmp(runs_abs, repo_abs, rl) == 0 &&
-		       (runs_abs[rl] == '/' || runs_abs[rl] == '\0');
+	bool in_repo =
+	    strncmp(runs_abs, repo_abs, rl) == 0 && (runs_abs[rl] == '/' || runs_abs[rl] == '\0');
 	if (in_repo) {
 		/* CONTRACT: evidence.outside_agent_repo */
 		const char *rest = runs_abs + rl;
 		if (strncmp(rest, "/.agentguard/", 13) != 0 && strcmp(rest, "/.agentguard") != 0) {
-			fputs("agentguard: usage error: the runs root is inside the repository but not "
-			      "under its top-level .agentguard/: evidence must stay outside what the "
-			      "agent sees [run.runs_root_in_repo]\n",
-			      stderr);
+			fputs(
+			    "agentguard: usage error: the runs root is inside the repository but "
+			    "not "
+			    "under its top-level .agentguard/: evidence must stay outside what the "
+			    "agent sees [run.runs_root_in_repo]\n",
+			    stderr);
 			goto out;
 		}
 	}
@@ -387,31 +390,31 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 	signal(SIGPIPE, SIG_IGN);
 
 	/* what the run shows while it runs (cli/live_out.c) */
-	struct ag_cli_live live = {.quiet = quiet, .json = as_json,
-				   .progress = !quiet && isatty(STDERR_FILENO)};
+	struct ag_cli_live live = {
+	    .quiet = quiet, .json = as_json, .progress = !quiet && isatty(STDERR_FILENO)};
 	const struct ag_run_observer observer = {ag_cli_live_event, &live};
 
 	static char *probe; /* for the life of the process */
 	if (!probe)
 		probe = ag_cli_probe_path();
 	struct ag_run_opts o = {
-		.cfg = c,
-		.repo_fd = repo_fd,
-		.repo_abs = repo_abs,
-		.runs_root_fd = runs_fd,
-		.runs_root_abs = runs_abs,
-		.runs_root_in_repo = in_repo,
-		.runs_root_rel = in_repo ? runs_abs + rl + 1 : NULL,
-		.signing_key = key,
-		.argv = (const char *const *)argv + boundary + 1,
-		.argc = (size_t)(argc - boundary - 1),
-		.timeout_seconds = timeout ? timeout : c->command_timeout_seconds,
-		.env = &env,
-		.redact = &red,
-		.docker_socket = docker,
-		.probe_path = probe,
-		.cancel = &cancel_signal,
-		.observer = &observer,
+	    .cfg = c,
+	    .repo_fd = repo_fd,
+	    .repo_abs = repo_abs,
+	    .runs_root_fd = runs_fd,
+	    .runs_root_abs = runs_abs,
+	    .runs_root_in_repo = in_repo,
+	    .runs_root_rel = in_repo ? runs_abs + rl + 1 : NULL,
+	    .signing_key = key,
+	    .argv = (const char *const *)argv + boundary + 1,
+	    .argc = (size_t)(argc - boundary - 1),
+	    .timeout_seconds = timeout ? timeout : c->command_timeout_seconds,
+	    .env = &env,
+	    .redact = &red,
+	    .docker_socket = docker,
+	    .probe_path = probe,
+	    .cancel = &cancel_signal,
+	    .observer = &observer,
 	};
 	if (ext && (rc = ext->prepare(ext->data, c, &o)) != AG_EXIT_PASS)
 		goto out;
@@ -440,12 +443,13 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 		}
 		json_object_set_new(j, "failed_checks", fc);
 		json_object_set_new(j, "exit_code", json_integer(out.exit_code));
-		json_object_set_new(j, "preflight", out.preflight_status
-							? json_string(out.preflight_status)
-							: json_null());
+		json_object_set_new(j, "preflight",
+				    out.preflight_status ? json_string(out.preflight_status)
+							 : json_null());
 		json_object_set_new(j, "claim_level",
 				    out.claim_level ? json_string(out.claim_level) : json_null());
-		json_object_set_new(j, "outcome", out.outcome ? json_string(out.outcome) : json_null());
+		json_object_set_new(j, "outcome",
+				    out.outcome ? json_string(out.outcome) : json_null());
 		json_object_set_new(j, "command_exit_code",
 				    out.command_ran && out.command_exit_code >= 0
 					? json_integer(out.command_exit_code)
@@ -455,9 +459,11 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 						      : json_null());
 		json_object_set_new(j, "cleanup_complete", json_boolean(out.cleanup_complete));
 		json_object_set_new(j, "failure_stage",
-				    out.failure_stage ? json_string(out.failure_stage) : json_null());
+				    out.failure_stage ? json_string(out.failure_stage)
+						      : json_null());
 		json_object_set_new(j, "failure_reason",
-				    out.failure_reason ? json_string(out.failure_reason) : json_null());
+				    out.failure_reason ? json_string(out.failure_reason)
+						       : json_null());
 		/* Only a file that was written is ever named. */
 		json_t *rp = out.artifact_written ? json_string(report) : NULL;
 		json_object_set_new(j, "report", rp ? rp : json_null());
@@ -472,13 +478,15 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 			      (json_int_t)tm->capture, "checks_ms", (json_int_t)tm->checks,
 			      "evidence_ms", (json_int_t)tm->evidence, "total_ms",
 			      (json_int_t)tm->total));
-		char *pp = out.patch_written ? ag_xasprintf("%s/%s/changes.patch", runs, out.run_id) : NULL;
+		char *pp = out.patch_written ? ag_xasprintf("%s/%s/changes.patch", runs, out.run_id)
+					     : NULL;
 		json_t *pj = pp ? json_string(pp) : NULL;
 		json_object_set_new(j, "patch", pj ? pj : json_null());
 		free(pp);
 		if (ext)
 			ext->report(ext->data, j);
-		ag_cli_json_print(j, ext ? ext->summary_schema : "agentguard.contained-run-summary");
+		ag_cli_json_print(j,
+				  ext ? ext->summary_schema : "agentguard.contained-run-summary");
 		print_failure(&out);
 	} else {
 		puts("AgentGuard Contained Run");
@@ -504,15 +512,17 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 		if (out.command_ran) {
 			bool oom = out.outcome && strcmp(out.outcome, "oom_killed") == 0;
 			if (!out.agent_started && out.command_exit_code >= 0)
-				printf("Command exit code: %d (Docker's launcher: the command never "
-				       "started)\n",
-				       out.command_exit_code);
+				printf(
+				    "Command exit code: %d (Docker's launcher: the command never "
+				    "started)\n",
+				    out.command_exit_code);
 			else if (!out.agent_started)
 				puts("Command exit code: none (the command never started)");
 			else if (out.command_exit_code >= 0)
 				printf("Command exit code: %d\n", out.command_exit_code);
 			else if (oom)
-				puts("Command exit code: none (killed by the out-of-memory killer)");
+				puts(
+				    "Command exit code: none (killed by the out-of-memory killer)");
 			else
 				puts("Command exit code: none (stopped by AgentGuard)");
 			printf("Outcome: %s\n", out.outcome ? out.outcome : "unknown");
@@ -535,8 +545,8 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 		}
 		for (size_t i = 0; i < out.changed_files.n; i++) {
 			fputs("- ", stdout);
-			char *s = ag_redact(&red, out.changed_files.v[i], strlen(out.changed_files.v[i]),
-					    1024, 0, NULL);
+			char *s = ag_redact(&red, out.changed_files.v[i],
+					    strlen(out.changed_files.v[i]), 1024, 0, NULL);
 			ag_cli_put_sanitized(stdout, s);
 			free(s);
 			putchar('\n');

@@ -115,14 +115,16 @@ int ag_cmd_preflight(int argc, char **argv)
 			return AG_EXIT_CONFIG;
 		}
 		if (as_json) {
-			json_t *ev = json_pack(
-			    "{s:s, s:i, s:s, s:s, s:b, s:b, s:s, s:s, s:[{s:s, s:b, s:s, s:s, s:s}]}",
-			    "schema", "agentguard.docker-preflight", "preflight_version", 1, "status",
-			    "unsafe", "claim_level", "none", "supported", 0,
-			    "approved_boundary_constructible", 0, "failed_check",
-			    "contained_execution_contract", "reason", err->reason, "checks", "name",
-			    "contained_execution_contract", "passed", 0, "status", "unsafe", "reason",
-			    err->reason, "diagnostic", err->key ? err->key : "contained_execution");
+			json_t *ev =
+			    json_pack("{s:s, s:i, s:s, s:s, s:b, s:b, s:s, s:s, s:[{s:s, s:b, s:s, "
+				      "s:s, s:s}]}",
+				      "schema", "agentguard.docker-preflight", "preflight_version",
+				      1, "status", "unsafe", "claim_level", "none", "supported", 0,
+				      "approved_boundary_constructible", 0, "failed_check",
+				      "contained_execution_contract", "reason", err->reason,
+				      "checks", "name", "contained_execution_contract", "passed", 0,
+				      "status", "unsafe", "reason", err->reason, "diagnostic",
+				      err->key ? err->key : "contained_execution");
 			ag_cli_json_print(ev, "agentguard.docker-preflight");
 		} else {
 			puts("Docker preflight: unsafe; claim: none");

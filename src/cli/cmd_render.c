@@ -192,7 +192,8 @@ static int render(const struct render_args *ra)
 		}
 		char *path = ag_xasprintf("/v1.41/containers/create%s%s", ra->name ? "?name=" : "",
 					  ra->name ? ra->name : "");
-		json_t *req = json_pack("{s:s,s:s,s:o}", "method", "POST", "path", path, "body", body);
+		json_t *req =
+		    json_pack("{s:s,s:s,s:o}", "method", "POST", "path", path, "body", body);
 		free(path);
 		char *txt = req ? json_dumps(req, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 		json_decref(req);

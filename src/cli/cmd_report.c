@@ -157,8 +157,8 @@ static int list_runs(const char *root, const struct ag_trust *trust)
 		rows[n].obj = json_pack(
 		    "{s:o, s:o, s:o, s:s, s:b, s:o}", "run_id", jstr_or_null(de->d_name), "result",
 		    jstr_or_null(result), "exit_code",
-		    json_is_integer(ec) ? json_integer(json_integer_value(ec)) : json_null(), "time",
-		    when, "verified", rc == 0, "reason",
+		    json_is_integer(ec) ? json_integer(json_integer_value(ec)) : json_null(),
+		    "time", when, "verified", rc == 0, "reason",
 		    rc < 0 && err ? jstr_or_null(err->reason) : json_null());
 		rows[n].mtime = mt;
 		n++;

@@ -62,7 +62,6 @@ static int fail(struct ag_error *e)
 	return exit_for(e);
 }
 
-
 static bool is_help(const char *a)
 {
 	return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
@@ -298,8 +297,8 @@ static int write_doc(const char *path, const char *data, struct ag_error **err)
 	if (!slash[1])
 		return ag_err(err, AG_E_USAGE, 0, "images.freeze.output",
 			      "--output must name a file, not a directory");
-	_cleanup_free_ char *dir = slash == path ? ag_xstrdup("/")
-						 : ag_xstrndup(path, (size_t)(slash - path));
+	_cleanup_free_ char *dir =
+	    slash == path ? ag_xstrdup("/") : ag_xstrndup(path, (size_t)(slash - path));
 	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return ag_err(err, AG_E_IO, errno, "io.create",

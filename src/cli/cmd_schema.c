@@ -1,12 +1,13 @@
 #include "lib/base/ag.h"
 #include "cli/cli.h"
 
-static const char help[] = "Usage: agentguard schema\n"
-			   "\n"
-			   "Print the JSON Schema (Draft 2020-12) for agentguard.yaml v1, including\n"
-			   "contained_execution and its environment allowlist. Rules a JSON Schema\n"
-			   "cannot express are listed in the schema's description and enforced by\n"
-			   "'agentguard validate'.\n";
+static const char help[] =
+    "Usage: agentguard schema\n"
+    "\n"
+    "Print the JSON Schema (Draft 2020-12) for agentguard.yaml v1, including\n"
+    "contained_execution and its environment allowlist. Rules a JSON Schema\n"
+    "cannot express are listed in the schema's description and enforced by\n"
+    "'agentguard validate'.\n";
 
 int ag_cmd_schema(int argc, char **argv)
 {

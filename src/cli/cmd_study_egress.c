@@ -172,8 +172,9 @@ static int cmd_decide(int argc, char **argv)
 	struct ag_egress_policy *p = NULL;
 	if (ag_egress_policy_load(o.pos[0], o.pos[0], &p, &err) < 0)
 		return refuse(o.pos[0], err, o.as_json, NULL);
-	static const struct ag_read_reasons why = {"egress.event.symlink", "egress.event.not_regular",
-						   "egress.event.read", "egress.event.size"};
+	static const struct ag_read_reasons why = {"egress.event.symlink",
+						   "egress.event.not_regular", "egress.event.read",
+						   "egress.event.size"};
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
 	json_t *j = NULL;
@@ -182,7 +183,8 @@ static int cmd_decide(int argc, char **argv)
 		json_error_t je;
 		j = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
 		if (!j)
-			ag_err(&err, AG_E_CONFIG, 0, "egress.event.json", "event is not valid JSON");
+			ag_err(&err, AG_E_CONFIG, 0, "egress.event.json",
+			       "event is not valid JSON");
 	}
 	struct ag_egress_event ev;
 	if (!j || ag_egress_event_from_json(j, &ev, &err) < 0) {
@@ -217,9 +219,9 @@ static int cmd_manifest(int argc, char **argv)
 	struct ag_egress_policy *p = NULL;
 	if (o.policy && ag_egress_policy_load(o.policy, o.policy, &p, &err) < 0)
 		return refuse(o.policy, err, o.as_json, NULL);
-	static const struct ag_read_reasons why = {
-	    "egress.manifest.symlink", "egress.manifest.not_regular", "egress.manifest.read",
-	    "egress.manifest.size"};
+	static const struct ag_read_reasons why = {"egress.manifest.symlink",
+						   "egress.manifest.not_regular",
+						   "egress.manifest.read", "egress.manifest.size"};
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
 	struct ag_egress_completion c;
@@ -286,14 +288,14 @@ static int cmd_plan(int argc, char **argv)
 		return ag_cli_usage("study-egress", "plan needs '--' before the agent ARGV");
 	for (int i = 0; i < boundary; i++) {
 		const char *a = argv[i];
-		const char **slot = !strcmp(a, "--policy")	   ? &policy
-				    : !strcmp(a, "--trial-id")	   ? &trial
-				    : !strcmp(a, "--gateway-image") ? &gw
-				    : !strcmp(a, "--gateway-dns")   ? &dns
-				    : !strcmp(a, "--resolver")	   ? &resolver
-				    : !strcmp(a, "--study-subnet")  ? &subnet
+		const char **slot = !strcmp(a, "--policy")	       ? &policy
+				    : !strcmp(a, "--trial-id")	       ? &trial
+				    : !strcmp(a, "--gateway-image")    ? &gw
+				    : !strcmp(a, "--gateway-dns")      ? &dns
+				    : !strcmp(a, "--resolver")	       ? &resolver
+				    : !strcmp(a, "--study-subnet")     ? &subnet
 				    : !strcmp(a, "--outbound-network") ? &outbound
-								   : NULL;
+								       : NULL;
 		if (slot) {
 			if (i + 1 >= boundary)
 				return ag_cli_usage("study-egress", "%s needs a value", a);
@@ -356,7 +358,8 @@ static int cmd_plan(int argc, char **argv)
 		       json_string_value(json_object_get(j, "plan_digest")));
 		static const char *const parts[] = {"start", "teardown"};
 		for (size_t k = 0; k < 2; k++) {
-			printf("# %s order%s\n", parts[k], k ? " (always, on every exit path)" : "");
+			printf("# %s order%s\n", parts[k],
+			       k ? " (always, on every exit path)" : "");
 			size_t i;
 			json_t *s;
 			json_array_foreach(json_object_get(j, parts[k]), i, s)
@@ -403,7 +406,8 @@ int ag_cmd_study_egress(int argc, char **argv)
 	    (!strcmp(argv[2], "policy") || !strcmp(argv[2], "manifest"))) {
 		bool pol = !strcmp(argv[2], "policy");
 		const char *b = pol ? ag_egress_policy_schema_json : ag_egress_manifest_schema_json;
-		const char *e = pol ? ag_egress_policy_schema_json_end : ag_egress_manifest_schema_json_end;
+		const char *e =
+		    pol ? ag_egress_policy_schema_json_end : ag_egress_manifest_schema_json_end;
 		if (fwrite(b, 1, (size_t)(e - b), stdout) != (size_t)(e - b) || fflush(stdout) != 0)
 			return AG_EXIT_FAIL;
 		return AG_EXIT_PASS;

@@ -7,23 +7,23 @@
 #include <jansson.h>
 
 static const char help[] =
-	"Usage: agentguard validate CONFIG [--json]\n"
-	"\n"
-	"Check CONFIG (an agentguard.yaml) against the v1 rules: YAML hazards,\n"
-	"unknown keys, types, bounds, the contained_execution block and its\n"
-	"environment allowlist. The file is read without following a final\n"
-	"symbolic link and must be at most 1 MiB.\n"
-	"\n"
-	"On success prints the effective contained settings with every default\n"
-	"filled in. Errors name the file, line, column, key path and a reason\n"
-	"token. Values are never printed: environment values and secret literals\n"
-	"stay out of every output.\n"
-	"\n"
-	"Options:\n"
-	"  --json      print a machine-readable result on stdout\n"
-	"  -h, --help  show this help\n"
-	"\n"
-	"Exit codes: 0 valid, 2 invalid or usage error.\n";
+    "Usage: agentguard validate CONFIG [--json]\n"
+    "\n"
+    "Check CONFIG (an agentguard.yaml) against the v1 rules: YAML hazards,\n"
+    "unknown keys, types, bounds, the contained_execution block and its\n"
+    "environment allowlist. The file is read without following a final\n"
+    "symbolic link and must be at most 1 MiB.\n"
+    "\n"
+    "On success prints the effective contained settings with every default\n"
+    "filled in. Errors name the file, line, column, key path and a reason\n"
+    "token. Values are never printed: environment values and secret literals\n"
+    "stay out of every output.\n"
+    "\n"
+    "Options:\n"
+    "  --json      print a machine-readable result on stdout\n"
+    "  -h, --help  show this help\n"
+    "\n"
+    "Exit codes: 0 valid, 2 invalid or usage error.\n";
 
 static json_t *strv_json(const struct ag_strv *s)
 {
@@ -40,18 +40,20 @@ static json_t *effective_json(const struct ag_config *c)
 	json_object_set_new(o, "mode", json_string(c->mode == AG_MODE_CI ? "ci" : "benchmark"));
 	json_object_set_new(o, "command_timeout_seconds", json_integer(c->command_timeout_seconds));
 	json_object_set_new(o, "max_output_bytes", json_integer(c->max_output_bytes));
-	json_object_set_new(o, "command_policy",
-			    json_string(c->command_policy == AG_CMD_POLICY_ENFORCE ? "enforce"
-										   : "audit"));
+	json_object_set_new(
+	    o, "command_policy",
+	    json_string(c->command_policy == AG_CMD_POLICY_ENFORCE ? "enforce" : "audit"));
 	json_object_set_new(o, "forbidden_paths", strv_json(&c->forbidden_paths));
 	json_object_set_new(o, "allowed_paths", strv_json(&c->allowed_paths));
 	json_object_set_new(o, "test_paths", strv_json(&c->test_paths));
 	json_t *sb = json_object();
 	json_object_set_new(sb, "type",
 			    json_string(c->sandbox.type == AG_SANDBOX_DOCKER ? "docker" : "local"));
-	json_object_set_new(sb, "image", c->sandbox.image ? json_string(c->sandbox.image) : json_null());
-	json_object_set_new(sb, "image_pinned",
-			    json_boolean(c->sandbox.image && ag_image_ref_pinned(&c->sandbox.image_ref)));
+	json_object_set_new(sb, "image",
+			    c->sandbox.image ? json_string(c->sandbox.image) : json_null());
+	json_object_set_new(
+	    sb, "image_pinned",
+	    json_boolean(c->sandbox.image && ag_image_ref_pinned(&c->sandbox.image_ref)));
 	json_object_set_new(sb, "network", json_string(ag_network_name(c->sandbox.network)));
 	json_object_set_new(sb, "workdir", json_string(c->sandbox.workdir));
 	json_object_set_new(sb, "timeout_seconds", json_integer(c->sandbox.timeout_seconds));
@@ -66,8 +68,8 @@ static json_t *effective_json(const struct ag_config *c)
 	json_object_set_new(j, "platform", json_string(ag_platform_name(ce->platform)));
 	json_object_set_new(j, "claim_level",
 			    json_string(ce->platform == AG_PLATFORM_DESKTOP_EXPERIMENTAL
-						? "docker-desktop-reduced"
-						: "linux-docker-engine"));
+					    ? "docker-desktop-reduced"
+					    : "linux-docker-engine"));
 	json_object_set_new(j, "network", json_string(ag_network_name(ce->network)));
 	json_object_set_new(j, "image_provenance", json_string("digest-required"));
 	json_object_set_new(j, "required_uid", json_integer(ce->required_uid));
@@ -89,7 +91,8 @@ static json_t *effective_json(const struct ag_config *c)
 		const struct ag_env_entry *e = &ce->env[i];
 		json_t *x = json_object();
 		json_object_set_new(x, "name", json_string(e->name));
-		json_object_set_new(x, "source", json_string(e->source == AG_ENV_HOST ? "host" : "literal"));
+		json_object_set_new(x, "source",
+				    json_string(e->source == AG_ENV_HOST ? "host" : "literal"));
 		json_object_set_new(x, "required", json_boolean(e->required));
 		json_object_set_new(x, "sensitive", json_boolean(e->sensitive));
 		json_array_append_new(env, x);
@@ -104,7 +107,6 @@ static json_t *effective_json(const struct ag_config *c)
 	json_object_set_new(o, "contained_execution", j);
 	return o;
 }
-
 
 static void print_text(const struct ag_config *c)
 {
@@ -121,7 +123,7 @@ static void print_text(const struct ag_config *c)
 	printf("contained_execution v%d:\n", ce->version);
 	printf("  platform:  %s (claim: %s)\n", ag_platform_name(ce->platform),
 	       ce->platform == AG_PLATFORM_DESKTOP_EXPERIMENTAL ? "docker-desktop-reduced"
-								 : "linux-docker-engine");
+								: "linux-docker-engine");
 	printf("  image:     ");
 	ag_cli_put_sanitized(stdout, c->sandbox.image);
 	printf(" (digest-required)\n");
@@ -174,7 +176,8 @@ int ag_cmd_validate(int argc, char **argv)
 			json_object_set_new(o, "file", f ? f : json_string("<non-UTF-8 path>"));
 			json_t *e = json_object();
 			json_object_set_new(e, "reason", json_string(err->reason));
-			json_object_set_new(e, "key", err->key ? json_string(err->key) : json_null());
+			json_object_set_new(e, "key",
+					    err->key ? json_string(err->key) : json_null());
 			json_object_set_new(e, "line", json_integer(err->line));
 			json_object_set_new(e, "column", json_integer(err->column));
 			json_object_set_new(e, "message", json_string(err->msg));

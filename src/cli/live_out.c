@@ -65,12 +65,11 @@ static void progress(struct ag_cli_live *c, const struct ag_run_event *ev)
 			     ev->stage, ev->entries, b1);
 	else if (ev->reading)
 		n = snprintf(line, sizeof(line),
-			     "agentguard: %s: %" PRIu64 "/%" PRIu64 " files, %s/%s (%u%%)", ev->stage,
-			     ev->entries, ev->entries_total, b1, b2,
-			     ev->bytes_total ? (unsigned)(ev->bytes * 100 / ev->bytes_total)
-					     : ev->entries_total
-						   ? (unsigned)(ev->entries * 100 / ev->entries_total)
-						   : 100u);
+			     "agentguard: %s: %" PRIu64 "/%" PRIu64 " files, %s/%s (%u%%)",
+			     ev->stage, ev->entries, ev->entries_total, b1, b2,
+			     ev->bytes_total	 ? (unsigned)(ev->bytes * 100 / ev->bytes_total)
+			     : ev->entries_total ? (unsigned)(ev->entries * 100 / ev->entries_total)
+						 : 100u);
 	else
 		n = snprintf(line, sizeof(line), "agentguard: %s: listing, %" PRIu64 " entries, %s",
 			     ev->stage, ev->entries, b1);

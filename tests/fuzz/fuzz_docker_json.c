@@ -26,15 +26,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(san);
 
 	struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
-	const struct ag_probe_expect px = {.uid = 2001, .gid = 2001, .memory_bytes = 134217728,
-					   .pids_limit = 64, .network = AG_NET_NONE};
+	const struct ag_probe_expect px = {.uid = 2001,
+					   .gid = 2001,
+					   .memory_bytes = 134217728,
+					   .pids_limit = 64,
+					   .network = AG_NET_NONE};
 	ag_inspect_probe_output(s, size, false, &px, &f);
 	ag_pf_findings_release(&f);
 
 	json_t *v = NULL;
 	struct ag_error *err = NULL;
 	if (ag_docker_json_parse(s, size, false, NULL,
-				 AG_DOCKER_JSON_UNWRAP_SINGLE | AG_DOCKER_JSON_OBJECT, &v, &err) < 0) {
+				 AG_DOCKER_JSON_UNWRAP_SINGLE | AG_DOCKER_JSON_OBJECT, &v,
+				 &err) < 0) {
 		if (!err || !err->reason)
 			abort();
 		ag_error_free(err);
@@ -60,20 +64,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ag_image_ref_release(&ref);
 
 	const struct ag_probe_expect x = {
-		.id = "0d8a852c6d70735e685f00a877aafbcd62feafc75c979a9064c6100beb866306",
-		.name = "agentguard-preflight-0123456789abcdef",
-		.owner = "preflight",
-		.kind = "resource-controls",
-		.image_id = "sha256:5a6f72bf07494de44803a393e87fa18d81b1adb5d4b3962f3c6d190b9c6448c7",
-		.uid = 2001,
-		.gid = 2001,
-		.memory_bytes = 512LL << 20,
-		.pids_limit = 256,
-		.cpu = 1.0,
-		.tmpfs_bytes = 256LL << 20,
-		.workspace_bytes = 256LL << 20,
-		.workspace = "/agentguard-workspace",
-		.network = AG_NET_NONE,
+	    .id = "0d8a852c6d70735e685f00a877aafbcd62feafc75c979a9064c6100beb866306",
+	    .name = "agentguard-preflight-0123456789abcdef",
+	    .owner = "preflight",
+	    .kind = "resource-controls",
+	    .image_id = "sha256:5a6f72bf07494de44803a393e87fa18d81b1adb5d4b3962f3c6d190b9c6448c7",
+	    .uid = 2001,
+	    .gid = 2001,
+	    .memory_bytes = 512LL << 20,
+	    .pids_limit = 256,
+	    .cpu = 1.0,
+	    .tmpfs_bytes = 256LL << 20,
+	    .workspace_bytes = 256LL << 20,
+	    .workspace = "/agentguard-workspace",
+	    .network = AG_NET_NONE,
 	};
 	json_t *insp = json_object();
 	ag_inspect_container(v, &x, insp, &f);

@@ -43,8 +43,8 @@ static void check_policy(const struct ag_egress_policy *p)
 		}
 		char auth[AG_EGRESS_HOST_MAX + 16];
 		bool v6 = r->dest.ip_literal && r->dest.addr.family == 6;
-		snprintf(auth, sizeof(auth), "%s%s%s:%d", v6 ? "[" : "", r->dest.host, v6 ? "]" : "",
-			 r->dest.port);
+		snprintf(auth, sizeof(auth), "%s%s%s:%d", v6 ? "[" : "", r->dest.host,
+			 v6 ? "]" : "", r->dest.port);
 		const char *addrs[] = {"192.0.2.7"};
 		struct ag_egress_event ev = {.protocol = "connect",
 					     .authority = auth,

@@ -33,47 +33,47 @@ static void test_pathmatch_table(void **state)
 		const char *pat, *path;
 		int want;
 	} t[] = {
-		{"secrets/**", "secrets/a/b.txt", 1},
-		{"secrets/**", "secrets/token.txt", 1},
-		{"secrets/**", "secrets", 0},
-		{"secrets/**", "src/secrets/a", 0},
-		{"src/*", "src/a/b.c", 1}, /* '*' crosses '/' */
-		{"*.py", "a/b/c.py", 1},
-		{"*.py", "a/b/c.pyc", 0},
-		{"*", "any/thing/at/all", 1},
-		{"?.txt", "a.txt", 1},
-		{"?.txt", "ab.txt", 0},
-		{"?", "/", 0}, /* the path "/" normalises to "" */
-		{"a?c", "a/c", 1},
-		{"[abc].c", "b.c", 1},
-		{"[abc].c", "d.c", 0},
-		{"[!abc].c", "b.c", 0},
-		{"[!abc].c", "d.c", 1},
-		{"[a-c]x", "bx", 1},
-		{"[a-c]x", "dx", 0},
-		{"[z-a]x", "zx", 0}, /* reversed range: empty */
-		{"[]]x", "]x", 1},   /* ']' first is literal */
-		{"[!]]x", "ax", 1},
-		{"[!]]x", "]x", 0},
-		{"[x", "[x", 1}, /* no closing ']': literal '[' */
-		{"[a-]", "-", 1},
-		{"Secrets/*", "secrets/a", 0}, /* case-sensitive */
-		{"secrets/*", "Secrets/a", 0},
-		{"/secrets/", "secrets", 1}, /* leading/trailing '/' stripped */
-		{"/docs/*", "docs/a.md", 1},
-		{"secrets\\*", "secrets/a", 1}, /* '\' is '/' */
-		{"secrets/*", "secrets\\a", 1},
-		{"a*b*c", "axxbyyc", 1},
-		{"a*b*c", "axxbyy", 0},
-		{"**/test_*.py", "pkg/tests/test_x.py", 1},
-		{"tests/**", "tests/test_a.sh", 1},
-		{"?", "\xc3\xbc", 1},  /* one code point */
-		{"??", "\xc3\xbc", 0},
-		{"[\xc3\xbc]", "\xc3\xbc", 1},
-		{"*.txt", ".txt", 1}, /* no special leading-dot rule */
-		{"src/*.c", "src/.hidden.c", 1},
-		{"exact/path.txt", "exact/path.txt", 1},
-		{"exact/path.txt", "exact/path.txt2", 0},
+	    {"secrets/**", "secrets/a/b.txt", 1},
+	    {"secrets/**", "secrets/token.txt", 1},
+	    {"secrets/**", "secrets", 0},
+	    {"secrets/**", "src/secrets/a", 0},
+	    {"src/*", "src/a/b.c", 1}, /* '*' crosses '/' */
+	    {"*.py", "a/b/c.py", 1},
+	    {"*.py", "a/b/c.pyc", 0},
+	    {"*", "any/thing/at/all", 1},
+	    {"?.txt", "a.txt", 1},
+	    {"?.txt", "ab.txt", 0},
+	    {"?", "/", 0}, /* the path "/" normalises to "" */
+	    {"a?c", "a/c", 1},
+	    {"[abc].c", "b.c", 1},
+	    {"[abc].c", "d.c", 0},
+	    {"[!abc].c", "b.c", 0},
+	    {"[!abc].c", "d.c", 1},
+	    {"[a-c]x", "bx", 1},
+	    {"[a-c]x", "dx", 0},
+	    {"[z-a]x", "zx", 0}, /* reversed range: empty */
+	    {"[]]x", "]x", 1},	 /* ']' first is literal */
+	    {"[!]]x", "ax", 1},
+	    {"[!]]x", "]x", 0},
+	    {"[x", "[x", 1}, /* no closing ']': literal '[' */
+	    {"[a-]", "-", 1},
+	    {"Secrets/*", "secrets/a", 0}, /* case-sensitive */
+	    {"secrets/*", "Secrets/a", 0},
+	    {"/secrets/", "secrets", 1}, /* leading/trailing '/' stripped */
+	    {"/docs/*", "docs/a.md", 1},
+	    {"secrets\\*", "secrets/a", 1}, /* '\' is '/' */
+	    {"secrets/*", "secrets\\a", 1},
+	    {"a*b*c", "axxbyyc", 1},
+	    {"a*b*c", "axxbyy", 0},
+	    {"**/test_*.py", "pkg/tests/test_x.py", 1},
+	    {"tests/**", "tests/test_a.sh", 1},
+	    {"?", "\xc3\xbc", 1}, /* one code point */
+	    {"??", "\xc3\xbc", 0},
+	    {"[\xc3\xbc]", "\xc3\xbc", 1},
+	    {"*.txt", ".txt", 1}, /* no special leading-dot rule */
+	    {"src/*.c", "src/.hidden.c", 1},
+	    {"exact/path.txt", "exact/path.txt", 1},
+	    {"exact/path.txt", "exact/path.txt2", 0},
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(t); i++) {
 		int got = ag_pm_match(t[i].pat, t[i].path);
@@ -109,9 +109,9 @@ static void test_pathmatch_bounded(void **state)
 /* ---- fixtures ---- */
 
 static const char base_yaml[] = "task_id: t\n"
-				 "description: d\n"
-				 "test_command: 'true'\n"
-				 "mode: ci\n";
+				"description: d\n"
+				"test_command: 'true'\n"
+				"mode: ci\n";
 
 static struct ag_config *cfg(const char *extra)
 {
@@ -164,15 +164,15 @@ struct run_in {
 static void eval(const struct ag_config *c, const struct run_in *ri, struct ag_checks *out)
 {
 	struct ag_check_input in = {
-		.cfg = c,
-		.mut = ri->mut,
-		.command_ran = ri->ran,
-		.command_exit = ri->exit,
-		.argv = ri->argv,
-		.argc = ri->argc,
-		.policy_blocked = ri->blocked,
-		.workspace_fd = ri->wsfd,
-		.limits = ri->lim,
+	    .cfg = c,
+	    .mut = ri->mut,
+	    .command_ran = ri->ran,
+	    .command_exit = ri->exit,
+	    .argv = ri->argv,
+	    .argc = ri->argc,
+	    .policy_blocked = ri->blocked,
+	    .workspace_fd = ri->wsfd,
+	    .limits = ri->lim,
 	};
 	struct ag_error *e = NULL;
 	assert_int_equal(ag_checks_evaluate(&in, out, &e), 0);
@@ -299,8 +299,9 @@ static void test_rename_both_ends(void **state)
 	eval(c, &ri, &k);
 	assert_int_equal(k.changed_paths, 2);
 	assert_false(k.v[AG_CK_FORBIDDEN_PATHS].passed);
-	assert_true(has_ev(&k.v[AG_CK_FORBIDDEN_PATHS],
-			   "`secrets/token.txt` (rename source) matched forbidden pattern `secrets/**`"));
+	assert_true(
+	    has_ev(&k.v[AG_CK_FORBIDDEN_PATHS],
+		   "`secrets/token.txt` (rename source) matched forbidden pattern `secrets/**`"));
 	assert_false(k.v[AG_CK_SECRET_SCAN].passed);
 	assert_true(has_ev(&k.v[AG_CK_SECRET_SCAN],
 			   "`secrets/token.txt` (rename source) matched pattern `secrets/**`"));
@@ -316,8 +317,9 @@ static void test_rename_both_ends(void **state)
 	add(&m, AG_WS_RENAMED, "tests/moved.sh", "src/ok.sh", AG_WS_LINES_EXACT, 0, 0);
 	eval(c, &ri, &k);
 	assert_false(k.v[AG_CK_TEST_TAMPERING].passed);
-	assert_true(has_ev(&k.v[AG_CK_TEST_TAMPERING],
-			   "`tests/moved.sh` (rename destination) matched test pattern `tests/**`"));
+	assert_true(
+	    has_ev(&k.v[AG_CK_TEST_TAMPERING],
+		   "`tests/moved.sh` (rename destination) matched test pattern `tests/**`"));
 	assert_true(has_ev(&k.v[AG_CK_SCOPE_ADHERENCE],
 			   "Outside allowed paths: tests/moved.sh (rename destination)"));
 	assert_true(k.v[AG_CK_FORBIDDEN_PATHS].passed);
@@ -336,7 +338,8 @@ static void test_scope(void **state)
 	eval(c, &ri, &k); /* 0 < min */
 	assert_false(k.v[AG_CK_SCOPE_ADHERENCE].passed);
 	assert_int_equal(k.v[AG_CK_SCOPE_ADHERENCE].severity, AG_SEV_WARNING);
-	assert_true(has_ev(&k.v[AG_CK_SCOPE_ADHERENCE], "Changed 0 files; expected between 1 and 2."));
+	assert_true(
+	    has_ev(&k.v[AG_CK_SCOPE_ADHERENCE], "Changed 0 files; expected between 1 and 2."));
 	assert_int_equal(k.score, 90);
 	assert_true(k.pass); /* a warning does not fail the run */
 	ag_checks_release(&k);
@@ -348,7 +351,8 @@ static void test_scope(void **state)
 	add(&m, AG_WS_ADDED, "c", NULL, AG_WS_LINES_EXACT, 1, 0);
 	eval(c, &ri, &k); /* past max */
 	assert_false(k.v[AG_CK_SCOPE_ADHERENCE].passed);
-	assert_true(has_ev(&k.v[AG_CK_SCOPE_ADHERENCE], "Changed 3 files; expected between 1 and 2."));
+	assert_true(
+	    has_ev(&k.v[AG_CK_SCOPE_ADHERENCE], "Changed 3 files; expected between 1 and 2."));
 	ag_checks_release(&k);
 	ag_ws_mutations_release(&m);
 	ag_config_free(c);
@@ -407,9 +411,9 @@ static void test_diff_fail_closed(void **state)
 		bool no_capture;
 		const char *status;
 	} cases[] = {
-		{AG_WS_LINES_BINARY, false, "binary"},
-		{AG_WS_LINES_INCOMPLETE, false, "incomplete"},
-		{AG_WS_LINES_EXACT, true, "unavailable"},
+	    {AG_WS_LINES_BINARY, false, "binary"},
+	    {AG_WS_LINES_INCOMPLETE, false, "incomplete"},
+	    {AG_WS_LINES_EXACT, true, "unavailable"},
 	};
 	for (size_t l = 0; l < AG_ARRAY_SIZE(limits); l++) {
 		struct ag_config *c = cfg(limits[l]);
@@ -418,17 +422,17 @@ static void test_diff_fail_closed(void **state)
 			add(&m, AG_WS_MODIFIED, "a.txt", NULL, AG_WS_LINES_EXACT, 1, 1);
 			add(&m, AG_WS_MODIFIED, "b.bin", NULL, cases[i].lines, 0, 0);
 			struct ag_checks k;
-			struct run_in ri = {.mut = cases[i].no_capture ? NULL : &m, .ran = true,
-					    .wsfd = -1};
+			struct run_in ri = {
+			    .mut = cases[i].no_capture ? NULL : &m, .ran = true, .wsfd = -1};
 			eval(c, &ri, &k);
 			const struct ag_check_result *d = &k.v[AG_CK_DIFF_SIZE];
 			assert_false(d->passed);
 			assert_string_equal(k.line_count_status, cases[i].status);
 			if (!cases[i].no_capture) {
-				char *want = ag_xasprintf(
-				    "Diff line count evidence is incomplete or unavailable; failing "
-				    "closed for configured line limits (%s).",
-				    cases[i].status);
+				char *want = ag_xasprintf("Diff line count evidence is incomplete "
+							  "or unavailable; failing "
+							  "closed for configured line limits (%s).",
+							  cases[i].status);
 				assert_true(has_ev(d, want));
 				free(want);
 			}
@@ -506,26 +510,26 @@ static void test_severity_and_score(void **state)
 		int score;
 		bool pass;
 	} t[] = {
-		/* forbidden critical + tampering error + tests error + scope warning */
-		{"forbidden_paths: ['secrets/**']\ntest_paths: ['tests/**']\n"
-		 "expected_modified_files: {min: 0, max: 1}\n",
-		 0, false},
-		{"forbidden_paths: ['secrets/**']\n", 100 - 50 - 30, false},
-		{"forbidden_paths: ['secrets/**']\npolicy: {forbidden_paths: {severity: warning}, "
-		 "tests_pass: {severity: info}}\n",
-		 90, true},
-		{"test_paths: ['tests/**']\npolicy: {test_tampering: {severity: critical}, "
-		 "tests_pass: {severity: warning}}\n",
-		 100 - 50 - 10, false},
-		{"expected_modified_files: {min: 0, max: 1}\npolicy: {scope_adherence: {severity: "
-		 "error}, tests_pass: {severity: info}}\n",
-		 70, false},
-		{"diff_limits: {max_files_changed: 1}\npolicy: {diff_size: {severity: critical}, "
-		 "tests_pass: {severity: info}}\n",
-		 50, false},
-		{"secret_patterns: ['secrets/**']\npolicy: {secret_scan: {severity: info}, tests_pass: "
-		 "{severity: info}}\n",
-		 100, true},
+	    /* forbidden critical + tampering error + tests error + scope warning */
+	    {"forbidden_paths: ['secrets/**']\ntest_paths: ['tests/**']\n"
+	     "expected_modified_files: {min: 0, max: 1}\n",
+	     0, false},
+	    {"forbidden_paths: ['secrets/**']\n", 100 - 50 - 30, false},
+	    {"forbidden_paths: ['secrets/**']\npolicy: {forbidden_paths: {severity: warning}, "
+	     "tests_pass: {severity: info}}\n",
+	     90, true},
+	    {"test_paths: ['tests/**']\npolicy: {test_tampering: {severity: critical}, "
+	     "tests_pass: {severity: warning}}\n",
+	     100 - 50 - 10, false},
+	    {"expected_modified_files: {min: 0, max: 1}\npolicy: {scope_adherence: {severity: "
+	     "error}, tests_pass: {severity: info}}\n",
+	     70, false},
+	    {"diff_limits: {max_files_changed: 1}\npolicy: {diff_size: {severity: critical}, "
+	     "tests_pass: {severity: info}}\n",
+	     50, false},
+	    {"secret_patterns: ['secrets/**']\npolicy: {secret_scan: {severity: info}, tests_pass: "
+	     "{severity: info}}\n",
+	     100, true},
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(t); i++) {
 		struct ag_config *c = cfg(t[i].yaml);
@@ -544,11 +548,13 @@ static void test_severity_and_score(void **state)
 	json_t *j = ag_checks_json(&k, NULL);
 	json_t *first = json_array_get(j, 0);
 	assert_string_equal(json_string_value(json_object_get(first, "name")), "tests-passed");
-	assert_string_equal(json_string_value(json_object_get(first, "display_name")), "Tests passed");
+	assert_string_equal(json_string_value(json_object_get(first, "display_name")),
+			    "Tests passed");
 	assert_string_equal(json_string_value(json_object_get(first, "severity")), "error");
 	assert_true(json_is_false(json_object_get(first, "passed")));
-	assert_string_equal(json_string_value(json_array_get(json_object_get(first, "evidence"), 0)),
-			    "`contained-run` exited 1");
+	assert_string_equal(
+	    json_string_value(json_array_get(json_object_get(first, "evidence"), 0)),
+	    "`contained-run` exited 1");
 	json_decref(j);
 	ag_checks_release(&k);
 	ag_config_free(c);
@@ -613,10 +619,10 @@ static int ws_fd(void)
 	"github-token-shape, npm-token-shape, private-key-header]\n"                               \
 	"secret_content_patterns: [{id: canary-literal, contains: CANARY-LITERAL-5e1f}]\n"
 
-#define GH "ghp_0123456789abcdefghijABCDEFGHIJ012345"		/* 36 after ghp_ */
-#define NPM "npm_0123456789abcdefghijABCDEFGHIJ012345"		/* 36 after npm_ */
-#define AWS "AKIAABCDEFGHIJ012345"				/* 16 after AKIA */
-#define GEN "api_key = \"Zq9Xw8Vu7Ts6Rp5On4\""			/* 18 token chars */
+#define GH "ghp_0123456789abcdefghijABCDEFGHIJ012345"  /* 36 after ghp_ */
+#define NPM "npm_0123456789abcdefghijABCDEFGHIJ012345" /* 36 after npm_ */
+#define AWS "AKIAABCDEFGHIJ012345"		       /* 16 after AKIA */
+#define GEN "api_key = \"Zq9Xw8Vu7Ts6Rp5On4\""	       /* 18 token chars */
 #define LIT "CANARY-LITERAL-5e1f"
 
 static void test_detectors(void **state)
@@ -625,30 +631,30 @@ static void test_detectors(void **state)
 	static const struct {
 		const char *line, *det; /* det NULL: no match expected */
 	} t[] = {
-		{"key: " AWS, "aws-access-key-id-shape"},
-		{"AKIAabcdefghij012345", NULL},
-		{"AKIAABCDEFGHIJ01234", NULL},
-		{GEN, "generic-api-key-assignment"},
-		{"TOKEN:'ABCDEFGHIJKLMNOPQRS'", "generic-api-key-assignment"},
-		{"secret=0123456789abcdef", "generic-api-key-assignment"},
-		{"Api-Key : x-y_z0123456789abcd", "generic-api-key-assignment"},
-		{"token = short", NULL},
-		{"tokenizer(0123456789abcdef0123)", NULL},
-		{"x " GH " y", "github-token-shape"},
-		{"gho_0123456789abcdefghijABCDEFGHIJ01234", NULL}, /* 35 */
-		{"github_pat_0123456789abcdefghij_K", "github-token-shape"},
-		{"github_pat_short", NULL},
-		{NPM, "npm-token-shape"},
-		{"npm_0123456789abcdefghijABCDEFGHIJ01234", NULL},
-		{"-----BEGIN RSA PRIVATE KEY-----", "private-key-header"},
-		{"-----BEGIN PRIVATE KEY-----", "private-key-header"},
-		{"x -----BEGIN OPENSSH PRIVATE KEY----- y", "private-key-header"},
-		{"-----BEGIN PUBLIC KEY-----", NULL},
-		{"-----BEGIN RSA PRIVATE KEY", NULL},
-		{"-----BEGIN rsa PRIVATE KEY-----", NULL},
-		{"see " LIT " here", "canary-literal"},
-		{"CANARY-LITERAL-5e1", NULL},
-		{"nothing to see", NULL},
+	    {"key: " AWS, "aws-access-key-id-shape"},
+	    {"AKIAabcdefghij012345", NULL},
+	    {"AKIAABCDEFGHIJ01234", NULL},
+	    {GEN, "generic-api-key-assignment"},
+	    {"TOKEN:'ABCDEFGHIJKLMNOPQRS'", "generic-api-key-assignment"},
+	    {"secret=0123456789abcdef", "generic-api-key-assignment"},
+	    {"Api-Key : x-y_z0123456789abcd", "generic-api-key-assignment"},
+	    {"token = short", NULL},
+	    {"tokenizer(0123456789abcdef0123)", NULL},
+	    {"x " GH " y", "github-token-shape"},
+	    {"gho_0123456789abcdefghijABCDEFGHIJ01234", NULL}, /* 35 */
+	    {"github_pat_0123456789abcdefghij_K", "github-token-shape"},
+	    {"github_pat_short", NULL},
+	    {NPM, "npm-token-shape"},
+	    {"npm_0123456789abcdefghijABCDEFGHIJ01234", NULL},
+	    {"-----BEGIN RSA PRIVATE KEY-----", "private-key-header"},
+	    {"-----BEGIN PRIVATE KEY-----", "private-key-header"},
+	    {"x -----BEGIN OPENSSH PRIVATE KEY----- y", "private-key-header"},
+	    {"-----BEGIN PUBLIC KEY-----", NULL},
+	    {"-----BEGIN RSA PRIVATE KEY", NULL},
+	    {"-----BEGIN rsa PRIVATE KEY-----", NULL},
+	    {"see " LIT " here", "canary-literal"},
+	    {"CANARY-LITERAL-5e1", NULL},
+	    {"nothing to see", NULL},
 	};
 	struct ag_config *c = cfg(ALL_DETECTORS);
 	for (size_t i = 0; i < AG_ARRAY_SIZE(t); i++) {
@@ -695,7 +701,7 @@ static void test_content_scan_files(void **state)
 	puts_file("src/key.pem", "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n");
 	puts_file("src/lit.txt", "a\nb\nc\n" LIT "\n");
 	put("bin/blob.bin", "AKIA\0" AWS, 25); /* binary: skipped */
-	puts_file("docs/moved.md", GH "\n");	  /* exact rename: skipped */
+	puts_file("docs/moved.md", GH "\n");   /* exact rename: skipped */
 	puts_file("src/clean.txt", "hello\n");
 	struct ag_ws_mutations m = {0};
 	add(&m, AG_WS_ADDED, "bin/blob.bin", NULL, AG_WS_LINES_BINARY, 0, 0);
@@ -717,8 +723,10 @@ static void test_content_scan_files(void **state)
 	assert_int_equal(k.scan.files_scanned, 5);
 	const struct ag_check_result *s = &k.v[AG_CK_SECRET_SCAN];
 	assert_false(s->passed);
-	assert_true(has_ev(s, "`src/app.py:3` matched secret-content detector `generic-api-key-assignment`"));
-	assert_true(has_ev(s, "`src/key.pem:1` matched secret-content detector `private-key-header`"));
+	assert_true(has_ev(
+	    s, "`src/app.py:3` matched secret-content detector `generic-api-key-assignment`"));
+	assert_true(
+	    has_ev(s, "`src/key.pem:1` matched secret-content detector `private-key-header`"));
 	assert_true(has_ev(s, "`src/lit.txt:4` matched secret-content detector `canary-literal`"));
 	assert_int_equal(k.score, 50);
 	assert_false(k.pass);
@@ -934,8 +942,9 @@ static void test_scan_bound_matches(void **state)
 static void test_evidence_hostile_path(void **state)
 {
 	(void)state;
-	struct ag_config *c = cfg("forbidden_paths: ['*']\n"
-				  "secret_content_patterns: [{id: lit, contains: CANARY-LITERAL-5e1f}]\n");
+	struct ag_config *c =
+	    cfg("forbidden_paths: ['*']\n"
+		"secret_content_patterns: [{id: lit, contains: CANARY-LITERAL-5e1f}]\n");
 	char longp[2000];
 	memset(longp, 'p', sizeof(longp) - 1);
 	longp[sizeof(longp) - 1] = '\0';
@@ -970,23 +979,23 @@ static void test_evidence_hostile_path(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pathmatch_table),
-		cmocka_unit_test(test_pathmatch_bounded),
-		cmocka_unit_test(test_tests_passed),
-		cmocka_unit_test(test_forbidden_and_tampering),
-		cmocka_unit_test(test_rename_both_ends),
-		cmocka_unit_test(test_scope),
-		cmocka_unit_test(test_diff_size),
-		cmocka_unit_test(test_diff_fail_closed),
-		cmocka_unit_test(test_unsafe_commands),
-		cmocka_unit_test(test_severity_and_score),
-		cmocka_unit_test(test_detectors),
-		cmocka_unit_test_setup_teardown(test_content_scan_files, ws_setup, ws_teardown),
-		cmocka_unit_test_setup_teardown(test_scan_bound_files, ws_setup, ws_teardown),
-		cmocka_unit_test_setup_teardown(test_scan_bound_bytes, ws_setup, ws_teardown),
-		cmocka_unit_test_setup_teardown(test_scan_bound_line, ws_setup, ws_teardown),
-		cmocka_unit_test_setup_teardown(test_scan_bound_matches, ws_setup, ws_teardown),
-		cmocka_unit_test(test_evidence_hostile_path),
+	    cmocka_unit_test(test_pathmatch_table),
+	    cmocka_unit_test(test_pathmatch_bounded),
+	    cmocka_unit_test(test_tests_passed),
+	    cmocka_unit_test(test_forbidden_and_tampering),
+	    cmocka_unit_test(test_rename_both_ends),
+	    cmocka_unit_test(test_scope),
+	    cmocka_unit_test(test_diff_size),
+	    cmocka_unit_test(test_diff_fail_closed),
+	    cmocka_unit_test(test_unsafe_commands),
+	    cmocka_unit_test(test_severity_and_score),
+	    cmocka_unit_test(test_detectors),
+	    cmocka_unit_test_setup_teardown(test_content_scan_files, ws_setup, ws_teardown),
+	    cmocka_unit_test_setup_teardown(test_scan_bound_files, ws_setup, ws_teardown),
+	    cmocka_unit_test_setup_teardown(test_scan_bound_bytes, ws_setup, ws_teardown),
+	    cmocka_unit_test_setup_teardown(test_scan_bound_line, ws_setup, ws_teardown),
+	    cmocka_unit_test_setup_teardown(test_scan_bound_matches, ws_setup, ws_teardown),
+	    cmocka_unit_test(test_evidence_hostile_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

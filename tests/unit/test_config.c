@@ -22,7 +22,7 @@
 	"expected_modified_files: {min: 0, max: 1}\n"
 #define DIGEST "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define CONTAINED                                                                                  \
-	BASE "sandbox: {type: docker, image: \"127.0.0.1:5000/x" DIGEST "\"}\n"                      \
+	BASE "sandbox: {type: docker, image: \"127.0.0.1:5000/x" DIGEST "\"}\n"                    \
 	     "contained_execution:\n  version: 1\n  platform: linux-docker-engine\n"
 
 static struct ag_config *load_ok(const char *doc)
@@ -93,7 +93,8 @@ static void test_core_schema_typing(void **state)
 {
 	(void)state;
 	/* "1000" is a string: a type error for an integer field. */
-	expect(BASE "command_timeout_seconds: \"1000\"\n", "config.type", "command_timeout_seconds", 6);
+	expect(BASE "command_timeout_seconds: \"1000\"\n", "config.type", "command_timeout_seconds",
+	       6);
 	expect(BASE "command_timeout_seconds: 10.0\n", "config.type", "command_timeout_seconds", 6);
 	/* yes/no/on/off are strings in YAML 1.2. */
 	expect(CONTAINED "  allow_privileged: no\n", "config.type",
@@ -106,10 +107,14 @@ static void test_core_schema_typing(void **state)
 	assert_true(c->contained.cpu_limit == 2.0);
 	assert_int_equal(c->contained.pids_limit, 32);
 	ag_config_free(c);
-	expect(BASE "max_output_bytes: 99999999999999999999999\n", "config.range", "max_output_bytes", 6);
-	expect(CONTAINED "  cpu_limit: .inf\n", "config.range", "contained_execution.cpu_limit", 10);
-	expect(CONTAINED "  cpu_limit: .nan\n", "config.range", "contained_execution.cpu_limit", 10);
-	expect(CONTAINED "  cpu_limit: \"1.0\"\n", "config.type", "contained_execution.cpu_limit", 10);
+	expect(BASE "max_output_bytes: 99999999999999999999999\n", "config.range",
+	       "max_output_bytes", 6);
+	expect(CONTAINED "  cpu_limit: .inf\n", "config.range", "contained_execution.cpu_limit",
+	       10);
+	expect(CONTAINED "  cpu_limit: .nan\n", "config.range", "contained_execution.cpu_limit",
+	       10);
+	expect(CONTAINED "  cpu_limit: \"1.0\"\n", "config.type", "contained_execution.cpu_limit",
+	       10);
 }
 
 static void test_yaml_hazards(void **state)
@@ -167,7 +172,8 @@ static void test_locations_and_paths(void **state)
 	expect(CONTAINED "  environment:\n    - name: OK\n      value: x\n    - name: HOME\n"
 			 "      value: y\n",
 	       "config.env.reserved", "contained_execution.environment[1].name", 13);
-	expect(CONTAINED "  netwrok: none\n", "config.unknown_key", "contained_execution.netwrok", 10);
+	expect(CONTAINED "  netwrok: none\n", "config.unknown_key", "contained_execution.netwrok",
+	       10);
 	struct ag_error *e = load_err(BASE "forbiden_paths: []\n");
 	assert_string_equal(e->reason, "config.unknown_key");
 	assert_non_null(strstr(e->msg, "did you mean 'forbidden_paths'"));
@@ -191,12 +197,12 @@ static void test_no_values_in_errors(void **state)
 {
 	(void)state;
 	const char *docs[] = {
-		CONTAINED "  environment:\n    - name: API_TOKEN\n      value: CANARY-SECRET-v1\n",
-		CONTAINED "  environment:\n    - name: OK\n      value: \"CANARY-SECRET-v2\\t\"\n",
-		BASE "secret_content_patterns:\n  - {id: a, contains: \"CANARY-SECRET-v3\\n\"}\n",
-		BASE "agent_environment: {A: CANARY-SECRET-v4}\ncommand_timeout_seconds: x\n",
-		CONTAINED "  memory_limit: CANARY-SECRET-v5\n",
-		BASE "sandbox: {type: docker, image: \"CANARY-SECRET-v6 x\"}\n",
+	    CONTAINED "  environment:\n    - name: API_TOKEN\n      value: CANARY-SECRET-v1\n",
+	    CONTAINED "  environment:\n    - name: OK\n      value: \"CANARY-SECRET-v2\\t\"\n",
+	    BASE "secret_content_patterns:\n  - {id: a, contains: \"CANARY-SECRET-v3\\n\"}\n",
+	    BASE "agent_environment: {A: CANARY-SECRET-v4}\ncommand_timeout_seconds: x\n",
+	    CONTAINED "  memory_limit: CANARY-SECRET-v5\n",
+	    BASE "sandbox: {type: docker, image: \"CANARY-SECRET-v6 x\"}\n",
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(docs); i++) {
 		struct ag_error *e = load_err(docs[i]);
@@ -214,17 +220,21 @@ static void test_contained_rules(void **state)
 	expect(BASE "sandbox: {type: docker, image: \"a" DIGEST "\"}\n"
 		    "contained_execution: {version: 2, platform: linux-docker-engine}\n",
 	       "config.contained.version", "contained_execution.version", 7);
-	expect(CONTAINED "  network: host\n", "config.contained.forbidden", "contained_execution.network",
-	       10);
+	expect(CONTAINED "  network: host\n", "config.contained.forbidden",
+	       "contained_execution.network", 10);
 	expect(CONTAINED "  allow_privileged: true\n", "config.contained.forbidden",
 	       "contained_execution.allow_privileged", 10);
-	expect(CONTAINED "  require_evidence_outside_agent_repo: false\n", "config.contained.forbidden",
+	expect(CONTAINED "  require_evidence_outside_agent_repo: false\n",
+	       "config.contained.forbidden",
 	       "contained_execution.require_evidence_outside_agent_repo", 10);
-	expect(CONTAINED "  memory_limit: 63m\n", "config.range", "contained_execution.memory_limit", 10);
-	expect(CONTAINED "  memory_limit: 512mb\n", "config.pattern", "contained_execution.memory_limit",
+	expect(CONTAINED "  memory_limit: 63m\n", "config.range",
+	       "contained_execution.memory_limit", 10);
+	expect(CONTAINED "  memory_limit: 512mb\n", "config.pattern",
+	       "contained_execution.memory_limit", 10);
+	expect(CONTAINED "  tmpfs_size: 5g\n", "config.range", "contained_execution.tmpfs_size",
 	       10);
-	expect(CONTAINED "  tmpfs_size: 5g\n", "config.range", "contained_execution.tmpfs_size", 10);
-	expect(CONTAINED "  required_uid: 0\n", "config.range", "contained_execution.required_uid", 10);
+	expect(CONTAINED "  required_uid: 0\n", "config.range", "contained_execution.required_uid",
+	       10);
 	expect(BASE "sandbox: {type: docker, image: \"a:1\"}\n"
 		    "contained_execution: {version: 1, platform: linux-docker-engine}\n",
 	       "config.contained.image_not_pinned", "sandbox.image", 6);
@@ -248,10 +258,11 @@ static void test_contained_rules(void **state)
 static void test_environment(void **state)
 {
 	(void)state;
-	struct ag_config *c = load_ok(CONTAINED "  environment:\n"
-						"    - {name: AGENT_API_TOKEN, source: host, required: true,"
-						" allow_sensitive: true}\n"
-						"    - {name: AGENT_MODE, value: batch}\n");
+	struct ag_config *c =
+	    load_ok(CONTAINED "  environment:\n"
+			      "    - {name: AGENT_API_TOKEN, source: host, required: true,"
+			      " allow_sensitive: true}\n"
+			      "    - {name: AGENT_MODE, value: batch}\n");
 	assert_int_equal(c->contained.n_env, 2);
 	assert_true(c->contained.env[0].sensitive);
 	assert_int_equal(c->contained.env[0].source, AG_ENV_HOST);
@@ -300,30 +311,30 @@ static void test_image_refs(void **state)
 {
 	(void)state;
 	static const struct refcase cases[] = {
-		{"busybox", NULL, "busybox"},
-		{"library/busybox:1.36", NULL, "library/busybox"},
-		{"127.0.0.1:5000/agentguard-test" DIGEST, NULL, "127.0.0.1:5000/agentguard-test"},
-		{"localhost/a/b/c:tag" DIGEST, NULL, "localhost/a/b/c"},
-		{"registry.example.com:443/a__b/c-d--e.f:v1.2_x", NULL,
-		 "registry.example.com:443/a__b/c-d--e.f"},
-		{"-busybox", "config.image.option_like", NULL},
-		{"--privileged", "config.image.option_like", NULL},
-		{"busy box", "config.image.control", NULL},
-		{"busybox\n", "config.image.control", NULL},
-		{"BusyBox", "config.image.invalid", NULL},
-		{"a//b", "config.image.invalid", NULL},
-		{"a/", "config.image.invalid", NULL},
-		{"a:", "config.image.invalid", NULL},
-		{"a@sha256:abc", "config.image.invalid", NULL},
-		{"a@sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef",
-		 "config.image.invalid", NULL},
-		{"a@md5:0123456789abcdef0123456789abcdef", "config.image.invalid", NULL},
-		{"host:99999/a", "config.image.invalid", NULL},
-		{"host:0/a", "config.image.invalid", NULL},
-		{"-host.com/a", "config.image.option_like", NULL},
-		{"a:.tag", "config.image.invalid", NULL},
-		{"a_/b", "config.image.invalid", NULL},
-		{"", "config.image.invalid", NULL},
+	    {"busybox", NULL, "busybox"},
+	    {"library/busybox:1.36", NULL, "library/busybox"},
+	    {"127.0.0.1:5000/agentguard-test" DIGEST, NULL, "127.0.0.1:5000/agentguard-test"},
+	    {"localhost/a/b/c:tag" DIGEST, NULL, "localhost/a/b/c"},
+	    {"registry.example.com:443/a__b/c-d--e.f:v1.2_x", NULL,
+	     "registry.example.com:443/a__b/c-d--e.f"},
+	    {"-busybox", "config.image.option_like", NULL},
+	    {"--privileged", "config.image.option_like", NULL},
+	    {"busy box", "config.image.control", NULL},
+	    {"busybox\n", "config.image.control", NULL},
+	    {"BusyBox", "config.image.invalid", NULL},
+	    {"a//b", "config.image.invalid", NULL},
+	    {"a/", "config.image.invalid", NULL},
+	    {"a:", "config.image.invalid", NULL},
+	    {"a@sha256:abc", "config.image.invalid", NULL},
+	    {"a@sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef",
+	     "config.image.invalid", NULL},
+	    {"a@md5:0123456789abcdef0123456789abcdef", "config.image.invalid", NULL},
+	    {"host:99999/a", "config.image.invalid", NULL},
+	    {"host:0/a", "config.image.invalid", NULL},
+	    {"-host.com/a", "config.image.option_like", NULL},
+	    {"a:.tag", "config.image.invalid", NULL},
+	    {"a_/b", "config.image.invalid", NULL},
+	    {"", "config.image.invalid", NULL},
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
 		struct ag_image_ref r;
@@ -384,26 +395,26 @@ static void test_full_document(void **state)
 {
 	(void)state;
 	struct ag_config *c = load_ok(
-		"task_id: Full.task-1\ndescription: all keys\ntest_command: make test\nmode: ci\n"
-		"expected_modified_files: {min: 1, max: 5}\n"
-		"agent_command: [agent, --run]\nagent_version_command: agent --version\n"
-		"agent_environment: {A: b}\nagent_metadata: {k: 1, f: 1.5, b: true, n: ~, s: x}\n"
-		"agent_model: m\nagent_name: n\nagent_workdir: config_dir\n"
-		"allowed_paths: [src/**]\nforbidden_paths: [secrets/**]\ntest_paths: [tests/**]\n"
-		"secret_patterns: ['*.pem']\nunsafe_commands: [rm -rf]\nguard_ignore_paths: [x]\n"
-		"benchmark: {id: b, version: \"3\", category: c, difficulty: hard, tags: [a],"
-		" expected_behavior: e, failure_mode: f}\n"
-		"command_policy: {mode: enforce}\ncommand_timeout_seconds: 86400\n"
-		"max_output_bytes: 67108864\n"
-		"diff_limits: {max_files_changed: 3, max_lines_added: ~, max_lines_deleted: 0}\n"
-		"filesystem_watcher: {mode: polling}\n"
-		"policy: {secret_scan: {severity: warning}}\n"
-		"sandbox: {type: docker, image: \"a" DIGEST "\", workdir: /w, read_only: true,"
-		" timeout_seconds: 5, docker: {cpus: \"1.5e0\", memory: 1g, network: none,"
-		" read_only: true}}\n"
-		"secret_content_builtin_detectors: [private-key-header, npm-token-shape]\n"
-		"secret_content_patterns: [{id: acme.key, contains: ACME-0123456789}]\n"
-		"task: {prompt: do it}\n");
+	    "task_id: Full.task-1\ndescription: all keys\ntest_command: make test\nmode: ci\n"
+	    "expected_modified_files: {min: 1, max: 5}\n"
+	    "agent_command: [agent, --run]\nagent_version_command: agent --version\n"
+	    "agent_environment: {A: b}\nagent_metadata: {k: 1, f: 1.5, b: true, n: ~, s: x}\n"
+	    "agent_model: m\nagent_name: n\nagent_workdir: config_dir\n"
+	    "allowed_paths: [src/**]\nforbidden_paths: [secrets/**]\ntest_paths: [tests/**]\n"
+	    "secret_patterns: ['*.pem']\nunsafe_commands: [rm -rf]\nguard_ignore_paths: [x]\n"
+	    "benchmark: {id: b, version: \"3\", category: c, difficulty: hard, tags: [a],"
+	    " expected_behavior: e, failure_mode: f}\n"
+	    "command_policy: {mode: enforce}\ncommand_timeout_seconds: 86400\n"
+	    "max_output_bytes: 67108864\n"
+	    "diff_limits: {max_files_changed: 3, max_lines_added: ~, max_lines_deleted: 0}\n"
+	    "filesystem_watcher: {mode: polling}\n"
+	    "policy: {secret_scan: {severity: warning}}\n"
+	    "sandbox: {type: docker, image: \"a" DIGEST "\", workdir: /w, read_only: true,"
+	    " timeout_seconds: 5, docker: {cpus: \"1.5e0\", memory: 1g, network: none,"
+	    " read_only: true}}\n"
+	    "secret_content_builtin_detectors: [private-key-header, npm-token-shape]\n"
+	    "secret_content_patterns: [{id: acme.key, contains: ACME-0123456789}]\n"
+	    "task: {prompt: do it}\n");
 	assert_int_equal(c->mode, AG_MODE_CI);
 	assert_int_equal(c->agent_command.n, 2);
 	assert_true(c->agent_command_is_list);
@@ -424,17 +435,17 @@ static void test_full_document(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_core_schema_typing),
-		cmocka_unit_test(test_yaml_hazards),
-		cmocka_unit_test(test_depth_and_size),
-		cmocka_unit_test(test_locations_and_paths),
-		cmocka_unit_test(test_no_values_in_errors),
-		cmocka_unit_test(test_contained_rules),
-		cmocka_unit_test(test_environment),
-		cmocka_unit_test(test_image_refs),
-		cmocka_unit_test(test_cross_field_run),
-		cmocka_unit_test(test_full_document),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_core_schema_typing),
+	    cmocka_unit_test(test_yaml_hazards),
+	    cmocka_unit_test(test_depth_and_size),
+	    cmocka_unit_test(test_locations_and_paths),
+	    cmocka_unit_test(test_no_values_in_errors),
+	    cmocka_unit_test(test_contained_rules),
+	    cmocka_unit_test(test_environment),
+	    cmocka_unit_test(test_image_refs),
+	    cmocka_unit_test(test_cross_field_run),
+	    cmocka_unit_test(test_full_document),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

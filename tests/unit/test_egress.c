@@ -24,55 +24,102 @@ static void test_classify_edges(void **state)
 	static const struct {
 		const char *a, *cls;
 	} t[] = {
-	    {"0.0.0.0", "unspecified"},	      {"0.0.0.1", "reserved"},
-	    {"0.255.255.255", "reserved"},     {"1.0.0.0", "global"},
-	    {"9.255.255.255", "global"},       {"10.0.0.0", "private"},
-	    {"10.255.255.255", "private"},     {"11.0.0.0", "global"},
-	    {"100.63.255.255", "global"},      {"100.64.0.0", "cgnat"},
-	    {"100.100.100.199", "cgnat"},      {"100.100.100.200", "metadata"},
-	    {"100.100.100.201", "cgnat"},      {"100.127.255.255", "cgnat"},
-	    {"100.128.0.0", "global"},	      {"126.255.255.255", "global"},
-	    {"127.0.0.0", "loopback"},	      {"127.255.255.255", "loopback"},
-	    {"128.0.0.0", "global"},	      {"169.253.255.255", "global"},
-	    {"169.254.0.0", "link-local"},     {"169.254.169.253", "link-local"},
-	    {"169.254.169.254", "metadata"},   {"169.254.169.255", "link-local"},
-	    {"169.254.170.2", "metadata"},     {"169.254.255.255", "link-local"},
-	    {"169.255.0.0", "global"},	      {"172.15.255.255", "global"},
-	    {"172.16.0.0", "private"},	      {"172.16.255.255", "private"},
-	    {"172.17.0.0", "docker-internal"}, {"172.31.255.255", "docker-internal"},
-	    {"172.32.0.0", "global"},	      {"192.0.0.0", "reserved"},
-	    {"192.0.1.255", "global"},	      {"192.0.2.0", "documentation"},
-	    {"192.0.2.255", "documentation"},  {"192.0.3.0", "global"},
-	    {"192.88.99.0", "reserved"},       {"192.167.255.255", "global"},
-	    {"192.168.0.0", "docker-internal"}, {"192.168.255.255", "docker-internal"},
-	    {"192.169.0.0", "global"},	      {"198.17.255.255", "global"},
-	    {"198.18.0.0", "reserved"},	      {"198.19.255.255", "reserved"},
-	    {"198.20.0.0", "global"},	      {"198.51.100.0", "documentation"},
-	    {"203.0.113.255", "documentation"}, {"223.255.255.255", "global"},
-	    {"224.0.0.0", "multicast"},	      {"239.255.255.255", "multicast"},
-	    {"240.0.0.0", "reserved"},	      {"255.255.255.254", "reserved"},
-	    {"255.255.255.255", "broadcast"},  {"::", "unspecified"},
-	    {"::1", "loopback"},	      {"::2", "reserved"},
-	    {"::ffff:0.0.0.0", "unspecified"}, {"::ffff:169.254.169.254", "metadata"},
-	    {"::ffff:10.1.2.3", "private"},    {"::ffff:8.8.8.8", "global"},
-	    {"::ffff:192.0.2.1", "documentation"}, {"64:ff9b::a9fe:a9fe", "translation"},
-	    {"64:ff9b:1::1", "translation"},   {"100::", "reserved"},
+	    {"0.0.0.0", "unspecified"},
+	    {"0.0.0.1", "reserved"},
+	    {"0.255.255.255", "reserved"},
+	    {"1.0.0.0", "global"},
+	    {"9.255.255.255", "global"},
+	    {"10.0.0.0", "private"},
+	    {"10.255.255.255", "private"},
+	    {"11.0.0.0", "global"},
+	    {"100.63.255.255", "global"},
+	    {"100.64.0.0", "cgnat"},
+	    {"100.100.100.199", "cgnat"},
+	    {"100.100.100.200", "metadata"},
+	    {"100.100.100.201", "cgnat"},
+	    {"100.127.255.255", "cgnat"},
+	    {"100.128.0.0", "global"},
+	    {"126.255.255.255", "global"},
+	    {"127.0.0.0", "loopback"},
+	    {"127.255.255.255", "loopback"},
+	    {"128.0.0.0", "global"},
+	    {"169.253.255.255", "global"},
+	    {"169.254.0.0", "link-local"},
+	    {"169.254.169.253", "link-local"},
+	    {"169.254.169.254", "metadata"},
+	    {"169.254.169.255", "link-local"},
+	    {"169.254.170.2", "metadata"},
+	    {"169.254.255.255", "link-local"},
+	    {"169.255.0.0", "global"},
+	    {"172.15.255.255", "global"},
+	    {"172.16.0.0", "private"},
+	    {"172.16.255.255", "private"},
+	    {"172.17.0.0", "docker-internal"},
+	    {"172.31.255.255", "docker-internal"},
+	    {"172.32.0.0", "global"},
+	    {"192.0.0.0", "reserved"},
+	    {"192.0.1.255", "global"},
+	    {"192.0.2.0", "documentation"},
+	    {"192.0.2.255", "documentation"},
+	    {"192.0.3.0", "global"},
+	    {"192.88.99.0", "reserved"},
+	    {"192.167.255.255", "global"},
+	    {"192.168.0.0", "docker-internal"},
+	    {"192.168.255.255", "docker-internal"},
+	    {"192.169.0.0", "global"},
+	    {"198.17.255.255", "global"},
+	    {"198.18.0.0", "reserved"},
+	    {"198.19.255.255", "reserved"},
+	    {"198.20.0.0", "global"},
+	    {"198.51.100.0", "documentation"},
+	    {"203.0.113.255", "documentation"},
+	    {"223.255.255.255", "global"},
+	    {"224.0.0.0", "multicast"},
+	    {"239.255.255.255", "multicast"},
+	    {"240.0.0.0", "reserved"},
+	    {"255.255.255.254", "reserved"},
+	    {"255.255.255.255", "broadcast"},
+	    {"::", "unspecified"},
+	    {"::1", "loopback"},
+	    {"::2", "reserved"},
+	    {"::ffff:0.0.0.0", "unspecified"},
+	    {"::ffff:169.254.169.254", "metadata"},
+	    {"::ffff:10.1.2.3", "private"},
+	    {"::ffff:8.8.8.8", "global"},
+	    {"::ffff:192.0.2.1", "documentation"},
+	    {"64:ff9b::a9fe:a9fe", "translation"},
+	    {"64:ff9b:1::1", "translation"},
+	    {"100::", "reserved"},
 	    {"1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "reserved"},
-	    {"2000::", "global"},	      {"2001::", "translation"},
+	    {"2000::", "global"},
+	    {"2001::", "translation"},
 	    {"2001:0:ffff:ffff:ffff:ffff:ffff:ffff", "translation"},
-	    {"2001:1::", "reserved"},	      {"2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff", "reserved"},
-	    {"2001:200::", "global"},	      {"2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", "global"},
-	    {"2001:db8::", "documentation"},   {"2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", "documentation"},
-	    {"2001:db9::", "global"},	      {"2002::", "translation"},
-	    {"2003::", "global"},	      {"3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "global"},
-	    {"3fff::", "reserved"},	      {"3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", "reserved"},
-	    {"3fff:1000::", "global"},	      {"4000::", "reserved"},
-	    {"fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "reserved"}, {"fc00::", "private"},
-	    {"fd00:ec2::253", "private"},      {"fd00:ec2::254", "metadata"},
-	    {"fd00:ec2::255", "private"},      {"fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "private"},
-	    {"fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "reserved"}, {"fe80::", "link-local"},
-	    {"febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "link-local"}, {"fec0::", "reserved"},
-	    {"ff00::", "multicast"},	      {"ff02::1", "multicast"},
+	    {"2001:1::", "reserved"},
+	    {"2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff", "reserved"},
+	    {"2001:200::", "global"},
+	    {"2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", "global"},
+	    {"2001:db8::", "documentation"},
+	    {"2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", "documentation"},
+	    {"2001:db9::", "global"},
+	    {"2002::", "translation"},
+	    {"2003::", "global"},
+	    {"3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "global"},
+	    {"3fff::", "reserved"},
+	    {"3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", "reserved"},
+	    {"3fff:1000::", "global"},
+	    {"4000::", "reserved"},
+	    {"fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "reserved"},
+	    {"fc00::", "private"},
+	    {"fd00:ec2::253", "private"},
+	    {"fd00:ec2::254", "metadata"},
+	    {"fd00:ec2::255", "private"},
+	    {"fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "private"},
+	    {"fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "reserved"},
+	    {"fe80::", "link-local"},
+	    {"febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "link-local"},
+	    {"fec0::", "reserved"},
+	    {"ff00::", "multicast"},
+	    {"ff02::1", "multicast"},
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(t); i++) {
 		struct ag_egress_addr a;
@@ -187,8 +234,9 @@ static void test_authority_reasons(void **state)
 		const char *why = NULL;
 		bool https;
 		char *clean = NULL;
-		int r = t[i].url ? ag_egress_url_parse(t[i].s, strlen(t[i].s), &g, &https, &clean, &why)
-				 : ag_egress_authority_parse(t[i].s, strlen(t[i].s), &g, &why);
+		int r = t[i].url
+			    ? ag_egress_url_parse(t[i].s, strlen(t[i].s), &g, &https, &clean, &why)
+			    : ag_egress_authority_parse(t[i].s, strlen(t[i].s), &g, &why);
 		if (t[i].reason) {
 			if (r == 0 || strcmp(why, t[i].reason))
 				print_error("%s: got %d %s\n", t[i].s, r, why ? why : "-");
@@ -210,8 +258,8 @@ static void test_authority_reasons(void **state)
 static void test_decide_defense_in_depth(void **state)
 {
 	(void)state;
-	struct ag_egress_rule r = {.purpose = (char *)"x", .test_only = true,
-				   .test_only_ip_literal = true};
+	struct ag_egress_rule r = {
+	    .purpose = (char *)"x", .test_only = true, .test_only_ip_literal = true};
 	const char *why = NULL;
 	assert_int_equal(ag_egress_host_normalize("127.0.0.1", 9, &r.dest, &why), 0);
 	r.dest.port = 8080;
@@ -230,14 +278,14 @@ static void test_policy_digest(void **state)
 {
 	(void)state;
 	struct ag_egress_policy *a = pol(ONE_RULE);
-	struct ag_egress_policy *b = pol(
-	    "{\"destinations\":[{\"port\":443,\"host\":\"  API.EXAMPLE.COM\","
-	    "\"purpose\":\"approved-destination\",\"test_only\":false}],"
-	    "\"schema_version\":1,\"schema\":\"agentguard.live-study-egress-policy\"}");
+	struct ag_egress_policy *b =
+	    pol("{\"destinations\":[{\"port\":443,\"host\":\"  API.EXAMPLE.COM\","
+		"\"purpose\":\"approved-destination\",\"test_only\":false}],"
+		"\"schema_version\":1,\"schema\":\"agentguard.live-study-egress-policy\"}");
 	assert_string_equal(a->digest, b->digest);
-	struct ag_egress_policy *c = pol(
-	    "{\"schema\":\"agentguard.live-study-egress-policy\",\"schema_version\":1,"
-	    "\"destinations\":[{\"host\":\"api.example.com\",\"port\":8443}]}");
+	struct ag_egress_policy *c =
+	    pol("{\"schema\":\"agentguard.live-study-egress-policy\",\"schema_version\":1,"
+		"\"destinations\":[{\"host\":\"api.example.com\",\"port\":8443}]}");
 	assert_string_not_equal(a->digest, c->digest);
 	ag_egress_policy_free(a);
 	ag_egress_policy_free(b);
@@ -261,14 +309,16 @@ static void test_sanitize(void **state)
 	    {"a#b://c#d", "a#b://c"},
 	    {"x?y z=1", "x?y z=1"},
 	    {"?\?=", "[REDACTED_QUERY]"},
-	    {"see http://a.example/p?q=1 and ?k=v or /root/x", "see http://a.example/p and [REDACTED_QUERY] or [REDACTED_PATH]"},
+	    {"see http://a.example/p?q=1 and ?k=v or /root/x",
+	     "see http://a.example/p and [REDACTED_QUERY] or [REDACTED_PATH]"},
 	    /* second review: each of these passed unchanged before */
 	    {"https://api.example.com/v1?SECRET", "https://api.example.com/v1"},
 	    {"GET https://a.example/?sk-live-123 HTTP/1.1", "GET https://a.example/ HTTP/1.1"},
 	    {"file:///home/alice/.netrc", "file://[REDACTED_PATH]"},
 	    {"x;/home/alice/k", "x;[REDACTED_PATH]"},
 	    {"open </root/.ssh/id>", "open <[REDACTED_PATH]"},
-	    {"`/tmp/x` |/var/tmp/y {/Users/a}", "`[REDACTED_PATH] |[REDACTED_PATH] {[REDACTED_PATH]"},
+	    {"`/tmp/x` |/var/tmp/y {/Users/a}",
+	     "`[REDACTED_PATH] |[REDACTED_PATH] {[REDACTED_PATH]"},
 	    {"a.b/home/x ~/tmp/x -/tmp/x", "a.b/home/x ~/tmp/x -/tmp/x"},
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(t); i++) {
@@ -322,12 +372,21 @@ static const char *build_status(const struct ag_egress_policy *p, json_t *events
 	const char *h = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 	json_t *id = identity();
 	struct ag_egress_manifest_inputs in = {
-	    .plan_digest = h, .profile_hash = h, .fixture_hash = h,
-	    .trial_id = "trial-1", .authorization_id = "auth-1", .policy = p,
-	    .gateway_image_identity = id, .events = events, .gateway_state = "running",
-	    .gateway_evidence_complete = true, .cleanup_agent = "removed",
-	    .cleanup_gateway = "removed", .cleanup_internal_network = "removed",
-	    .cleanup_outbound_network = "already_absent", .liveness_verified = true,
+	    .plan_digest = h,
+	    .profile_hash = h,
+	    .fixture_hash = h,
+	    .trial_id = "trial-1",
+	    .authorization_id = "auth-1",
+	    .policy = p,
+	    .gateway_image_identity = id,
+	    .events = events,
+	    .gateway_state = "running",
+	    .gateway_evidence_complete = true,
+	    .cleanup_agent = "removed",
+	    .cleanup_gateway = "removed",
+	    .cleanup_internal_network = "removed",
+	    .cleanup_outbound_network = "already_absent",
+	    .liveness_verified = true,
 	};
 	json_t *m = NULL;
 	struct ag_error *e = NULL;
@@ -361,9 +420,9 @@ static void test_manifest_build(void **state)
 	assert_int_equal(ag_egress_manifest_validate(text, strlen(text), p, &c, &e), 0);
 	free(text);
 	/* Another policy: the digest no longer matches. */
-	struct ag_egress_policy *q = pol(
-	    "{\"schema\":\"agentguard.live-study-egress-policy\",\"schema_version\":1,"
-	    "\"destinations\":[{\"host\":\"api.example.com\",\"port\":8443}]}");
+	struct ag_egress_policy *q =
+	    pol("{\"schema\":\"agentguard.live-study-egress-policy\",\"schema_version\":1,"
+		"\"destinations\":[{\"host\":\"api.example.com\",\"port\":8443}]}");
 	build_status(p, ev, &text);
 	assert_int_equal(ag_egress_manifest_validate(text, strlen(text), q, &c, &e), -1);
 	assert_string_equal(e->reason, "egress.manifest.policy_digest");
@@ -397,8 +456,10 @@ static void test_manifest_build(void **state)
 				      .resolution_status = "stable"};
 	struct ag_egress_decision d;
 	ag_egress_decide(p, &bad, &d);
-	struct ag_egress_event_meta m = {.event_type = "weird", .started = "yesterday",
-					 .evidence_complete = true, .bytes_in = -5};
+	struct ag_egress_event_meta m = {.event_type = "weird",
+					 .started = "yesterday",
+					 .evidence_complete = true,
+					 .bytes_in = -5};
 	ev = json_array();
 	json_array_append_new(ev, ag_egress_event_record(&bad, &d, &m));
 	assert_string_equal(build_status(p, ev, &text), "incomplete");
@@ -425,9 +486,13 @@ static void test_plan_invariants(void **state)
 	struct ag_egress_policy *p = pol(ONE_RULE);
 	const char *cmd[] = {"codex", "exec"};
 	struct ag_egress_plan_inputs in = {
-	    .config = c, .policy = p, .trial_id = "trial-1",
-	    .gateway_image = "r/gw@sha256:1111111111111111111111111111111111111111111111111111111111111111",
-	    .command = cmd, .n_command = 2,
+	    .config = c,
+	    .policy = p,
+	    .trial_id = "trial-1",
+	    .gateway_image =
+		"r/gw@sha256:1111111111111111111111111111111111111111111111111111111111111111",
+	    .command = cmd,
+	    .n_command = 2,
 	};
 	struct ag_egress_plan plan;
 	assert_int_equal(ag_egress_plan_build(&in, &plan, &e), 0);
@@ -443,19 +508,35 @@ static void test_plan_invariants(void **state)
 	/* Each broken invariant is refused by the validator and the renderer. */
 	struct {
 		const char *reason;
-	} cases[] = {{"egress.plan.topology"}, {"egress.plan.topology"}, {"egress.plan.topology"},
-		     {"egress.plan.topology"}, {"egress.plan.same_image"}, {"render.uid.invalid"},
+	} cases[] = {{"egress.plan.topology"},	 {"egress.plan.topology"},
+		     {"egress.plan.topology"},	 {"egress.plan.topology"},
+		     {"egress.plan.same_image"}, {"render.uid.invalid"},
 		     {"render.image.not_pinned"}};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
 		assert_int_equal(ag_egress_plan_build(&in, &plan, &e), 0);
 		switch (i) {
-		case 0: plan.agent.exec.network_name = plan.outbound.name; break;
-		case 1: plan.agent.exec.n_dns = 0; plan.agent.exec.dns = NULL; break;
-		case 2: plan.gateway.exec.ip_forward_off = false; break;
-		case 3: plan.internal.internal = false; break;
-		case 4: plan.gateway.exec.image = plan.agent.exec.image; break;
-		case 5: plan.gateway.exec.uid = 0; break;
-		default: plan.gateway.exec.image = "r/gw:latest"; break;
+		case 0:
+			plan.agent.exec.network_name = plan.outbound.name;
+			break;
+		case 1:
+			plan.agent.exec.n_dns = 0;
+			plan.agent.exec.dns = NULL;
+			break;
+		case 2:
+			plan.gateway.exec.ip_forward_off = false;
+			break;
+		case 3:
+			plan.internal.internal = false;
+			break;
+		case 4:
+			plan.gateway.exec.image = plan.agent.exec.image;
+			break;
+		case 5:
+			plan.gateway.exec.uid = 0;
+			break;
+		default:
+			plan.gateway.exec.image = "r/gw:latest";
+			break;
 		}
 		assert_int_equal(ag_egress_plan_render(&plan, &steps, &n, &e), -1);
 		if (strcmp(e->reason, cases[i].reason))
@@ -473,7 +554,7 @@ static void test_plan_invariants(void **state)
 
 #define TWO_RULES                                                                                  \
 	"{\"schema\":\"agentguard.live-study-egress-policy\",\"schema_version\":1,"                \
-	"\"destinations\":[{\"host\":\"api.example.com\",\"port\":443},"                         \
+	"\"destinations\":[{\"host\":\"api.example.com\",\"port\":443},"                           \
 	"{\"host\":\"upload.example.com\",\"port\":443}]}"
 
 static void set_dest(json_t *rec, const char *host)
@@ -481,9 +562,9 @@ static void set_dest(json_t *rec, const char *host)
 	json_object_set_new(json_object_get(rec, "requested"), "host", json_string(host));
 	json_object_set_new(json_object_get(rec, "effective"), "host", json_string(host));
 	if (json_is_string(json_object_get(rec, "url")))
-		json_object_set_new(rec, "url",
-				    json_sprintf(strchr(host, ':') ? "https://[%s]/" : "https://%s/",
-						 host));
+		json_object_set_new(
+		    rec, "url",
+		    json_sprintf(strchr(host, ':') ? "https://[%s]/" : "https://%s/", host));
 }
 
 /* m, re-dumped, is refused under p with `reason`. */
@@ -588,7 +669,8 @@ static void test_review_check_before_lookup(void **state)
 	(void)state;
 	struct ag_egress_policy *p = pol(ONE_RULE);
 	struct ag_egress_decision d;
-	struct ag_egress_event ev = {.protocol = "connect", .authority = "exfil.attacker.example:443"};
+	struct ag_egress_event ev = {.protocol = "connect",
+				     .authority = "exfil.attacker.example:443"};
 	assert_false(ag_egress_precheck(p, &ev, &d));
 	assert_string_equal(d.reason, "destination_not_approved");
 	ev.authority = "api.example.com:8443";
@@ -625,7 +707,8 @@ static void test_review_allow_record_disagrees(void **state)
 		if (k == 0)
 			json_object_set_new(rec, "url", json_string("https://evil.example.org/v1"));
 		else if (k == 1)
-			json_object_set_new(rec, "url", json_string("https://api.example.com:8443/"));
+			json_object_set_new(rec, "url",
+					    json_string("https://api.example.com:8443/"));
 		else
 			set_dest(rec, "127.0.0.1");
 		const char *st, *why;
@@ -661,10 +744,14 @@ static void test_review_completion_reason(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_classify_edges), cmocka_unit_test(test_decide_api),
-	    cmocka_unit_test(test_authority_reasons), cmocka_unit_test(test_decide_defense_in_depth),
-	    cmocka_unit_test(test_policy_digest),  cmocka_unit_test(test_sanitize),
-	    cmocka_unit_test(test_manifest_build), cmocka_unit_test(test_plan_invariants),
+	    cmocka_unit_test(test_classify_edges),
+	    cmocka_unit_test(test_decide_api),
+	    cmocka_unit_test(test_authority_reasons),
+	    cmocka_unit_test(test_decide_defense_in_depth),
+	    cmocka_unit_test(test_policy_digest),
+	    cmocka_unit_test(test_sanitize),
+	    cmocka_unit_test(test_manifest_build),
+	    cmocka_unit_test(test_plan_invariants),
 	    cmocka_unit_test(test_review_allow_to_unsafe_address),
 	    cmocka_unit_test(test_review_allow_outside_policy),
 	    cmocka_unit_test(test_review_sanitizer),

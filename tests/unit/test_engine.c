@@ -148,8 +148,9 @@ static void test_create_request(void **state)
 	txt = json_dumps(b, JSON_SORT_KEYS | JSON_COMPACT);
 	assert_non_null(strstr(txt, "\"Entrypoint\":[\"/agentguard-probe\"]"));
 	assert_non_null(strstr(txt, "\"Cmd\":[\"/agentguard-workspace\"]"));
-	assert_non_null(strstr(txt, "{\"ReadOnly\":true,\"Source\":\"/usr/local/bin/agentguard-probe\","
-				    "\"Target\":\"/agentguard-probe\",\"Type\":\"bind\"}"));
+	assert_non_null(strstr(txt,
+			       "{\"ReadOnly\":true,\"Source\":\"/usr/local/bin/agentguard-probe\","
+			       "\"Target\":\"/agentguard-probe\",\"Type\":\"bind\"}"));
 	free(txt);
 	json_decref(b);
 

@@ -43,8 +43,8 @@ static json_t *fixture(const char *name)
 	char *s = read_fixture(name, &len);
 	json_t *v = NULL;
 	struct ag_error *err = NULL;
-	int r = ag_docker_json_parse(s, len, false, NULL,
-				     AG_DOCKER_JSON_UNWRAP_SINGLE | AG_DOCKER_JSON_OBJECT, &v, &err);
+	int r = ag_docker_json_parse(
+	    s, len, false, NULL, AG_DOCKER_JSON_UNWRAP_SINGLE | AG_DOCKER_JSON_OBJECT, &v, &err);
 	if (r < 0)
 		fail_msg("fixture %s: %s", name, err->reason);
 	free(s);
@@ -129,8 +129,8 @@ static void test_json_bounds(void **state)
 	struct ag_docker_json_limits lim = {1024, 4, 4, 8};
 	json_t *v = NULL;
 	struct ag_error *err = NULL;
-	assert_int_equal(ag_docker_json_parse("{\"k\":\"123456789\"}", 17, false, &lim, 0, &v, &err),
-			 -1);
+	assert_int_equal(
+	    ag_docker_json_parse("{\"k\":\"123456789\"}", 17, false, &lim, 0, &v, &err), -1);
 	assert_string_equal(err->reason, "docker.json.string");
 	ag_error_free(err);
 	err = NULL;
@@ -159,17 +159,17 @@ static void test_sanitize(void **state)
 	static const struct {
 		const char *in, *out;
 	} cases[] = {
-		{"plain text", "plain text"},
-		{"a\x01\tb\n\nc", "a b c"},
-		{"Cannot connect to unix:///var/run/docker.sock. Is it running?",
-		 "Cannot connect to <docker-endpoint> Is it running?"},
-		{"dial tcp://10.0.0.1:2376 refused", "dial <docker-endpoint> refused"},
-		{"open /home/alice/.docker/config.json: denied", "open <path>: denied"},
-		{"stat /tmp/ag-x/wrapper failed", "stat <path> failed"},
-		{"tmpfs /tmp ok", "tmpfs /tmp ok"},
-		{"API_TOKEN=hunter2 leaked", "API_TOKEN=<redacted> leaked"},
-		{"rc=1 fine", "rc=1 fine"},
-		{"caf\xc3\xa9", "caf??"},
+	    {"plain text", "plain text"},
+	    {"a\x01\tb\n\nc", "a b c"},
+	    {"Cannot connect to unix:///var/run/docker.sock. Is it running?",
+	     "Cannot connect to <docker-endpoint> Is it running?"},
+	    {"dial tcp://10.0.0.1:2376 refused", "dial <docker-endpoint> refused"},
+	    {"open /home/alice/.docker/config.json: denied", "open <path>: denied"},
+	    {"stat /tmp/ag-x/wrapper failed", "stat <path> failed"},
+	    {"tmpfs /tmp ok", "tmpfs /tmp ok"},
+	    {"API_TOKEN=hunter2 leaked", "API_TOKEN=<redacted> leaked"},
+	    {"rc=1 fine", "rc=1 fine"},
+	    {"caf\xc3\xa9", "caf??"},
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
 		char *o = ag_pf_sanitize(cases[i].in, strlen(cases[i].in));
@@ -236,14 +236,14 @@ static void test_engine_faults(void **state)
 		const char *reason;
 		enum ag_pf_verdict verdict;
 	} cases[] = {
-		{"version.json", "info-windows.json", AG_PLATFORM_LINUX_ENGINE,
-		 "preflight.engine.contradiction", AG_PF_V_UNSAFE},
-		{"version.json", "info-desktop.json", AG_PLATFORM_LINUX_ENGINE,
-		 "preflight.platform.desktop", AG_PF_V_UNSAFE},
-		{"version-desktop.json", "info.json", AG_PLATFORM_LINUX_ENGINE,
-		 "preflight.platform.desktop", AG_PF_V_UNSAFE},
-		{"version.json", "info-no-memory-limit.json", AG_PLATFORM_LINUX_ENGINE,
-		 "preflight.resources.memory_unsupported", AG_PF_V_UNSAFE},
+	    {"version.json", "info-windows.json", AG_PLATFORM_LINUX_ENGINE,
+	     "preflight.engine.contradiction", AG_PF_V_UNSAFE},
+	    {"version.json", "info-desktop.json", AG_PLATFORM_LINUX_ENGINE,
+	     "preflight.platform.desktop", AG_PF_V_UNSAFE},
+	    {"version-desktop.json", "info.json", AG_PLATFORM_LINUX_ENGINE,
+	     "preflight.platform.desktop", AG_PF_V_UNSAFE},
+	    {"version.json", "info-no-memory-limit.json", AG_PLATFORM_LINUX_ENGINE,
+	     "preflight.resources.memory_unsupported", AG_PF_V_UNSAFE},
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
 		struct ag_engine_facts e;
@@ -273,20 +273,22 @@ static void test_version_shapes(void **state)
 	static const struct {
 		const char *doc, *reason;
 	} cases[] = {
-		{"{\"Client\":{\"Version\":\"1\"}}", "docker.version.no_server"},
-		{"{\"Server\":{}}", "docker.version.no_client"},
-		{"{\"Client\":{\"Version\":\"1\"},\"Server\":{\"Version\":\"2\",\"ApiVersion\":\"x\","
-		 "\"Os\":\"linux\",\"Arch\":\"amd64\"}}",
-		 "docker.version.api_version"},
-		{"{\"Client\":{\"Version\":\"1\"},\"Server\":{\"Version\":\"2\",\"ApiVersion\":\"1.41\","
-		 "\"Os\":\"windows\",\"Arch\":\"amd64\"}}",
-		 "preflight.engine.not_linux"},
-		{"{\"Client\":{\"Version\":\"1\"},\"Server\":{\"Version\":\"2\",\"ApiVersion\":\"1.41\","
-		 "\"Os\":\"linux\",\"Arch\":\"\"}}",
-		 "docker.version.arch"},
-		{"{\"Client\":{\"Version\":\"1\"},\"Server\":{\"Version\":2,\"ApiVersion\":\"1.41\","
-		 "\"Os\":\"linux\",\"Arch\":\"amd64\"}}",
-		 "docker.version.server_version"},
+	    {"{\"Client\":{\"Version\":\"1\"}}", "docker.version.no_server"},
+	    {"{\"Server\":{}}", "docker.version.no_client"},
+	    {"{\"Client\":{\"Version\":\"1\"},\"Server\":{\"Version\":\"2\",\"ApiVersion\":\"x\","
+	     "\"Os\":\"linux\",\"Arch\":\"amd64\"}}",
+	     "docker.version.api_version"},
+	    {"{\"Client\":{\"Version\":\"1\"},\"Server\":{\"Version\":\"2\",\"ApiVersion\":\"1."
+	     "41\","
+	     "\"Os\":\"windows\",\"Arch\":\"amd64\"}}",
+	     "preflight.engine.not_linux"},
+	    {"{\"Client\":{\"Version\":\"1\"},\"Server\":{\"Version\":\"2\",\"ApiVersion\":\"1."
+	     "41\","
+	     "\"Os\":\"linux\",\"Arch\":\"\"}}",
+	     "docker.version.arch"},
+	    {"{\"Client\":{\"Version\":\"1\"},\"Server\":{\"Version\":2,\"ApiVersion\":\"1.41\","
+	     "\"Os\":\"linux\",\"Arch\":\"amd64\"}}",
+	     "docker.version.server_version"},
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
 		json_t *v = json_loads(cases[i].doc, 0, NULL);
@@ -300,8 +302,8 @@ static void test_version_shapes(void **state)
 		ag_engine_facts_release(&e);
 	}
 	/* API 1.24 is too old for read-only root + tmpfs */
-	struct ag_engine_facts e = {.api_version = ag_xstrdup("1.24"), .api_major = 1,
-				    .api_minor = 24};
+	struct ag_engine_facts e = {
+	    .api_version = ag_xstrdup("1.24"), .api_major = 1, .api_minor = 24};
 	_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
 	ag_inspect_api_support(&e, &f);
 	assert_true(ag_pf_findings_find(&f, "preflight.api.too_old") >= 0);
@@ -364,20 +366,20 @@ static void test_image(void **state)
 /* ---- container inspect ---- */
 
 static const struct ag_probe_expect expect = {
-	.id = CID,
-	.name = PNAME,
-	.owner = "preflight",
-	.kind = "resource-controls",
-	.image_id = IMG_ID,
-	.uid = 2001,
-	.gid = 2001,
-	.memory_bytes = 512LL * 1024 * 1024,
-	.pids_limit = 256,
-	.cpu = 1.0,
-	.tmpfs_bytes = 256LL * 1024 * 1024,
-	.workspace_bytes = 256LL * 1024 * 1024,
-	.workspace = "/agentguard-workspace",
-	.network = AG_NET_NONE,
+    .id = CID,
+    .name = PNAME,
+    .owner = "preflight",
+    .kind = "resource-controls",
+    .image_id = IMG_ID,
+    .uid = 2001,
+    .gid = 2001,
+    .memory_bytes = 512LL * 1024 * 1024,
+    .pids_limit = 256,
+    .cpu = 1.0,
+    .tmpfs_bytes = 256LL * 1024 * 1024,
+    .workspace_bytes = 256LL * 1024 * 1024,
+    .workspace = "/agentguard-workspace",
+    .network = AG_NET_NONE,
 };
 
 static void test_container_real(void **state)
@@ -395,8 +397,8 @@ static void test_container_real(void **state)
 	assert_int_equal(json_integer_value(json_object_get(insp, "pids_limit")), 256);
 	assert_true(json_is_false(json_object_get(insp, "host_namespace_sharing")));
 	assert_string_equal(
-		json_string_value(json_object_get(json_object_get(insp, "cpu"), "representation")),
-		"NanoCpus");
+	    json_string_value(json_object_get(json_object_get(insp, "cpu"), "representation")),
+	    "NanoCpus");
 	json_decref(insp);
 	json_decref(v);
 }
@@ -436,78 +438,79 @@ static void test_container_mutations(void **state)
 		const char *json; /* new value; NULL deletes the key */
 		const char *reason;
 	} cases[] = {
-		{"HostConfig", "Memory", "0", "preflight.probe.memory"},
-		{"HostConfig", "Memory", NULL, "preflight.probe.memory"},
-		{"HostConfig", "Memory", "\"536870912\"", "preflight.probe.memory"},
-		{"HostConfig", "Memory", "1073741824", "preflight.probe.memory"},
-		{"HostConfig", "MemorySwap", "-1", "preflight.probe.memory_swap"},
-		{"HostConfig", "MemorySwap", NULL, "preflight.probe.memory_swap"},
-		{"HostConfig", "PidsLimit", NULL, "preflight.probe.pids"},
-		{"HostConfig", "PidsLimit", "-1", "preflight.probe.pids"},
-		{"HostConfig", "PidsLimit", "4096", "preflight.probe.pids"},
-		{"HostConfig", "NanoCpus", "500000000", "preflight.probe.cpu"},
-		{"HostConfig", "NanoCpus", "\"1000000000\"", "preflight.probe.cpu"},
-		{"HostConfig", "ReadonlyRootfs", "false", "preflight.probe.read_only"},
-		{"HostConfig", "SecurityOpt", "[]", "preflight.probe.no_new_privileges"},
-		{"HostConfig", "SecurityOpt", "[\"no-new-privileges\",\"seccomp=unconfined\"]",
-		 "preflight.probe.security_opt"},
-		{"HostConfig", "CapDrop", "[\"NET_RAW\"]", "preflight.probe.cap_drop"},
-		{"HostConfig", "CapAdd", "[\"SYS_ADMIN\"]", "preflight.probe.cap_add"},
-		{"HostConfig", "Privileged", "true", "preflight.probe.privileged"},
-		{"HostConfig", "Privileged", NULL, "preflight.probe.privileged"},
-		{"HostConfig", "NetworkMode", "\"host\"", "preflight.probe.network"},
-		{"HostConfig", "NetworkMode", "\"bridge\"", "preflight.probe.network"},
-		{"HostConfig", "PidMode", "\"host\"", "preflight.probe.namespace"},
-		{"HostConfig", "IpcMode", "\"container:abc\"", "preflight.probe.namespace"},
-		{"HostConfig", "IpcMode", "\"shareable\"", "preflight.probe.namespace"},
-		{"HostConfig", "UsernsMode", "\"host\"", "preflight.probe.namespace"},
-		{"HostConfig", "UTSMode", "\"host\"", "preflight.probe.namespace"},
-		{"HostConfig", "CgroupnsMode", "\"host\"", "preflight.probe.namespace"},
-		{"HostConfig", "CgroupnsMode", "\"\"", "preflight.probe.namespace"},
-		{"HostConfig", "Cgroup", "\"container:abc\"", "preflight.probe.namespace"},
-		{"HostConfig", "Devices",
-		 "[{\"PathOnHost\":\"/dev/kvm\",\"PathInContainer\":\"/dev/kvm\","
-		 "\"CgroupPermissions\":\"rwm\"}]",
-		 "preflight.probe.devices"},
-		{"HostConfig", "DeviceRequests", "[{\"Driver\":\"nvidia\"}]",
-		 "preflight.probe.devices"},
-		{"HostConfig", "GroupAdd", "[\"docker\"]", "preflight.probe.group_add"},
-		{"HostConfig", "Binds", "[\"/srv:/srv\"]", "preflight.probe.binds"},
-		{"HostConfig", "Tmpfs", NULL, "preflight.probe.tmpfs"},
-		{"HostConfig", "Tmpfs",
-		 "{\"/tmp\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001,mode=700\"}",
-		 "preflight.probe.tmpfs"},
-		{"HostConfig", "Tmpfs",
-		 "{\"/tmp\":\"rw,exec,nosuid,nodev,size=256m,uid=2001,gid=2001,mode=700\","
-		 "\"/agentguard-workspace\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001,"
-		 "mode=700\"}",
-		 "preflight.probe.tmpfs_options"},
-		{"HostConfig", "Tmpfs",
-		 "{\"/tmp\":\"rw,noexec,nosuid,nodev,size=1g,uid=2001,gid=2001,mode=700\","
-		 "\"/agentguard-workspace\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001,"
-		 "mode=700\"}",
-		 "preflight.probe.tmpfs_options"},
-		{"HostConfig", "Tmpfs",
-		 "{\"/tmp\":\"rw,noexec,nosuid,nodev,size=256m,uid=0,gid=2001,mode=700\","
-		 "\"/agentguard-workspace\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001,"
-		 "mode=700\"}",
-		 "preflight.probe.tmpfs_options"},
-		{"HostConfig", "Tmpfs",
-		 "{\"/tmp\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001\","
-		 "\"/agentguard-workspace\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001,"
-		 "mode=700\"}",
-		 "preflight.probe.tmpfs_options"},
-		{"Config", "User", "\"0:0\"", "preflight.probe.user"},
-		{"Config", "User", "\"\"", "preflight.probe.user"},
-		{"Config", "Labels", "{\"agentguard.owner\":\"someone-else\"}",
-		 "preflight.probe.identity_labels"},
-		{"", "Name", "\"/agentguard-preflight-ffffffffffffffff\"",
-		 "preflight.probe.identity_name"},
-		{"", "Image", "\"sha256:" "0000000000000000000000000000000000000000000000000000000000000000\"",
-		 "preflight.probe.image"},
-		{"", "Mounts",
-		 "[{\"Type\":\"volume\",\"Name\":\"x\",\"Destination\":\"/data\"}]",
-		 "preflight.probe.mounts"},
+	    {"HostConfig", "Memory", "0", "preflight.probe.memory"},
+	    {"HostConfig", "Memory", NULL, "preflight.probe.memory"},
+	    {"HostConfig", "Memory", "\"536870912\"", "preflight.probe.memory"},
+	    {"HostConfig", "Memory", "1073741824", "preflight.probe.memory"},
+	    {"HostConfig", "MemorySwap", "-1", "preflight.probe.memory_swap"},
+	    {"HostConfig", "MemorySwap", NULL, "preflight.probe.memory_swap"},
+	    {"HostConfig", "PidsLimit", NULL, "preflight.probe.pids"},
+	    {"HostConfig", "PidsLimit", "-1", "preflight.probe.pids"},
+	    {"HostConfig", "PidsLimit", "4096", "preflight.probe.pids"},
+	    {"HostConfig", "NanoCpus", "500000000", "preflight.probe.cpu"},
+	    {"HostConfig", "NanoCpus", "\"1000000000\"", "preflight.probe.cpu"},
+	    {"HostConfig", "ReadonlyRootfs", "false", "preflight.probe.read_only"},
+	    {"HostConfig", "SecurityOpt", "[]", "preflight.probe.no_new_privileges"},
+	    {"HostConfig", "SecurityOpt", "[\"no-new-privileges\",\"seccomp=unconfined\"]",
+	     "preflight.probe.security_opt"},
+	    {"HostConfig", "CapDrop", "[\"NET_RAW\"]", "preflight.probe.cap_drop"},
+	    {"HostConfig", "CapAdd", "[\"SYS_ADMIN\"]", "preflight.probe.cap_add"},
+	    {"HostConfig", "Privileged", "true", "preflight.probe.privileged"},
+	    {"HostConfig", "Privileged", NULL, "preflight.probe.privileged"},
+	    {"HostConfig", "NetworkMode", "\"host\"", "preflight.probe.network"},
+	    {"HostConfig", "NetworkMode", "\"bridge\"", "preflight.probe.network"},
+	    {"HostConfig", "PidMode", "\"host\"", "preflight.probe.namespace"},
+	    {"HostConfig", "IpcMode", "\"container:abc\"", "preflight.probe.namespace"},
+	    {"HostConfig", "IpcMode", "\"shareable\"", "preflight.probe.namespace"},
+	    {"HostConfig", "UsernsMode", "\"host\"", "preflight.probe.namespace"},
+	    {"HostConfig", "UTSMode", "\"host\"", "preflight.probe.namespace"},
+	    {"HostConfig", "CgroupnsMode", "\"host\"", "preflight.probe.namespace"},
+	    {"HostConfig", "CgroupnsMode", "\"\"", "preflight.probe.namespace"},
+	    {"HostConfig", "Cgroup", "\"container:abc\"", "preflight.probe.namespace"},
+	    {"HostConfig", "Devices",
+	     "[{\"PathOnHost\":\"/dev/kvm\",\"PathInContainer\":\"/dev/kvm\","
+	     "\"CgroupPermissions\":\"rwm\"}]",
+	     "preflight.probe.devices"},
+	    {"HostConfig", "DeviceRequests", "[{\"Driver\":\"nvidia\"}]",
+	     "preflight.probe.devices"},
+	    {"HostConfig", "GroupAdd", "[\"docker\"]", "preflight.probe.group_add"},
+	    {"HostConfig", "Binds", "[\"/srv:/srv\"]", "preflight.probe.binds"},
+	    {"HostConfig", "Tmpfs", NULL, "preflight.probe.tmpfs"},
+	    {"HostConfig", "Tmpfs",
+	     "{\"/tmp\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001,mode=700\"}",
+	     "preflight.probe.tmpfs"},
+	    {"HostConfig", "Tmpfs",
+	     "{\"/tmp\":\"rw,exec,nosuid,nodev,size=256m,uid=2001,gid=2001,mode=700\","
+	     "\"/agentguard-workspace\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001,"
+	     "mode=700\"}",
+	     "preflight.probe.tmpfs_options"},
+	    {"HostConfig", "Tmpfs",
+	     "{\"/tmp\":\"rw,noexec,nosuid,nodev,size=1g,uid=2001,gid=2001,mode=700\","
+	     "\"/agentguard-workspace\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001,"
+	     "mode=700\"}",
+	     "preflight.probe.tmpfs_options"},
+	    {"HostConfig", "Tmpfs",
+	     "{\"/tmp\":\"rw,noexec,nosuid,nodev,size=256m,uid=0,gid=2001,mode=700\","
+	     "\"/agentguard-workspace\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001,"
+	     "mode=700\"}",
+	     "preflight.probe.tmpfs_options"},
+	    {"HostConfig", "Tmpfs",
+	     "{\"/tmp\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001\","
+	     "\"/agentguard-workspace\":\"rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2001,"
+	     "mode=700\"}",
+	     "preflight.probe.tmpfs_options"},
+	    {"Config", "User", "\"0:0\"", "preflight.probe.user"},
+	    {"Config", "User", "\"\"", "preflight.probe.user"},
+	    {"Config", "Labels", "{\"agentguard.owner\":\"someone-else\"}",
+	     "preflight.probe.identity_labels"},
+	    {"", "Name", "\"/agentguard-preflight-ffffffffffffffff\"",
+	     "preflight.probe.identity_name"},
+	    {"", "Image",
+	     "\"sha256:"
+	     "0000000000000000000000000000000000000000000000000000000000000000\"",
+	     "preflight.probe.image"},
+	    {"", "Mounts", "[{\"Type\":\"volume\",\"Name\":\"x\",\"Destination\":\"/data\"}]",
+	     "preflight.probe.mounts"},
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
 		json_t *v = fixture("container.json");
@@ -559,12 +562,12 @@ static void test_container_cpu_quota(void **state)
 
 #define PROBE_OK_HEAD "{\"probe\":\"agentguard-preflight\",\"uid\":2001,\"gid\":2001,"
 #define PROBE_CAPS                                                                                 \
-	"\"cap_inh\":\"0000000000000000\",\"cap_prm\":\"0000000000000000\","                     \
-	"\"cap_eff\":\"0000000000000000\",\"cap_bnd\":\"0000000000000000\","                     \
+	"\"cap_inh\":\"0000000000000000\",\"cap_prm\":\"0000000000000000\","                       \
+	"\"cap_eff\":\"0000000000000000\",\"cap_bnd\":\"0000000000000000\","                       \
 	"\"cap_amb\":\"0000000000000000\","
 #define PROBE_WRITES "\"workspace_write\":true,\"tmp_write\":true,\"root_read_only\":true,"
 #define PROBE_REST                                                                                 \
-	"\"no_new_privs\":1,\"seccomp\":2,\"net_ifaces\":[\"lo\"],\"docker_socket\":false,"      \
+	"\"no_new_privs\":1,\"seccomp\":2,\"net_ifaces\":[\"lo\"],\"docker_socket\":false,"        \
 	"\"pids_max\":\"64\",\"memory_max\":\"134217728\"}\n"
 
 /* The line the static probe prints (src/probe/agentguard-probe.c), with
@@ -587,28 +590,31 @@ static void test_probe_output(void **state)
 		bool truncated;
 		const char *reason; /* NULL = passes */
 	} cases[] = {
-		{NULL, NULL, false, NULL},
-		{"\"uid\":2001", "\"uid\":0", false, "preflight.probe.identity"},
-		{"\"root_read_only\":true", "\"root_read_only\":false", false,
-		 "preflight.probe.write_checks"},
-		{"\"tmp_write\":true", "\"tmp_write\":false", false, "preflight.probe.write_checks"},
-		{"\"cap_eff\":\"0000000000000000\"", "\"cap_eff\":\"0000000000000400\"", false,
-		 "preflight.probe.capabilities"},
-		{"\"cap_bnd\":\"0000000000000000\"", "\"cap_bnd\":null", false,
-		 "preflight.probe.capabilities"},
-		{"\"no_new_privs\":1", "\"no_new_privs\":0", false, "preflight.probe.no_new_privs"},
-		{"\"seccomp\":2", "\"seccomp\":0", false, "preflight.probe.seccomp"},
-		{"[\"lo\"]", "[\"lo\",\"eth0\"]", false, "preflight.probe.network"},
-		{"[\"lo\"]", "[]", false, "preflight.probe.network"},
-		{"\"docker_socket\":false", "\"docker_socket\":true", false,
-		 "preflight.probe.docker_socket"},
-		{"\"pids_max\":\"64\"", "\"pids_max\":\"max\"", false, "preflight.probe.pids"},
-		{"\"memory_max\":\"134217728\"", "\"memory_max\":null", false, "preflight.probe.memory"},
-		{NULL, NULL, true, "preflight.probe.output"},
+	    {NULL, NULL, false, NULL},
+	    {"\"uid\":2001", "\"uid\":0", false, "preflight.probe.identity"},
+	    {"\"root_read_only\":true", "\"root_read_only\":false", false,
+	     "preflight.probe.write_checks"},
+	    {"\"tmp_write\":true", "\"tmp_write\":false", false, "preflight.probe.write_checks"},
+	    {"\"cap_eff\":\"0000000000000000\"", "\"cap_eff\":\"0000000000000400\"", false,
+	     "preflight.probe.capabilities"},
+	    {"\"cap_bnd\":\"0000000000000000\"", "\"cap_bnd\":null", false,
+	     "preflight.probe.capabilities"},
+	    {"\"no_new_privs\":1", "\"no_new_privs\":0", false, "preflight.probe.no_new_privs"},
+	    {"\"seccomp\":2", "\"seccomp\":0", false, "preflight.probe.seccomp"},
+	    {"[\"lo\"]", "[\"lo\",\"eth0\"]", false, "preflight.probe.network"},
+	    {"[\"lo\"]", "[]", false, "preflight.probe.network"},
+	    {"\"docker_socket\":false", "\"docker_socket\":true", false,
+	     "preflight.probe.docker_socket"},
+	    {"\"pids_max\":\"64\"", "\"pids_max\":\"max\"", false, "preflight.probe.pids"},
+	    {"\"memory_max\":\"134217728\"", "\"memory_max\":null", false,
+	     "preflight.probe.memory"},
+	    {NULL, NULL, true, "preflight.probe.output"},
 	};
-	const struct ag_probe_expect x = {
-	    .uid = 2001, .gid = 2001, .memory_bytes = 134217728, .pids_limit = 64,
-	    .network = AG_NET_NONE};
+	const struct ag_probe_expect x = {.uid = 2001,
+					  .gid = 2001,
+					  .memory_bytes = 134217728,
+					  .pids_limit = 64,
+					  .network = AG_NET_NONE};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
 		_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
 		_cleanup_free_ char *line = probe_line(cases[i].from, cases[i].to);
@@ -669,20 +675,20 @@ static void test_parse_size(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_json_bounds),
-		cmocka_unit_test(test_json_path),
-		cmocka_unit_test(test_sanitize),
-		cmocka_unit_test(test_engine_real),
-		cmocka_unit_test(test_engine_faults),
-		cmocka_unit_test(test_version_shapes),
-		cmocka_unit_test(test_network),
-		cmocka_unit_test(test_image),
-		cmocka_unit_test(test_container_real),
-		cmocka_unit_test(test_container_fixture_faults),
-		cmocka_unit_test(test_container_mutations),
-		cmocka_unit_test(test_container_cpu_quota),
-		cmocka_unit_test(test_probe_output),
-		cmocka_unit_test(test_parse_size),
+	    cmocka_unit_test(test_json_bounds),
+	    cmocka_unit_test(test_json_path),
+	    cmocka_unit_test(test_sanitize),
+	    cmocka_unit_test(test_engine_real),
+	    cmocka_unit_test(test_engine_faults),
+	    cmocka_unit_test(test_version_shapes),
+	    cmocka_unit_test(test_network),
+	    cmocka_unit_test(test_image),
+	    cmocka_unit_test(test_container_real),
+	    cmocka_unit_test(test_container_fixture_faults),
+	    cmocka_unit_test(test_container_mutations),
+	    cmocka_unit_test(test_container_cpu_quota),
+	    cmocka_unit_test(test_probe_output),
+	    cmocka_unit_test(test_parse_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,9 +117,9 @@ static void test_long_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lines),
-		cmocka_unit_test(test_capped),
-		cmocka_unit_test(test_long_line),
+	    cmocka_unit_test(test_lines),
+	    cmocka_unit_test(test_capped),
+	    cmocka_unit_test(test_long_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

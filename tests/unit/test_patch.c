@@ -39,10 +39,9 @@ static void test_patch_headers(void **state)
 	wstr(f->rootfd, "q\"t\tx", "new\n");
 	wfile(f->srcfd, "run.sh", "#!/bin/sh\n", 10, 0644);
 	wfile(f->rootfd, "run.sh", "#!/bin/sh\n", 10, 0755);
-	struct ag_ws_change v[] = {change(AG_WS_DELETED, "gone.txt", NULL),
-				   change(AG_WS_MODIFIED, "m.txt", NULL),
-				   change(AG_WS_ADDED, "q\"t\tx", NULL),
-				   change(AG_WS_MODIFIED, "run.sh", NULL)};
+	struct ag_ws_change v[] = {
+	    change(AG_WS_DELETED, "gone.txt", NULL), change(AG_WS_MODIFIED, "m.txt", NULL),
+	    change(AG_WS_ADDED, "q\"t\tx", NULL), change(AG_WS_MODIFIED, "run.sh", NULL)};
 	struct ag_buf b;
 	struct ag_error *e = NULL;
 	expect_ok(build(f, v, AG_ARRAY_SIZE(v), 1 << 20, &b, &e), &e);

@@ -43,12 +43,12 @@ static struct ag_proc_spec spec_of(const char *exe, const char *const *argv,
 				   const char *const *envp)
 {
 	return (struct ag_proc_spec){
-		.exe = exe,
-		.argv = argv,
-		.envp = envp,
-		.stdout_max = 65536,
-		.stderr_max = 65536,
-		.timeout_ms = 10000,
+	    .exe = exe,
+	    .argv = argv,
+	    .envp = envp,
+	    .stdout_max = 65536,
+	    .stderr_max = 65536,
+	    .timeout_ms = 10000,
 	};
 }
 
@@ -184,7 +184,8 @@ static void test_background_grandchild_does_not_hang(void **state)
 	run_ok(&s, &r);
 	assert_int_equal(r.status, AG_PROC_EXITED);
 	assert_int_equal(r.exit_code, 0);
-	assert_in_range(r.duration_ms, AG_PROC_ORPHAN_DRAIN_MS - 100, AG_PROC_ORPHAN_DRAIN_MS + 2000);
+	assert_in_range(r.duration_ms, AG_PROC_ORPHAN_DRAIN_MS - 100,
+			AG_PROC_ORPHAN_DRAIN_MS + 2000);
 	int64_t pid = 0;
 	r.out.buf[strcspn(r.out.buf, "\n")] = '\0';
 	assert_int_equal(ag_parse_i64(r.out.buf, &pid), 0);
@@ -633,28 +634,28 @@ int main(void)
 	free(abs);
 
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exit_code_and_streams),
-		cmocka_unit_test(test_echo),
-		cmocka_unit_test(test_signal_death),
-		cmocka_unit_test(test_timeout_term_is_enough),
-		cmocka_unit_test(test_timeout_ignoring_term_gets_killed),
-		cmocka_unit_test(test_background_grandchild_does_not_hang),
-		cmocka_unit_test(test_background_quiet_grandchild_is_killed),
-		cmocka_unit_test(test_flood_truncate),
-		cmocka_unit_test(test_flood_truncate_endless_hits_deadline),
-		cmocka_unit_test(test_flood_kill),
-		cmocka_unit_test(test_env_is_exact),
-		cmocka_unit_test(test_stdin_is_dev_null),
-		cmocka_unit_test(test_only_stdio_fds_inherited),
-		cmocka_unit_test(test_no_fd_leak),
-		cmocka_unit_test(test_not_absolute_rejected),
-		cmocka_unit_test(test_missing_exe_failed_to_start),
-		cmocka_unit_test(test_cancel),
-		cmocka_unit_test(test_duration_measured),
-		cmocka_unit_test(test_sigpipe_ignored_in_parent_is_reset),
-		cmocka_unit_test(test_cwd_fd),
-		cmocka_unit_test(test_both_streams_large),
-		cmocka_unit_test(test_eintr),
+	    cmocka_unit_test(test_exit_code_and_streams),
+	    cmocka_unit_test(test_echo),
+	    cmocka_unit_test(test_signal_death),
+	    cmocka_unit_test(test_timeout_term_is_enough),
+	    cmocka_unit_test(test_timeout_ignoring_term_gets_killed),
+	    cmocka_unit_test(test_background_grandchild_does_not_hang),
+	    cmocka_unit_test(test_background_quiet_grandchild_is_killed),
+	    cmocka_unit_test(test_flood_truncate),
+	    cmocka_unit_test(test_flood_truncate_endless_hits_deadline),
+	    cmocka_unit_test(test_flood_kill),
+	    cmocka_unit_test(test_env_is_exact),
+	    cmocka_unit_test(test_stdin_is_dev_null),
+	    cmocka_unit_test(test_only_stdio_fds_inherited),
+	    cmocka_unit_test(test_no_fd_leak),
+	    cmocka_unit_test(test_not_absolute_rejected),
+	    cmocka_unit_test(test_missing_exe_failed_to_start),
+	    cmocka_unit_test(test_cancel),
+	    cmocka_unit_test(test_duration_measured),
+	    cmocka_unit_test(test_sigpipe_ignored_in_parent_is_reset),
+	    cmocka_unit_test(test_cwd_fd),
+	    cmocka_unit_test(test_both_streams_large),
+	    cmocka_unit_test(test_eintr),
 	};
 	return cmocka_run_group_tests_name("proc", tests, NULL, NULL);
 }

@@ -74,8 +74,8 @@ static void test_zombie_is_dead(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_self_alive),
-		cmocka_unit_test(test_zombie_is_dead),
+	    cmocka_unit_test(test_self_alive),
+	    cmocka_unit_test(test_zombie_is_dead),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

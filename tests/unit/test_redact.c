@@ -53,7 +53,8 @@ static void test_secrets_and_roots(void **state)
 	struct ag_redactor r2 = AG_REDACTOR_INIT;
 	ag_redactor_add_secret(&r2, "batch");
 	ag_redactor_add_root(&r2, "/opt/rv-batch-CANARY/runs", "${RUNS_ROOT}");
-	expect_redacted(&r2, "/opt/rv-batch-CANARY/runs/x and batch", "${RUNS_ROOT}/x and [REDACTED]");
+	expect_redacted(&r2, "/opt/rv-batch-CANARY/runs/x and batch",
+			"${RUNS_ROOT}/x and [REDACTED]");
 	ag_redactor_release(&r2);
 }
 
@@ -68,7 +69,8 @@ static void test_shapes(void **state)
 			"https://[REDACTED]@example.invalid/x");
 	expect_redacted(NULL, "t ghp_0123456789abcdefghij0123 e", "t [REDACTED] e");
 	expect_redacted(NULL, "AKIAABCDEFGHIJKLMNOP", "[REDACTED]");
-	expect_redacted(NULL, "-----BEGIN RSA PRIVATE KEY-----\nMII", "[REDACTED_PRIVATE_KEY]\nMII");
+	expect_redacted(NULL, "-----BEGIN RSA PRIVATE KEY-----\nMII",
+			"[REDACTED_PRIVATE_KEY]\nMII");
 	expect_redacted(NULL, "open /home/alice/.ssh/id failed", "open [REDACTED_PATH] failed");
 	expect_redacted(NULL, "cwd /tmp/agentguard-x1/y", "cwd [REDACTED_PATH]");
 	expect_redacted(NULL, "in /tmp only", "in /tmp only");
@@ -165,19 +167,47 @@ static void test_argv_credentials(void **state)
 	assert_string_equal(&"Authorization: Bearer tok1"[off], "tok1");
 	assert_false(ag_cred_header("Accept: text/plain", &off));
 
-	const char *argv[] = {"tool",	   "--token",	  "T0KEN-VALUE-1",	"--api-key",
-			      "K3Y-VALUE-2", "--password", "PW-VALUE-3",	"--client-secret",
-			      "CS-VALUE-4",  "--access-token", "AT-VALUE-5",	"--auth-token",
-			      "AU-VALUE-6",  "-H",	  "X-Api-Key: HK-VALUE-7", "--token=INL-VALUE-8",
-			      "-H",	   "Authorization: Bearer BR-VALUE-9", "plain"};
+	const char *argv[] = {"tool",
+			      "--token",
+			      "T0KEN-VALUE-1",
+			      "--api-key",
+			      "K3Y-VALUE-2",
+			      "--password",
+			      "PW-VALUE-3",
+			      "--client-secret",
+			      "CS-VALUE-4",
+			      "--access-token",
+			      "AT-VALUE-5",
+			      "--auth-token",
+			      "AU-VALUE-6",
+			      "-H",
+			      "X-Api-Key: HK-VALUE-7",
+			      "--token=INL-VALUE-8",
+			      "-H",
+			      "Authorization: Bearer BR-VALUE-9",
+			      "plain"};
 	size_t argc = AG_ARRAY_SIZE(argv);
 	struct ag_redactor r = AG_REDACTOR_INIT;
 	ag_redactor_add_argv(&r, argv, argc);
-	const char *want[] = {"tool",	     "--token",	     "[REDACTED]",	   "--api-key",
-			      "[REDACTED]",  "--password",   "[REDACTED]",	   "--client-secret",
-			      "[REDACTED]",  "--access-token", "[REDACTED]",	   "--auth-token",
-			      "[REDACTED]",  "-H",	     "X-Api-Key: [REDACTED]", "--token=[REDACTED]",
-			      "-H",	     "Authorization: Bearer [REDACTED]", "plain"};
+	const char *want[] = {"tool",
+			      "--token",
+			      "[REDACTED]",
+			      "--api-key",
+			      "[REDACTED]",
+			      "--password",
+			      "[REDACTED]",
+			      "--client-secret",
+			      "[REDACTED]",
+			      "--access-token",
+			      "[REDACTED]",
+			      "--auth-token",
+			      "[REDACTED]",
+			      "-H",
+			      "X-Api-Key: [REDACTED]",
+			      "--token=[REDACTED]",
+			      "-H",
+			      "Authorization: Bearer [REDACTED]",
+			      "plain"};
 	for (size_t i = 0; i < argc; i++) {
 		char *a = ag_redact_argv_item(&r, argv, argc, i, 512);
 		assert_string_equal(a, want[i]);
@@ -192,9 +222,10 @@ static void test_argv_credentials(void **state)
 	}
 	/* any header value given with -H is redacted in the argv (the upstream
 	 * rule), but only a credential header's value joins the secret set */
-	const char *hv[] = {"curl", "-H", "Accept: text/plain", "--header=X-Trace: t1", "-H", "odd"};
-	const char *hw[] = {"curl", "-H", "Accept: [REDACTED]", "--header=X-Trace: [REDACTED]", "-H",
-			    "[REDACTED]"};
+	const char *hv[] = {"curl", "-H", "Accept: text/plain", "--header=X-Trace: t1",
+			    "-H",   "odd"};
+	const char *hw[] = {
+	    "curl", "-H", "Accept: [REDACTED]", "--header=X-Trace: [REDACTED]", "-H", "[REDACTED]"};
 	struct ag_redactor r2 = AG_REDACTOR_INIT;
 	ag_redactor_add_argv(&r2, hv, AG_ARRAY_SIZE(hv));
 	assert_int_equal(r2.secrets.n, 0);
@@ -215,7 +246,8 @@ static void test_argv_credentials(void **state)
 	expect_redacted(NULL, "run tool --token abc123 --api-key=k2 -v",
 			"run tool --token [REDACTED] --api-key=[REDACTED] -v");
 	expect_redacted(NULL, "X-Api-Key: k3 ok", "X-Api-Key: [REDACTED] ok");
-	expect_redacted(NULL, "Proxy-Authorization: Basic dXNlcg==", "Proxy-Authorization: Basic [REDACTED]");
+	expect_redacted(
+	    NULL, "Proxy-Authorization: Basic dXNlcg==", "Proxy-Authorization: Basic [REDACTED]");
 	ag_redactor_release(&r);
 }
 
@@ -254,8 +286,8 @@ static char *ref_literal(const char *t, const char *const *roots, const char *co
 		size_t best = 0, bi = 0;
 		for (size_t k = 0; k < nr; k++) {
 			size_t l = strlen(roots[k]);
-			if (p + l <= n && memcmp(t + p, roots[k], l) == 0 && ref_boundary(t, p + l) &&
-			    l > best) {
+			if (p + l <= n && memcmp(t + p, roots[k], l) == 0 &&
+			    ref_boundary(t, p + l) && l > best) {
 				best = l;
 				bi = k;
 			}
@@ -342,9 +374,17 @@ static void test_idempotent(void **state)
 {
 	(void)state;
 	static const char *const in[] = {
-	    "Authorization: Bearer abc", "password=hunter2 ok", "--token abc --x", "x --api-key=1",
-	    "https://u:p@h/x", "ghp_0123456789abcdefghij0123", "-----BEGIN RSA PRIVATE KEY-----",
-	    "/home/a/b and /tmp/x/y", "X-Api-Key: k", "a.token: v", "cookie: s=1; x=2",
+	    "Authorization: Bearer abc",
+	    "password=hunter2 ok",
+	    "--token abc --x",
+	    "x --api-key=1",
+	    "https://u:p@h/x",
+	    "ghp_0123456789abcdefghij0123",
+	    "-----BEGIN RSA PRIVATE KEY-----",
+	    "/home/a/b and /tmp/x/y",
+	    "X-Api-Key: k",
+	    "a.token: v",
+	    "cookie: s=1; x=2",
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(in); i++) {
 		char *a = R(NULL, in[i]);
@@ -385,10 +425,22 @@ static void test_linear_steps(void **state)
 	ag_redactor_add_root(&r, "/srv/work/repo/.agentguard/contained-runs", "${RUNS_ROOT}");
 	ag_redactor_add_root(&r, "/srv/work", "${AGENTGUARD_ROOT}");
 	static const char *const units[] = {
-	    "a.",		"a",		    "CANARY-SECRET-012345678 ", "CANARY-SECRET-CANARY-",
-	    "x.token.password ", "token=token:",    "/srv/work/rep/srv/work/repo.x", "--token --api-key ",
-	    "ghp_0123456789abc ", "://a:b://",	    "-----BEGIN ",		"\x1b[0m\x01",
-	    "a.b.c.d.e.f.g.h=",	"Authorization: ", "/home/x/home/",		"p%25ss%20w%C3",
+	    "a.",
+	    "a",
+	    "CANARY-SECRET-012345678 ",
+	    "CANARY-SECRET-CANARY-",
+	    "x.token.password ",
+	    "token=token:",
+	    "/srv/work/rep/srv/work/repo.x",
+	    "--token --api-key ",
+	    "ghp_0123456789abc ",
+	    "://a:b://",
+	    "-----BEGIN ",
+	    "\x1b[0m\x01",
+	    "a.b.c.d.e.f.g.h=",
+	    "Authorization: ",
+	    "/home/x/home/",
+	    "p%25ss%20w%C3",
 	};
 	const size_t n = 256 * 1024;
 	for (size_t u = 0; u < AG_ARRAY_SIZE(units); u++) {
@@ -398,11 +450,13 @@ static void test_linear_steps(void **state)
 		free(ag_redact_counted(&r, t2, 2 * n, 32 * n, AG_REDACT_KEEP_NEWLINES, NULL, &s2));
 		/* the same rule applies to the verifier's call (no redaction set) */
 		uint64_t s3 = 0;
-		free(ag_redact_counted(NULL, t2, 2 * n, 32 * n, AG_REDACT_KEEP_NEWLINES, NULL, &s3));
+		free(
+		    ag_redact_counted(NULL, t2, 2 * n, 32 * n, AG_REDACT_KEEP_NEWLINES, NULL, &s3));
 		if (s1 > 40 * n || s2 > 40 * 2 * n || s2 > 2 * s1 + 64 * 1024 || s3 > 40 * 2 * n)
-			print_error("shape %zu: %llu steps for %zu bytes, %llu for %zu, %llu unset\n",
-				    u, (unsigned long long)s1, n, (unsigned long long)s2, 2 * n,
-				    (unsigned long long)s3);
+			print_error(
+			    "shape %zu: %llu steps for %zu bytes, %llu for %zu, %llu unset\n", u,
+			    (unsigned long long)s1, n, (unsigned long long)s2, 2 * n,
+			    (unsigned long long)s3);
 		assert_true(s1 <= 40 * n);
 		assert_true(s2 <= 40 * 2 * n);
 		assert_true(s2 <= 2 * s1 + 64 * 1024);
@@ -441,7 +495,10 @@ static void test_adversarial_4mib(void **state)
 	ag_redactor_add_root(&r, "/srv/work/repo", "${REPOSITORY_ROOT}");
 	ag_redactor_add_root(&r, "/srv/work", "${AGENTGUARD_ROOT}");
 	static const char *const units[] = {
-	    "a.", "CANARY-SECRET-012345678.", "x.token.password.", "/srv/work/rep/srv/work/repo.",
+	    "a.",
+	    "CANARY-SECRET-012345678.",
+	    "x.token.password.",
+	    "/srv/work/rep/srv/work/repo.",
 	    "a.b.c.d=",
 	};
 	const size_t n = 4 * 1024 * 1024;
@@ -449,13 +506,13 @@ static void test_adversarial_4mib(void **state)
 		char *t = repeat(units[u], n);
 		for (int with_set = 0; with_set < 2; with_set++) {
 			double t0 = cpu_seconds();
-			char *o = ag_redact(with_set ? &r : NULL, t, n, 8 * n, AG_REDACT_KEEP_NEWLINES,
-					    NULL);
+			char *o = ag_redact(with_set ? &r : NULL, t, n, 8 * n,
+					    AG_REDACT_KEEP_NEWLINES, NULL);
 			double dt = cpu_seconds() - t0;
 			free(o);
 			if (dt > 60)
-				print_error("shape %zu (set %d): %.1f s of CPU for 4 MiB\n", u, with_set,
-					    dt);
+				print_error("shape %zu (set %d): %.1f s of CPU for 4 MiB\n", u,
+					    with_set, dt);
 			assert_true(dt <= 60);
 		}
 		free(t);
@@ -470,9 +527,13 @@ static void test_termsafe(void **state)
 	(void)state;
 	static const char *const cases[][2] = {
 	    {"plain ascii ~", "plain ascii ~"},
-	    {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+	    {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+	     "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
 	    {"a\x1b[31mb\n\t\x7f", "a\\x1b[31mb\\x0a\\x09\\x7f"},
-	    {"csi\xc2\x9b" "31m osc\xc2\x9d" "8;; nel\xc2\x85", "csi\\u009b31m osc\\u009d8;; nel\\u0085"},
+	    {"csi\xc2\x9b"
+	     "31m osc\xc2\x9d"
+	     "8;; nel\xc2\x85",
+	     "csi\\u009b31m osc\\u009d8;; nel\\u0085"},
 	    {"raw\x9b\x9d\x80\xff", "raw\\x9b\\x9d\\x80\\xff"},
 	    {"rlo\xe2\x80\xae lre\xe2\x80\xaa lri\xe2\x81\xa6 pdi\xe2\x81\xa9",
 	     "rlo\\u202e lre\\u202a lri\\u2066 pdi\\u2069"},
@@ -504,7 +565,7 @@ static const char *lookup(const char *name, void *data)
 	"task_id: t\ndescription: d\ntest_command: c\nrepo_template: r\n"                          \
 	"expected_modified_files: {min: 0, max: 1}\n"                                              \
 	"sandbox: {type: docker, image: \"a@sha256:"                                               \
-	"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}\n"                     \
+	"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}\n"                    \
 	"contained_execution:\n  version: 1\n  platform: linux-docker-engine\n  environment:\n"
 
 static struct ag_config *load(const char *doc)
@@ -521,20 +582,24 @@ static struct ag_config *load(const char *doc)
 static void test_env_resolve(void **state)
 {
 	(void)state;
-	struct ag_config *c = load(CONTAINED
-				   "    - {name: ZED, value: last}\n"
-				   "    - {name: AGENT_API_TOKEN, source: host, required: true,"
-				   " allow_sensitive: true}\n"
-				   "    - {name: OPTIONAL_X, source: host}\n"
-				   "    - {name: AGENT_MODE, value: batch}\n");
+	struct ag_config *c =
+	    load(CONTAINED "    - {name: ZED, value: last}\n"
+			   "    - {name: AGENT_API_TOKEN, source: host, required: true,"
+			   " allow_sensitive: true}\n"
+			   "    - {name: OPTIONAL_X, source: host}\n"
+			   "    - {name: AGENT_MODE, value: batch}\n");
 	struct ag_redactor r = AG_REDACTOR_INIT;
 	struct ag_env_resolved env;
 	struct ag_error *e = NULL;
 	assert_int_equal(ag_env_resolve(&c->contained, lookup, NULL, &r, &env, &e), 0);
 	const char *want[] = {
-		"AGENT_API_TOKEN=CANARY-HOST-TOKEN", "AGENT_MODE=batch", "HOME=/tmp/agentguard-home",
-		"LANG=C.UTF-8", "LC_ALL=C.UTF-8",
-		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "ZED=last",
+	    "AGENT_API_TOKEN=CANARY-HOST-TOKEN",
+	    "AGENT_MODE=batch",
+	    "HOME=/tmp/agentguard-home",
+	    "LANG=C.UTF-8",
+	    "LC_ALL=C.UTF-8",
+	    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	    "ZED=last",
 	};
 	assert_int_equal(env.assignments.n, AG_ARRAY_SIZE(want));
 	for (size_t i = 0; i < AG_ARRAY_SIZE(want); i++)
@@ -571,7 +636,9 @@ static void test_env_resolve(void **state)
 static const char *c1_lookup(const char *name, void *data)
 {
 	(void)data;
-	return strcmp(name, "HOST_C1") == 0 ? "ok\xc2\x9b" "31m" : NULL;
+	return strcmp(name, "HOST_C1") == 0 ? "ok\xc2\x9b"
+					      "31m"
+					    : NULL;
 }
 
 /* Finding 11: reserved names and value characters. */
@@ -579,17 +646,27 @@ static void test_env_value_rules(void **state)
 {
 	(void)state;
 	static const char *const reserved[] = {
-	    "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO", "GIT_CONFIG_COUNT",
-	    "GIT_CONFIG_KEY_0", "GIT_CONFIG_PARAMETERS", "GIT_SSH_COMMAND", "DBUS_SESSION_BUS_ADDRESS",
-	    "TMUX", "LD_PRELOAD", "HOME",
+	    "CURL_CA_BUNDLE",
+	    "NODE_EXTRA_CA_CERTS",
+	    "GIT_SSL_CAINFO",
+	    "GIT_CONFIG_COUNT",
+	    "GIT_CONFIG_KEY_0",
+	    "GIT_CONFIG_PARAMETERS",
+	    "GIT_SSH_COMMAND",
+	    "DBUS_SESSION_BUS_ADDRESS",
+	    "TMUX",
+	    "LD_PRELOAD",
+	    "HOME",
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(reserved); i++)
 		assert_true(ag_env_name_is_reserved(reserved[i]));
-	static const char *const allowed[] = {"GIT_CONFIGURED", "TMUX_MODE", "CURL_CA", "AGENT_MODE"};
+	static const char *const allowed[] = {"GIT_CONFIGURED", "TMUX_MODE", "CURL_CA",
+					      "AGENT_MODE"};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(allowed); i++)
 		assert_false(ag_env_name_is_reserved(allowed[i]));
-	static const char *const bad[] = {"a\x01", "a\x7f", "a\xc2\x80", "a\xc2\x9f", "\xc2\x85",
-					  "a\xe2\x80\xa8", "a\xe2\x80\xa9", "raw\x9b", "cut\xe2\x80"};
+	static const char *const bad[] = {"a\x01",	   "a\x7f",    "a\xc2\x80",
+					  "a\xc2\x9f",	   "\xc2\x85", "a\xe2\x80\xa8",
+					  "a\xe2\x80\xa9", "raw\x9b",  "cut\xe2\x80"};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(bad); i++)
 		assert_true(ag_env_value_has_control(bad[i], strlen(bad[i])));
 	static const char *const good[] = {"plain", "caf\xc3\xa9", "nb\xc2\xa0sp", "\xe2\x82\xac",
@@ -610,19 +687,19 @@ static void test_env_value_rules(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_secrets_and_roots),
-		cmocka_unit_test(test_shapes),
-		cmocka_unit_test(test_bounds),
-		cmocka_unit_test(test_env_resolve),
-		cmocka_unit_test(test_literal_semantics),
-		cmocka_unit_test(test_literal_random),
-		cmocka_unit_test(test_encoded_forms),
-		cmocka_unit_test(test_argv_credentials),
-		cmocka_unit_test(test_idempotent),
-		cmocka_unit_test(test_linear_steps),
-		cmocka_unit_test(test_adversarial_4mib),
-		cmocka_unit_test(test_termsafe),
-		cmocka_unit_test(test_env_value_rules),
+	    cmocka_unit_test(test_secrets_and_roots),
+	    cmocka_unit_test(test_shapes),
+	    cmocka_unit_test(test_bounds),
+	    cmocka_unit_test(test_env_resolve),
+	    cmocka_unit_test(test_literal_semantics),
+	    cmocka_unit_test(test_literal_random),
+	    cmocka_unit_test(test_encoded_forms),
+	    cmocka_unit_test(test_argv_credentials),
+	    cmocka_unit_test(test_idempotent),
+	    cmocka_unit_test(test_linear_steps),
+	    cmocka_unit_test(test_adversarial_4mib),
+	    cmocka_unit_test(test_termsafe),
+	    cmocka_unit_test(test_env_value_rules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

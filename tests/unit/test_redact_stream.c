@@ -50,20 +50,20 @@ static void set_up(struct ag_redactor *r)
 }
 
 static const char *const corpus[] = {
-	"hello CANARY-LIVE-5f1e world\n",
-	"no newline at the end CANARY-LIVE-5f1e",
-	"url pct%25CANARY-PCT-77 json {\"v\":\"CANARY-LIVE-5f1e\"}\r\nnext\n",
-	"a multi-line value: line one\nline two SECRET-ML and after\n",
-	"line one\nline two but not the secret\n",
-	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab then aaaab\n",
-	"path /work/repo/src/x.c and /work/repository stays\n/work/repo\n",
-	"token ghp_0123456789abcdefghijABCDEFGHIJ here\nAuthorization: Bearer abc.def\n",
-	"--api-key SUPERSECRETVALUE --password=hunter2 password: pw123\n",
-	"https://user:pa55w0rd@example.invalid/x and /home/someone/file\n",
-	"-----BEGIN RSA\n PRIVATE KEY-----\nMIIBOgIBAAJBAK\n-----END RSA PRIVATE KEY-----\n",
-	"ctl \033[31mred\033[0m \x01 tab\there\n",
-	"",
-	"\n\n\r\r\n",
+    "hello CANARY-LIVE-5f1e world\n",
+    "no newline at the end CANARY-LIVE-5f1e",
+    "url pct%25CANARY-PCT-77 json {\"v\":\"CANARY-LIVE-5f1e\"}\r\nnext\n",
+    "a multi-line value: line one\nline two SECRET-ML and after\n",
+    "line one\nline two but not the secret\n",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab then aaaab\n",
+    "path /work/repo/src/x.c and /work/repository stays\n/work/repo\n",
+    "token ghp_0123456789abcdefghijABCDEFGHIJ here\nAuthorization: Bearer abc.def\n",
+    "--api-key SUPERSECRETVALUE --password=hunter2 password: pw123\n",
+    "https://user:pa55w0rd@example.invalid/x and /home/someone/file\n",
+    "-----BEGIN RSA\n PRIVATE KEY-----\nMIIBOgIBAAJBAK\n-----END RSA PRIVATE KEY-----\n",
+    "ctl \033[31mred\033[0m \x01 tab\there\n",
+    "",
+    "\n\n\r\r\n",
 };
 
 static char *whole(const struct ag_redactor *r, const char *t)
@@ -196,7 +196,8 @@ static void test_bounded(void **state)
 		assert_true(ag_redact_stream_held(s) <= line_max + maxpat);
 	}
 	/* a token straddling the bound is never shown in part */
-	ag_redact_stream_feed(s, "ghp_0123456789abcdefghijABCDEFGHIJ tail\nnext CANARY-LIVE-5f1e\n", 62);
+	ag_redact_stream_feed(s, "ghp_0123456789abcdefghijABCDEFGHIJ tail\nnext CANARY-LIVE-5f1e\n",
+			      62);
 	ag_redact_stream_finish(s);
 	assert_int_equal(out.cuts, 1);
 	assert_null(strstr(out.s, "ghp_"));
@@ -230,10 +231,29 @@ static void test_random_chunks(void **state)
 	struct ag_redactor r;
 	set_up(&r);
 	static const char *const pieces[] = {
-		"CANARY-", "LIVE-5f1e", "CANARY-LIVE-5f1e", "pct%25", "CANARY-PCT-77", "line one\n",
-		"line two SECRET-ML", "aaaa", "aab", "/work/repo", "/src", " ", "\n", "\r", "x",
-		"-----BEGIN ", "PRIVATE KEY-----", "password=", "ghp_", "0123456789abcdefghij",
-		"https://u:p@h/", "\t", "\033[1m",
+	    "CANARY-",
+	    "LIVE-5f1e",
+	    "CANARY-LIVE-5f1e",
+	    "pct%25",
+	    "CANARY-PCT-77",
+	    "line one\n",
+	    "line two SECRET-ML",
+	    "aaaa",
+	    "aab",
+	    "/work/repo",
+	    "/src",
+	    " ",
+	    "\n",
+	    "\r",
+	    "x",
+	    "-----BEGIN ",
+	    "PRIVATE KEY-----",
+	    "password=",
+	    "ghp_",
+	    "0123456789abcdefghij",
+	    "https://u:p@h/",
+	    "\t",
+	    "\033[1m",
 	};
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
 	for (int round = 0; round < 300; round++) {
@@ -327,10 +347,10 @@ static void test_set_copied(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_offset),	 cmocka_unit_test(test_secret_three_ways),
-		cmocka_unit_test(test_holds_back),	 cmocka_unit_test(test_abandon),
-		cmocka_unit_test(test_bounded),		 cmocka_unit_test(test_random_chunks),
-		cmocka_unit_test(test_set_copied),	 cmocka_unit_test(test_begin_window),
+	    cmocka_unit_test(test_every_offset), cmocka_unit_test(test_secret_three_ways),
+	    cmocka_unit_test(test_holds_back),	 cmocka_unit_test(test_abandon),
+	    cmocka_unit_test(test_bounded),	 cmocka_unit_test(test_random_chunks),
+	    cmocka_unit_test(test_set_copied),	 cmocka_unit_test(test_begin_window),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,7 +16,7 @@
 #define IMG "127.0.0.1:5000/agentguard-test@" DIGEST
 #define DEFAULT_ENV                                                                                \
 	"--env", "HOME=/tmp/agentguard-home", "--env", "LANG=C.UTF-8", "--env", "LC_ALL=C.UTF-8",  \
-		"--env", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	    "--env", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 static void assert_argv(const struct ag_strv *got, const char *const *want)
 {
@@ -65,28 +65,60 @@ static void test_bind_workspace_from_config(void **state)
 	const char *env[] = {"TERM=dumb", "AGENT_MODE=batch"};
 	const char *cmd[] = {"python", "-m", "pytest"};
 	struct ag_exec_inputs in = {
-		.workspace_host_path = "/srv/runs/r1/workspace",
-		.container_name = "agentguard-task-1",
-		.env = env,
-		.n_env = 2,
-		.command = cmd,
-		.n_command = 3,
+	    .workspace_host_path = "/srv/runs/r1/workspace",
+	    .container_name = "agentguard-task-1",
+	    .env = env,
+	    .n_env = 2,
+	    .command = cmd,
+	    .n_command = 3,
 	};
 	struct ag_exec_spec s;
 	struct ag_error *e = NULL;
 	assert_int_equal(ag_exec_spec_from_config(c, &in, &s, &e), 0);
 	struct ag_strv out = AG_STRV_INIT;
 	assert_int_equal(ag_render_argv(&s, AG_RENDER_RUN, &out, &e), 0);
-	const char *want[] = {"run", "--rm", "--name", "agentguard-task-1", "--network", "none",
-			      "--security-opt", "no-new-privileges", "--cap-drop", "ALL", "--cgroupns", "private",
-			      "--pids-limit", "256", "--memory", "512m", "--memory-swap", "512m",
-			      "--cpus", "1.5", "--read-only", "--no-healthcheck", "--tmpfs",
-			      "/tmp:rw,noexec,nosuid,nodev,size=128m,uid=1000,gid=1000,mode=700",
-			      "--mount",
-			      "type=bind,source=/srv/runs/r1/workspace,target=/agentguard-workspace",
-			      "--workdir", "/agentguard-workspace", "--user", "1000:1000", "--env",
-			      "AGENT_MODE=batch", DEFAULT_ENV, "--env", "TERM=dumb",
-			      "--entrypoint=python", "--", IMG, "-m", "pytest", NULL};
+	const char *want[] = {
+	    "run",
+	    "--rm",
+	    "--name",
+	    "agentguard-task-1",
+	    "--network",
+	    "none",
+	    "--security-opt",
+	    "no-new-privileges",
+	    "--cap-drop",
+	    "ALL",
+	    "--cgroupns",
+	    "private",
+	    "--pids-limit",
+	    "256",
+	    "--memory",
+	    "512m",
+	    "--memory-swap",
+	    "512m",
+	    "--cpus",
+	    "1.5",
+	    "--read-only",
+	    "--no-healthcheck",
+	    "--tmpfs",
+	    "/tmp:rw,noexec,nosuid,nodev,size=128m,uid=1000,gid=1000,mode=700",
+	    "--mount",
+	    "type=bind,source=/srv/runs/r1/workspace,target=/agentguard-workspace",
+	    "--workdir",
+	    "/agentguard-workspace",
+	    "--user",
+	    "1000:1000",
+	    "--env",
+	    "AGENT_MODE=batch",
+	    DEFAULT_ENV,
+	    "--env",
+	    "TERM=dumb",
+	    "--entrypoint=python",
+	    "--",
+	    IMG,
+	    "-m",
+	    "pytest",
+	    NULL};
 	assert_argv(&out, want);
 	ag_strv_release(&out);
 	ag_config_free(c);
@@ -112,16 +144,16 @@ static void test_tmpfs_workspace_bridge_create(void **state)
 				   "  required_gid: 2002\n"
 				   "  cpu_limit: 2\n");
 	const struct ag_label labels[] = {
-		{"agentguard.owner", "contained-run"},
-		{"agentguard.contained-run.id", "run-20261129T221400Z-ab12"},
+	    {"agentguard.owner", "contained-run"},
+	    {"agentguard.contained-run.id", "run-20261129T221400Z-ab12"},
 	};
 	const char *cmd[] = {"/bin/id", "-u"};
 	struct ag_exec_inputs in = {
-		.entrypoint = "/usr/local/bin/agent-entry",
-		.labels = labels,
-		.n_labels = 2,
-		.command = cmd,
-		.n_command = 2,
+	    .entrypoint = "/usr/local/bin/agent-entry",
+	    .labels = labels,
+	    .n_labels = 2,
+	    .command = cmd,
+	    .n_command = 2,
 	};
 	struct ag_exec_spec s;
 	struct ag_error *e = NULL;
@@ -129,15 +161,45 @@ static void test_tmpfs_workspace_bridge_create(void **state)
 	struct ag_strv out = AG_STRV_INIT;
 	assert_int_equal(ag_render_argv(&s, AG_RENDER_CREATE, &out, &e), 0);
 	const char *want[] = {
-		"create", "--network", "bridge", "--security-opt", "no-new-privileges",
-		"--cap-drop", "ALL", "--cgroupns", "private", "--pids-limit", "256", "--memory", "512m", "--memory-swap",
-		"512m", "--cpus", "2", "--read-only", "--no-healthcheck", "--tmpfs",
-		"/tmp:rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2002,mode=700", "--tmpfs",
-		"/agentguard-workspace:rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2002,mode=700",
-		"--workdir", "/agentguard-workspace", "--user", "2001:2002", DEFAULT_ENV,
-		"--entrypoint", "/usr/local/bin/agent-entry", "--label",
-		"agentguard.contained-run.id=run-20261129T221400Z-ab12", "--label",
-		"agentguard.owner=contained-run", "--", IMG, "/bin/id", "-u", NULL};
+	    "create",
+	    "--network",
+	    "bridge",
+	    "--security-opt",
+	    "no-new-privileges",
+	    "--cap-drop",
+	    "ALL",
+	    "--cgroupns",
+	    "private",
+	    "--pids-limit",
+	    "256",
+	    "--memory",
+	    "512m",
+	    "--memory-swap",
+	    "512m",
+	    "--cpus",
+	    "2",
+	    "--read-only",
+	    "--no-healthcheck",
+	    "--tmpfs",
+	    "/tmp:rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2002,mode=700",
+	    "--tmpfs",
+	    "/agentguard-workspace:rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2002,mode=700",
+	    "--workdir",
+	    "/agentguard-workspace",
+	    "--user",
+	    "2001:2002",
+	    DEFAULT_ENV,
+	    "--entrypoint",
+	    "/usr/local/bin/agent-entry",
+	    "--label",
+	    "agentguard.contained-run.id=run-20261129T221400Z-ab12",
+	    "--label",
+	    "agentguard.owner=contained-run",
+	    "--",
+	    IMG,
+	    "/bin/id",
+	    "-u",
+	    NULL};
 	assert_argv(&out, want);
 	ag_strv_release(&out);
 	ag_config_free(c);
@@ -146,18 +208,18 @@ static void test_tmpfs_workspace_bridge_create(void **state)
 /* A valid hand-built spec; rejection tests mutate one field of a copy. */
 static const char *const base_cmd[] = {"/bin/true"};
 static const struct ag_exec_spec base = {
-	.image = IMG,
-	.network = AG_NET_NONE,
-	.uid = 1000,
-	.gid = 1000,
-	.cpu_limit = 1.0,
-	.memory_limit = "512m",
-	.pids_limit = 256,
-	.tmpfs_path = "/tmp",
-	.tmpfs_size = "256m",
-	.workspace_container_path = "/workspace",
-	.command = base_cmd,
-	.n_command = 1,
+    .image = IMG,
+    .network = AG_NET_NONE,
+    .uid = 1000,
+    .gid = 1000,
+    .cpu_limit = 1.0,
+    .memory_limit = "512m",
+    .pids_limit = 256,
+    .tmpfs_path = "/tmp",
+    .tmpfs_size = "256m",
+    .workspace_container_path = "/workspace",
+    .command = base_cmd,
+    .n_command = 1,
 };
 
 static void test_env_sorted_with_defaults(void **state)
@@ -171,18 +233,18 @@ static void test_env_sorted_with_defaults(void **state)
 	struct ag_error *e = NULL;
 	assert_int_equal(ag_render_argv(&s, AG_RENDER_RUN, &out, &e), 0);
 	const char *want[] = {
-		"run", "--rm", "--network", "none", "--security-opt", "no-new-privileges",
-		"--cap-drop", "ALL", "--cgroupns", "private", "--pids-limit", "256", "--memory", "512m", "--memory-swap",
-		"512m", "--cpus", "1", "--read-only", "--no-healthcheck", "--tmpfs",
-		"/tmp:rw,noexec,nosuid,nodev,size=256m,uid=1000,gid=1000,mode=700", "--tmpfs",
-		"/workspace:rw,noexec,nosuid,nodev,size=256m,uid=1000,gid=1000,mode=700",
-		"--workdir", "/workspace", "--user", "1000:1000",
-		/* by name: A < A1 < AB < B_ < HOME < LANG < LC_ALL < LC_CTYPE < PATH < ZED */
-		"--env", "A=y", "--env", "A1=x", "--env", "AB=z", "--env", "B_=", "--env",
-		"HOME=/tmp/agentguard-home", "--env", "LANG=C.UTF-8", "--env", "LC_ALL=C.UTF-8",
-		"--env", "LC_CTYPE=C", "--env",
-		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "--env",
-		"ZED=1", "--entrypoint=/bin/true", "--", IMG, NULL};
+	    "run", "--rm", "--network", "none", "--security-opt", "no-new-privileges", "--cap-drop",
+	    "ALL", "--cgroupns", "private", "--pids-limit", "256", "--memory", "512m",
+	    "--memory-swap", "512m", "--cpus", "1", "--read-only", "--no-healthcheck", "--tmpfs",
+	    "/tmp:rw,noexec,nosuid,nodev,size=256m,uid=1000,gid=1000,mode=700", "--tmpfs",
+	    "/workspace:rw,noexec,nosuid,nodev,size=256m,uid=1000,gid=1000,mode=700", "--workdir",
+	    "/workspace", "--user", "1000:1000",
+	    /* by name: A < A1 < AB < B_ < HOME < LANG < LC_ALL < LC_CTYPE < PATH < ZED */
+	    "--env", "A=y", "--env", "A1=x", "--env", "AB=z", "--env", "B_=", "--env",
+	    "HOME=/tmp/agentguard-home", "--env", "LANG=C.UTF-8", "--env", "LC_ALL=C.UTF-8",
+	    "--env", "LC_CTYPE=C", "--env",
+	    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "--env", "ZED=1",
+	    "--entrypoint=/bin/true", "--", IMG, NULL};
 	assert_argv(&out, want);
 	ag_strv_release(&out);
 }
@@ -190,8 +252,8 @@ static void test_env_sorted_with_defaults(void **state)
 static void test_child_argv_verbatim(void **state)
 {
 	(void)state;
-	const char *cmd[] = {"/usr/bin/tool", "--help", "--", "-h", "--empty=", ";|&$()",
-			     "",	      "a b",	"héllo ✓", "$(id)", "'\"", "-", "\t\n"};
+	const char *cmd[] = {"/usr/bin/tool", "--help",	 "--",	  "-h",	 "--empty=", ";|&$()", "",
+			     "a b",	      "héllo ✓", "$(id)", "'\"", "-",	     "\t\n"};
 	struct ag_exec_spec s = base;
 	s.command = cmd;
 	s.n_command = AG_ARRAY_SIZE(cmd);
@@ -236,8 +298,10 @@ static void test_cpus_format(void **state)
 	static const struct {
 		double v;
 		const char *want;
-	} t[] = {{1.0, "1"},   {8.0, "8"},	    {1.5, "1.5"},	{0.1, "0.1"},
-		 {2.25, "2.25"}, {1.0 / 3, "0.333333"}, {0.125, "0.125"}, {7.1234567, "7.123457"}};
+	} t[] = {{1.0, "1"},	   {8.0, "8"},
+		 {1.5, "1.5"},	   {0.1, "0.1"},
+		 {2.25, "2.25"},   {1.0 / 3, "0.333333"},
+		 {0.125, "0.125"}, {7.1234567, "7.123457"}};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(t); i++) {
 		char *s = ag_render_cpus(t[i].v);
 		assert_string_equal(s, t[i].want);
@@ -356,7 +420,8 @@ M(m_name_prefix, s->container_name = "other-1")
 M(m_name_upper, s->container_name = "agentguard-ABC")
 M(m_name_option, s->container_name = "--privileged")
 M(m_name_first, s->container_name = "agentguard-_x")
-M(m_name_long, s->container_name = "agentguard-0123456789012345678901234567890123456789012345678901234567890123")
+M(m_name_long,
+  s->container_name = "agentguard-0123456789012345678901234567890123456789012345678901234567890123")
 M(m_name_empty_rest, s->container_name = "agentguard-")
 
 static const struct ag_label bad_key_label[] = {{"com.example", "x"}};
@@ -380,7 +445,7 @@ static const char *env_lower[] = {"lower=x"};
 static const char *env_digit[] = {"1A=x"};
 static const char *env_empty_name[] = {"=x"};
 static const char *env_long_name[] = {
-	"A2345678901234567890123456789012345678901234567890123456789012345=x"};
+    "A2345678901234567890123456789012345678901234567890123456789012345=x"};
 static const char *env_home[] = {"HOME=/root"};
 static const char *env_path[] = {"PATH=/evil"};
 static const char *env_docker[] = {"DOCKER_HOST=tcp://x"};
@@ -417,93 +482,93 @@ M(m_cmd_many, s->n_command = 5000)
 M(m_cmd_huge, (s->command = cmd_huge, s->n_command = 1))
 
 static const struct reject rejects[] = {
-	{"render.image.option_like", m_image_option},
-	{"render.image.invalid", m_image_invalid},
-	{"render.image.invalid", m_image_empty},
-	{"render.image.not_pinned", m_image_tag},
-	{"render.network.invalid", m_network},
-	{"render.uid.invalid", m_uid0},
-	{"render.uid.invalid", m_uid_big},
-	{"render.gid.invalid", m_gid0},
-	{"render.gid.invalid", m_gid_neg},
-	{"render.cpu.invalid", m_cpu_low},
-	{"render.cpu.invalid", m_cpu_high},
-	{"render.cpu.invalid", m_cpu_nan},
-	{"render.memory.invalid", m_mem_bad},
-	{"render.memory.invalid", m_mem_small},
-	{"render.memory.invalid", m_mem_big},
-	{"render.memory.invalid", m_mem_option},
-	{"render.pids.invalid", m_pids_low},
-	{"render.pids.invalid", m_pids_high},
-	{"render.tmpfs.size_invalid", m_tmpfs_size},
-	{"render.tmpfs.size_invalid", m_tmpfs_size_inject},
-	{"render.tmpfs.size_invalid", m_ws_tmpfs_size},
-	{"render.host_path.not_absolute", m_host_relative},
-	{"render.host_path.invalid_char", m_host_comma},
-	{"render.host_path.invalid_char", m_host_equals},
-	{"render.host_path.invalid_char", m_host_quote},
-	{"render.host_path.invalid_char", m_host_control},
-	{"render.host_path.not_normalized", m_host_dotdot},
-	{"render.host_path.not_normalized", m_host_dot},
-	{"render.host_path.not_normalized", m_host_double},
-	{"render.host_path.not_normalized", m_host_trailing},
-	{"render.host_path.root", m_host_root},
-	{"render.path.invalid", m_ws_relative},
-	{"render.path.invalid", m_ws_root},
-	{"render.path.invalid", m_ws_colon},
-	{"render.path.invalid", m_ws_comma},
-	{"render.path.invalid", m_ws_space},
-	{"render.path.invalid", m_ws_dotdot},
-	{"render.path.invalid", m_ws_trailing},
-	{"render.path.invalid", m_ws_double},
-	{"render.path.forbidden", m_ws_proc},
-	{"render.path.forbidden", m_ws_sys},
-	{"render.path.forbidden", m_ws_dev},
-	{"render.path.forbidden", m_ws_varrun},
-	{"render.path.forbidden", m_ws_run},
-	{"render.path.invalid", m_tmp_null},
-	{"render.path.forbidden", m_tmp_dev},
-	{"render.path.overlap", m_overlap_equal},
-	{"render.path.overlap", m_overlap_nested},
-	{"render.path.overlap", m_overlap_parent},
-	{"render.path.invalid", m_entry_relative},
-	{"render.path.invalid", m_entry_option},
-	{"render.path.forbidden", m_entry_proc},
-	{"render.name.invalid", m_name_prefix},
-	{"render.name.invalid", m_name_upper},
-	{"render.name.invalid", m_name_option},
-	{"render.name.invalid", m_name_first},
-	{"render.name.invalid", m_name_long},
-	{"render.name.invalid", m_name_empty_rest},
-	{"render.label.key_invalid", m_label_key},
-	{"render.label.key_invalid", m_label_key2},
-	{"render.label.value_invalid", m_label_val},
-	{"render.label.value_invalid", m_label_val2},
-	{"render.label.value_invalid", m_label_val3},
-	{"render.label.value_invalid", m_label_long},
-	{"render.label.duplicate", m_label_dup},
-	{"render.label.too_many", m_label_many},
-	{"render.env.malformed", m_env_noeq},
-	{"render.env.name_invalid", m_env_lower},
-	{"render.env.name_invalid", m_env_digit},
-	{"render.env.name_invalid", m_env_empty_name},
-	{"render.env.name_invalid", m_env_long_name},
-	{"render.env.reserved", m_env_home},
-	{"render.env.reserved", m_env_path},
-	{"render.env.reserved", m_env_docker},
-	{"render.env.reserved", m_env_ld},
-	{"render.env.duplicate", m_env_dup},
-	{"render.env.value_invalid", m_env_ctrl},
-	{"render.env.value_invalid", m_env_del},
-	{"render.env.value_invalid", m_env_long},
-	{"render.env.too_many", m_env_many},
-	{"render.env.total", m_env_total},
-	{"render.argv.empty", m_cmd_none},
-	{"render.argv.empty", m_cmd_zero},
-	{"render.argv.first_empty", m_cmd_first_empty},
-	{"render.argv.empty", m_cmd_null_item},
-	{"render.argv.too_long", m_cmd_many},
-	{"render.argv.too_long", m_cmd_huge},
+    {"render.image.option_like", m_image_option},
+    {"render.image.invalid", m_image_invalid},
+    {"render.image.invalid", m_image_empty},
+    {"render.image.not_pinned", m_image_tag},
+    {"render.network.invalid", m_network},
+    {"render.uid.invalid", m_uid0},
+    {"render.uid.invalid", m_uid_big},
+    {"render.gid.invalid", m_gid0},
+    {"render.gid.invalid", m_gid_neg},
+    {"render.cpu.invalid", m_cpu_low},
+    {"render.cpu.invalid", m_cpu_high},
+    {"render.cpu.invalid", m_cpu_nan},
+    {"render.memory.invalid", m_mem_bad},
+    {"render.memory.invalid", m_mem_small},
+    {"render.memory.invalid", m_mem_big},
+    {"render.memory.invalid", m_mem_option},
+    {"render.pids.invalid", m_pids_low},
+    {"render.pids.invalid", m_pids_high},
+    {"render.tmpfs.size_invalid", m_tmpfs_size},
+    {"render.tmpfs.size_invalid", m_tmpfs_size_inject},
+    {"render.tmpfs.size_invalid", m_ws_tmpfs_size},
+    {"render.host_path.not_absolute", m_host_relative},
+    {"render.host_path.invalid_char", m_host_comma},
+    {"render.host_path.invalid_char", m_host_equals},
+    {"render.host_path.invalid_char", m_host_quote},
+    {"render.host_path.invalid_char", m_host_control},
+    {"render.host_path.not_normalized", m_host_dotdot},
+    {"render.host_path.not_normalized", m_host_dot},
+    {"render.host_path.not_normalized", m_host_double},
+    {"render.host_path.not_normalized", m_host_trailing},
+    {"render.host_path.root", m_host_root},
+    {"render.path.invalid", m_ws_relative},
+    {"render.path.invalid", m_ws_root},
+    {"render.path.invalid", m_ws_colon},
+    {"render.path.invalid", m_ws_comma},
+    {"render.path.invalid", m_ws_space},
+    {"render.path.invalid", m_ws_dotdot},
+    {"render.path.invalid", m_ws_trailing},
+    {"render.path.invalid", m_ws_double},
+    {"render.path.forbidden", m_ws_proc},
+    {"render.path.forbidden", m_ws_sys},
+    {"render.path.forbidden", m_ws_dev},
+    {"render.path.forbidden", m_ws_varrun},
+    {"render.path.forbidden", m_ws_run},
+    {"render.path.invalid", m_tmp_null},
+    {"render.path.forbidden", m_tmp_dev},
+    {"render.path.overlap", m_overlap_equal},
+    {"render.path.overlap", m_overlap_nested},
+    {"render.path.overlap", m_overlap_parent},
+    {"render.path.invalid", m_entry_relative},
+    {"render.path.invalid", m_entry_option},
+    {"render.path.forbidden", m_entry_proc},
+    {"render.name.invalid", m_name_prefix},
+    {"render.name.invalid", m_name_upper},
+    {"render.name.invalid", m_name_option},
+    {"render.name.invalid", m_name_first},
+    {"render.name.invalid", m_name_long},
+    {"render.name.invalid", m_name_empty_rest},
+    {"render.label.key_invalid", m_label_key},
+    {"render.label.key_invalid", m_label_key2},
+    {"render.label.value_invalid", m_label_val},
+    {"render.label.value_invalid", m_label_val2},
+    {"render.label.value_invalid", m_label_val3},
+    {"render.label.value_invalid", m_label_long},
+    {"render.label.duplicate", m_label_dup},
+    {"render.label.too_many", m_label_many},
+    {"render.env.malformed", m_env_noeq},
+    {"render.env.name_invalid", m_env_lower},
+    {"render.env.name_invalid", m_env_digit},
+    {"render.env.name_invalid", m_env_empty_name},
+    {"render.env.name_invalid", m_env_long_name},
+    {"render.env.reserved", m_env_home},
+    {"render.env.reserved", m_env_path},
+    {"render.env.reserved", m_env_docker},
+    {"render.env.reserved", m_env_ld},
+    {"render.env.duplicate", m_env_dup},
+    {"render.env.value_invalid", m_env_ctrl},
+    {"render.env.value_invalid", m_env_del},
+    {"render.env.value_invalid", m_env_long},
+    {"render.env.too_many", m_env_many},
+    {"render.env.total", m_env_total},
+    {"render.argv.empty", m_cmd_none},
+    {"render.argv.empty", m_cmd_zero},
+    {"render.argv.first_empty", m_cmd_first_empty},
+    {"render.argv.empty", m_cmd_null_item},
+    {"render.argv.too_long", m_cmd_many},
+    {"render.argv.too_long", m_cmd_huge},
 };
 
 static void init_fixtures(void)
@@ -565,15 +630,15 @@ int main(void)
 {
 	init_fixtures();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bind_workspace_from_config),
-		cmocka_unit_test(test_tmpfs_workspace_bridge_create),
-		cmocka_unit_test(test_env_sorted_with_defaults),
-		cmocka_unit_test(test_child_argv_verbatim),
-		cmocka_unit_test(test_argv0_option_like),
-		cmocka_unit_test(test_cpus_format),
-		cmocka_unit_test(test_render_failure_leaves_output),
-		cmocka_unit_test(test_not_contained_config),
-		cmocka_unit_test(test_rejections),
+	    cmocka_unit_test(test_bind_workspace_from_config),
+	    cmocka_unit_test(test_tmpfs_workspace_bridge_create),
+	    cmocka_unit_test(test_env_sorted_with_defaults),
+	    cmocka_unit_test(test_child_argv_verbatim),
+	    cmocka_unit_test(test_argv0_option_like),
+	    cmocka_unit_test(test_cpus_format),
+	    cmocka_unit_test(test_render_failure_leaves_output),
+	    cmocka_unit_test(test_not_contained_config),
+	    cmocka_unit_test(test_rejections),
 	};
 	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
 }

@@ -84,7 +84,8 @@ static void test_redact(void **state)
 	static const char leak[] =
 	    START "{\"decision\":{\"decision\":\"deny\",\"host\":\"S3CRET-VALUE-7f2a.example\"},"
 		  "\"event\":{\"requested\":{\"host\":\"s3cret-value-7f2a.example\",\"port\":80},"
-		  "\"url\":\"http://ok.example/x/S3CRET-VALUE-7f2a\",\"resolved_addresses\":[\"S3CRET-VALUE-7f2a\"]},"
+		  "\"url\":\"http://ok.example/x/"
+		  "S3CRET-VALUE-7f2a\",\"resolved_addresses\":[\"S3CRET-VALUE-7f2a\"]},"
 		  "\"record\":\"decision\"}\n" END(1) "not json S3CRET-VALUE-7f2a";
 	size_t n = 0;
 	char *out = ag_study_stream_redact(&r, leak, strlen(leak), &n);

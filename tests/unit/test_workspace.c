@@ -211,10 +211,10 @@ static void test_capture_counts_files_not_dirs(void **state)
 	int ws = wsfd(f, "dirs");
 	mkd(ws, "new");
 	mkd(ws, "new/deeper");
-	wstr(ws, "new/deeper/file.txt", "one new file\n");   /* one change, not three */
+	wstr(ws, "new/deeper/file.txt", "one new file\n");	  /* one change, not three */
 	assert_int_equal(unlinkat(ws, "empty", AT_REMOVEDIR), 0); /* none */
-	assert_int_equal(fchmodat(ws, "chmoddir", 0700, 0), 0);  /* none */
-	mkd(ws, "also-empty");				       /* none */
+	assert_int_equal(fchmodat(ws, "chmoddir", 0700, 0), 0);	  /* none */
+	mkd(ws, "also-empty");					  /* none */
 	assert_int_equal(unlinkat(ws, "becomes-dir", 0), 0);
 	mkd(ws, "becomes-dir");
 	wstr(ws, "becomes-dir/x.txt", "x\n"); /* file deleted + file added */
@@ -228,7 +228,7 @@ static void test_capture_counts_files_not_dirs(void **state)
 		const char *path;
 		enum ag_ws_change_kind kind;
 	} want[] = {
-	    {"becomes-dir", AG_WS_DELETED},	 {"becomes-dir/x.txt", AG_WS_ADDED},
+	    {"becomes-dir", AG_WS_DELETED},	  {"becomes-dir/x.txt", AG_WS_ADDED},
 	    {"new/deeper/file.txt", AG_WS_ADDED}, {"was-dir", AG_WS_ADDED},
 	    {"was-dir/inner.txt", AG_WS_DELETED},
 	};

@@ -277,11 +277,11 @@ static void test_git_same_facts_as_git(void **state)
 	GIT(f->src, "commit", "-q", "-m", "seed");
 	wstr(f->srcfd, ".git/info/exclude", "excluded.txt\n");
 
-	wstr(f->srcfd, "a.txt", "a1\nchanged\n");		   /* " M" */
+	wstr(f->srcfd, "a.txt", "a1\nchanged\n");	     /* " M" */
 	assert_int_equal(unlinkat(f->srcfd, "b.txt", 0), 0); /* " D" */
-	GIT(f->src, "rm", "-q", "staged-del.txt");	   /* "D " */
+	GIT(f->src, "rm", "-q", "staged-del.txt");	     /* "D " */
 	GIT(f->src, "mv", "old name.txt", "new name.txt");   /* "R " */
-	GIT(f->src, "mv", "mv-mod.txt", "moved.txt");	   /* "RM" */
+	GIT(f->src, "mv", "mv-mod.txt", "moved.txt");	     /* "RM" */
 	wstr(f->srcfd, "moved.txt", "one\ntwo\nthree\nfour\nfive\nsix\nseven\nEIGHT\n");
 	wstr(f->srcfd, "mm.txt", "mm2\n");
 	GIT(f->src, "add", "mm.txt");
@@ -293,7 +293,7 @@ static void test_git_same_facts_as_git(void **state)
 	wstr(f->srcfd, "added-mod.txt", "newer\n");		     /* "AM" */
 	assert_int_equal(fchmodat(f->srcfd, "exec.sh", 0644, 0), 0); /* " M" (mode) */
 	assert_int_equal(unlinkat(f->srcfd, "tolink.txt", 0), 0);
-	sym("a.txt", f->srcfd, "tolink.txt");	       /* " T" */
+	sym("a.txt", f->srcfd, "tolink.txt");	      /* " T" */
 	wstr(f->srcfd, "same.txt", "same content\n"); /* new mtime, clean */
 	wstr(f->srcfd, "crlf.txt", "x\r\ny\r\n");     /* rewritten, same */
 	mkd(f->srcfd, "newdir");
@@ -302,7 +302,7 @@ static void test_git_same_facts_as_git(void **state)
 	wstr(f->srcfd, "newdir/n.txt", "n\n");
 	wstr(f->srcfd, "untracked\nnl.txt", "u\n");
 	wstr(f->srcfd, "\xc3\xa9t\xc3\xa9 \xe2\x80\xae.txt", "unicode\n");
-	wstr(f->srcfd, "x.log", "ignored\n");  /* "!!" */
+	wstr(f->srcfd, "x.log", "ignored\n");	 /* "!!" */
 	wstr(f->srcfd, "keep.log", "negated\n"); /* "??" */
 	mkd(f->srcfd, "build");
 	mkd(f->srcfd, "build/deep");
@@ -427,9 +427,9 @@ static void test_git_hostile_config(void **state)
 		if (!strcmp(cases[i].name, "hookspath")) {
 			/* hooks git knows about, in a directory the config names */
 			mkd(dfd, "hooks");
-			static const char *const hooks[] = {"pre-commit", "post-checkout",
-							    "post-index-change", "fsmonitor-watchman",
-							    "reference-transaction"};
+			static const char *const hooks[] = {
+			    "pre-commit", "post-checkout", "post-index-change",
+			    "fsmonitor-watchman", "reference-transaction"};
 			for (size_t k = 0; k < AG_ARRAY_SIZE(hooks); k++) {
 				char hp[64], body[400];
 				snprintf(hp, sizeof(hp), "hooks/%s", hooks[k]);
@@ -622,8 +622,8 @@ static void test_git_copy_rules(void **state)
 	struct ag_ws_prepare_opts o = {
 	    .exclude = pats, .nexclude = 3, .exclude_match = test_match, .exclude_counts = counts};
 	expect_ok(prep(f, "ex", &o, &p, &e), &e);
-	assert_int_equal(counts[0], 1);	     /* dist */
-	assert_int_equal(counts[1], 4);	     /* src/main.c, src/new.c, src/gen.tmp, src/debug.log */
+	assert_int_equal(counts[0], 1); /* dist */
+	assert_int_equal(counts[1], 4); /* src/main.c, src/new.c, src/gen.tmp, src/debug.log */
 	assert_int_equal(counts[2], 0);
 	assert_int_equal(p.excluded_ignored, 2); /* .env, node_modules/ */
 	ws = wsfd(f, "ex");
@@ -862,8 +862,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_git_empty_repository, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_commit_after_prepare, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_same_facts_as_git, fx_setup, fx_teardown),
-	    cmocka_unit_test_setup_teardown(test_git_same_facts_conflicts, fx_setup,
-					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_git_same_facts_conflicts, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_reader_bounded, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_git_forbid_exec),
 	    cmocka_unit_test_setup_teardown(test_git_reader_lock_held_at_spawn, fx_setup,

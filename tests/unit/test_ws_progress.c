@@ -97,8 +97,8 @@ static void test_no_done_on_failure(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_prepare_and_capture, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_no_done_on_failure, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_prepare_and_capture, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_no_done_on_failure, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,7 +74,6 @@
 /* Largest existing .gitignore that init will read and extend. */
 #define AG_GITIGNORE_MAX_BYTES (1024 * 1024)
 
-
 /* ---- workspace lifecycle (issue 4; upstream-reference 6.2) ---- */
 /* Most entries (files, directories, symlinks) walked in one tree; protects
  * memory and time of prepare and capture. */
@@ -180,7 +179,8 @@
  * ARG_MAX, leaving room for the docker flags and the environment. */
 #define AG_CHILD_ARGV_MAX_BYTES (512 * 1024)
 
-/* ---- Docker capability preflight (upstream-reference 4; contract: Docker Capability Preflight) ---- */
+/* ---- Docker capability preflight (upstream-reference 4; contract: Docker Capability Preflight)
+ * ---- */
 /* Largest docker JSON answer parsed (version, info, inspect); protects memory
  * and parse time from a hostile or confused client/daemon. */
 #define AG_PF_JSON_MAX_BYTES (64 * 1024)

@@ -21,7 +21,10 @@ struct ag_buf {
 };
 
 extern char ag_buf_empty[];
-#define AG_BUF_INIT(maxbytes, why) {ag_buf_empty, 0, 0, (maxbytes), (why)}
+#define AG_BUF_INIT(maxbytes, why)                                                                 \
+	{                                                                                          \
+		ag_buf_empty, 0, 0, (maxbytes), (why)                                              \
+	}
 
 void ag_buf_init(struct ag_buf *b, size_t max, const char *reason);
 void ag_buf_release(struct ag_buf *b);
@@ -31,7 +34,7 @@ void ag_buf_releasep(struct ag_buf *b);
 AG_MUST_USE int ag_buf_add(struct ag_buf *b, const void *data, size_t n, struct ag_error **err);
 AG_MUST_USE int ag_buf_adds(struct ag_buf *b, const char *s, struct ag_error **err);
 AG_MUST_USE int ag_buf_addf(struct ag_buf *b, struct ag_error **err, const char *fmt, ...)
-	AG_PRINTF(3, 4);
+    AG_PRINTF(3, 4);
 void ag_buf_reset(struct ag_buf *b);
 /* Hands the heap string to the caller and resets the buffer. */
 char *ag_buf_detach(struct ag_buf *b, size_t *len);

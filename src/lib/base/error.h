@@ -14,15 +14,15 @@
 
 enum ag_code {
 	AG_OK = 0,
-	AG_E_USAGE,	 /* bad command line */
-	AG_E_CONFIG,	 /* config invalid; location filled when known */
-	AG_E_UNVERIFIED, /* a required property could not be verified */
-	AG_E_DOCKER,	 /* docker client failed or answered badly */
-	AG_E_LIMIT,	 /* a bound was hit */
+	AG_E_USAGE,	  /* bad command line */
+	AG_E_CONFIG,	  /* config invalid; location filled when known */
+	AG_E_UNVERIFIED,  /* a required property could not be verified */
+	AG_E_DOCKER,	  /* docker client failed or answered badly */
+	AG_E_LIMIT,	  /* a bound was hit */
 	AG_E_UNSAFE_PATH, /* link, escape, special file or hardlink */
-	AG_E_IO,	 /* filesystem or OS failure */
-	AG_E_CLEANUP,	 /* cleanup or liveness not verified */
-	AG_E_INTERNAL,	 /* programmer error */
+	AG_E_IO,	  /* filesystem or OS failure */
+	AG_E_CLEANUP,	  /* cleanup or liveness not verified */
+	AG_E_INTERNAL,	  /* programmer error */
 };
 
 struct ag_error {
@@ -42,7 +42,7 @@ int ag_err(struct ag_error **err, enum ag_code code, int sys_errno, const char *
 /* Same, with a location. file/key may be NULL. */
 int ag_err_at(struct ag_error **err, enum ag_code code, const char *reason, const char *file,
 	      unsigned line, unsigned column, const char *key, const char *fmt, ...)
-	AG_PRINTF(8, 9);
+    AG_PRINTF(8, 9);
 /* Prefixes context to an existing error's message; returns -1. */
 int ag_err_wrap(struct ag_error **err, const char *fmt, ...) AG_PRINTF(2, 3);
 void ag_error_free(struct ag_error *e);

@@ -6,10 +6,11 @@
 #include <sys/stat.h>
 
 int ag_read_file_at(int dirfd, const char *path, const char *display, size_t max,
-		    const struct ag_read_reasons *why, char **out, size_t *len, struct ag_error **err)
+		    const struct ag_read_reasons *why, char **out, size_t *len,
+		    struct ag_error **err)
 {
 	_cleanup_close_ int fd =
-		openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	    openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		if (errno == ELOOP)
 			return ag_err(err, AG_E_UNSAFE_PATH, errno, why->symlink,
@@ -28,8 +29,8 @@ int ag_read_fd(int fd, const char *display, size_t max, const struct ag_read_rea
 		return ag_err(err, AG_E_IO, errno, why->open, "cannot stat '%s': %s", display,
 			      strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return ag_err(err, AG_E_UNSAFE_PATH, 0, why->not_regular, "'%s' is not a regular file",
-			      display);
+		return ag_err(err, AG_E_UNSAFE_PATH, 0, why->not_regular,
+			      "'%s' is not a regular file", display);
 	if ((uint64_t)st.st_size > max)
 		return ag_err(err, AG_E_LIMIT, 0, why->too_large,
 			      "'%s' is larger than the %zu-byte limit", display, max);
@@ -109,8 +110,7 @@ int ag_write_file_atomic_at(int dirfd, const char *name, const char *display, co
 		int e = errno;
 		unlinkat(dirfd, tmp, 0);
 		if (e == EEXIST)
-			return ag_err(err, AG_E_IO, e, "io.exists", "'%s' already exists",
-				      display);
+			return ag_err(err, AG_E_IO, e, "io.exists", "'%s' already exists", display);
 		return ag_err(err, AG_E_IO, e, "io.rename", "cannot publish '%s': %s", display,
 			      strerror(e));
 	}

@@ -24,7 +24,8 @@ struct ag_read_reasons {
  * AT_FDCWD. On success *out is a NUL-terminated heap buffer.
  */
 int ag_read_file_at(int dirfd, const char *path, const char *display, size_t max,
-		    const struct ag_read_reasons *why, char **out, size_t *len, struct ag_error **err);
+		    const struct ag_read_reasons *why, char **out, size_t *len,
+		    struct ag_error **err);
 
 /*
  * Reads an already-open regular file (fstat-checked) of at most `max` bytes,

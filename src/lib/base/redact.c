@@ -84,17 +84,17 @@ struct ac_edge {
 };
 
 struct ag_redact_ac {
-	uint32_t n;		/* states; 0 is the start state */
-	uint32_t *fail;		/* failure link */
-	uint32_t *depth;	/* length of the state's string */
-	uint32_t *root_out;	/* nearest state on the failure chain (itself included)
-				   that ends a root, or AC_NONE */
-	uint32_t *root_idx;	/* root ending exactly here, or AC_NONE */
-	uint32_t *sec_len;	/* longest secret that is a suffix of the state's string */
-	uint32_t *eoff, *ecnt;	/* the state's edges: edges[eoff .. eoff + ecnt), by byte */
+	uint32_t n;	       /* states; 0 is the start state */
+	uint32_t *fail;	       /* failure link */
+	uint32_t *depth;       /* length of the state's string */
+	uint32_t *root_out;    /* nearest state on the failure chain (itself included)
+				  that ends a root, or AC_NONE */
+	uint32_t *root_idx;    /* root ending exactly here, or AC_NONE */
+	uint32_t *sec_len;     /* longest secret that is a suffix of the state's string */
+	uint32_t *eoff, *ecnt; /* the state's edges: edges[eoff .. eoff + ecnt), by byte */
 	struct ac_edge *edges;
 	uint32_t start_next[256];
-	size_t maxlen;		/* longest pattern */
+	size_t maxlen; /* longest pattern */
 };
 
 static void ac_free(struct ag_redact_ac *ac)
@@ -485,8 +485,8 @@ static void literal_pass(const struct ag_redactor *r, const struct ag_redact_ac 
 
 static bool is_path_char(unsigned char c)
 {
-	return is_word(c) || c == '.' || c == '/' || c == '~' || c == '+' || c == '@' ||
-	       c == '%' || c == ',' || c == '=' || c >= 0x80;
+	return is_word(c) || c == '.' || c == '/' || c == '~' || c == '+' || c == '@' || c == '%' ||
+	       c == ',' || c == '=' || c >= 0x80;
 }
 
 static bool is_delim(unsigned char c)
@@ -512,15 +512,18 @@ static bool ci_prefix(const char *s, size_t n, const char *word)
 }
 
 /* Keys whose value is a secret when the key ends with one of them. */
-#define KW(w) {w, sizeof(w) - 1}
+#define KW(w)                                                                                      \
+	{                                                                                          \
+		w, sizeof(w) - 1                                                                   \
+	}
 static const struct {
 	const char *w;
 	size_t len;
 } secret_keys[] = {
-	KW("password"),	   KW("passwd"),     KW("secret"),	KW("token"),
-	KW("api_key"),	   KW("apikey"),     KW("api-key"),	KW("access_key"),
-	KW("access-key"),  KW("private_key"), KW("private-key"), KW("client_secret"),
-	KW("auth_token"),  KW("credential"),  KW("credentials"), KW("cookie"),
+    KW("password"),   KW("passwd"),	 KW("secret"),	    KW("token"),
+    KW("api_key"),    KW("apikey"),	 KW("api-key"),	    KW("access_key"),
+    KW("access-key"), KW("private_key"), KW("private-key"), KW("client_secret"),
+    KW("auth_token"), KW("credential"),	 KW("credentials"), KW("cookie"),
 };
 #undef KW
 
@@ -586,19 +589,32 @@ struct shape {
 };
 
 static const struct shape shapes[] = {
-	{"ghp_", 20, NULL},	    {"gho_", 20, NULL},	       {"ghu_", 20, NULL},
-	{"ghs_", 20, NULL},	    {"ghr_", 20, NULL},	       {"github_pat_", 20, NULL},
-	{"sk_live_", 12, NULL},	    {"sk_test_", 12, NULL},    {"sk-", 20, NULL},
-	{"sk_", 16, NULL},	    {"npm_", 20, NULL},	       {"xoxb-", 10, NULL},
-	{"xoxp-", 10, NULL},	    {"AKIA", 16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"},
-	{"AGENTGUARD_SECRET_CANARY", 0, NULL},
+    {"ghp_", 20, NULL},
+    {"gho_", 20, NULL},
+    {"ghu_", 20, NULL},
+    {"ghs_", 20, NULL},
+    {"ghr_", 20, NULL},
+    {"github_pat_", 20, NULL},
+    {"sk_live_", 12, NULL},
+    {"sk_test_", 12, NULL},
+    {"sk-", 20, NULL},
+    {"sk_", 16, NULL},
+    {"npm_", 20, NULL},
+    {"xoxb-", 10, NULL},
+    {"xoxp-", 10, NULL},
+    {"AKIA", 16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"},
+    {"AGENTGUARD_SECRET_CANARY", 0, NULL},
 };
 
 /* Called only at the start of a run of word characters: each run once per shape. */
 static size_t token_shape(const char *s, size_t n, uint64_t *st)
 {
 	switch (s[0]) { /* the first letters of the shapes */
-	case 'g': case 's': case 'n': case 'x': case 'A':
+	case 'g':
+	case 's':
+	case 'n':
+	case 'x':
+	case 'A':
 		break;
 	default:
 		return 0;
@@ -610,8 +626,9 @@ static size_t token_shape(const char *s, size_t n, uint64_t *st)
 		if (n < pl || memcmp(s, shapes[i].prefix, pl) != 0)
 			continue;
 		size_t j = pl;
-		while (j < n && (shapes[i].body_set ? strchr(shapes[i].body_set, s[j]) != NULL && s[j]
-						     : is_word((unsigned char)s[j])))
+		while (j < n &&
+		       (shapes[i].body_set ? strchr(shapes[i].body_set, s[j]) != NULL && s[j]
+					   : is_word((unsigned char)s[j])))
 			j++;
 		*st += j + 1;
 		if (j - pl >= shapes[i].min_body)
@@ -620,19 +637,19 @@ static size_t token_shape(const char *s, size_t n, uint64_t *st)
 	return 0;
 }
 
-static const char *const private_prefixes[] = {"/home/", "/root/", "/tmp/", "/var/tmp/",
+static const char *const private_prefixes[] = {"/home/",  "/root/",    "/tmp/",	     "/var/tmp/",
 					       "/Users/", "/private/", "/run/user/", NULL};
 
 /* Credential flag names (after the dashes, lower case, '_' as '-'). */
 static const char *const cred_flags[] = {
-	"token",	 "api-key",	 "apikey",	"password",	"passwd",
-	"secret",	 "client-secret", "access-token", "auth-token",	"refresh-token",
-	"api-token",	 "private-token", "oauth-token", "bearer-token", "session-token",
-	"access-key",	 "secret-key",	 "pass",	NULL,
+    "token",	  "api-key",	   "apikey",	   "password",	   "passwd",
+    "secret",	  "client-secret", "access-token", "auth-token",   "refresh-token",
+    "api-token",  "private-token", "oauth-token",  "bearer-token", "session-token",
+    "access-key", "secret-key",	   "pass",	   NULL,
 };
 static const char *const cred_flag_suffixes[] = {
-	"-token", "-password", "-passwd", "-secret", "-api-key", "-apikey", "-access-key",
-	"-secret-key", NULL,
+    "-token",  "-password",   "-passwd",     "-secret", "-api-key",
+    "-apikey", "-access-key", "-secret-key", NULL,
 };
 
 /* True when name[0..n) (without dashes) is a credential flag's name. */
@@ -664,8 +681,8 @@ static bool cred_flag_name(const char *name, size_t n)
 /* Where a URL's userinfo search stops (NUL included, as before). */
 static inline bool url_stop(unsigned char c)
 {
-	return c == '/' || c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '"' || c == '\'' ||
-	       c == '@' || c == '\0';
+	return c == '/' || c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '"' ||
+	       c == '\'' || c == '@' || c == '\0';
 }
 
 static void scan(const char *s, size_t n, unsigned flags, struct out *o, uint64_t *steps)
@@ -688,8 +705,8 @@ static void scan(const char *s, size_t n, unsigned flags, struct out *o, uint64_
 			while (j < n && s[j] == ' ')
 				j++;
 			size_t scheme = 0;
-			if (ci_prefix(s + j, n - j, "bearer ") || ci_prefix(s + j, n - j, "basic ") ||
-			    ci_prefix(s + j, n - j, "token "))
+			if (ci_prefix(s + j, n - j, "bearer ") ||
+			    ci_prefix(s + j, n - j, "basic ") || ci_prefix(s + j, n - j, "token "))
 				while (j + scheme < n && s[j + scheme] != ' ')
 					scheme++;
 			out_add(o, s + i, j + scheme - i);
@@ -762,7 +779,8 @@ static void scan(const char *s, size_t n, unsigned flags, struct out *o, uint64_
 			size_t d = i;
 			while (d < f && d < i + 2 && s[d] == '-')
 				d++;
-			if (f < n && (s[f] == ' ' || s[f] == '\t') && cred_flag_name(s + d, f - d)) {
+			if (f < n && (s[f] == ' ' || s[f] == '\t') &&
+			    cred_flag_name(s + d, f - d)) {
 				size_t j = f;
 				while (j < n && (s[j] == ' ' || s[j] == '\t'))
 					j++;
@@ -780,9 +798,11 @@ static void scan(const char *s, size_t n, unsigned flags, struct out *o, uint64_
 		/* Private absolute paths */
 		if (c == '/' && (i == 0 || !is_path_char((unsigned char)s[i - 1]))) {
 			bool hit = false;
-			for (const char *const *p = private_prefixes; *p && !hit && n - i > 4; p++) {
+			for (const char *const *p = private_prefixes; *p && !hit && n - i > 4;
+			     p++) {
 				size_t pl = strlen(*p);
-				hit = (*p)[1] == s[i + 1] && pl <= n - i && memcmp(s + i, *p, pl) == 0;
+				hit = (*p)[1] == s[i + 1] && pl <= n - i &&
+				      memcmp(s + i, *p, pl) == 0;
 			}
 			if (hit) {
 				size_t j = i;
@@ -853,8 +873,8 @@ char *ag_redact_counted(const struct ag_redactor *r, const char *s, size_t len, 
 	return o.s;
 }
 
-char *ag_redact(const struct ag_redactor *r, const char *s, size_t len, size_t max,
-		unsigned flags, bool *truncated)
+char *ag_redact(const struct ag_redactor *r, const char *s, size_t len, size_t max, unsigned flags,
+		bool *truncated)
 {
 	return ag_redact_counted(r, s, len, max, flags, truncated, NULL);
 }
@@ -872,8 +892,7 @@ bool ag_redact_contains_secret(const struct ag_redactor *r, const char *s, size_
  * ------------------------------------------------------------------------ */
 
 static const char *const cred_header_words[] = {
-	"auth", "token", "key", "secret", "password", "passwd", "cookie", "session", "credential",
-	NULL,
+    "auth", "token", "key", "secret", "password", "passwd", "cookie", "session", "credential", NULL,
 };
 
 /*
@@ -998,7 +1017,8 @@ static bool cred_value(const char *const *argv, size_t i, size_t *off, bool *sec
 		return false;
 	size_t hoff;
 	bool cred = true;
-	if (strncmp(argv[i], "--header=", 9) == 0 && !(header_split(argv[i] + 9, &hoff, &cred) && cred))
+	if (strncmp(argv[i], "--header=", 9) == 0 &&
+	    !(header_split(argv[i] + 9, &hoff, &cred) && cred))
 		*secret = false;
 	return true;
 }
@@ -1047,22 +1067,22 @@ bool ag_argv_item_leaks_credential(const char *const *argv, size_t argc, size_t 
  * ------------------------------------------------------------------------ */
 
 struct ag_redact_stream {
-	struct ag_redactor red; /* a private copy of the set */
+	struct ag_redactor red;	       /* a private copy of the set */
 	const struct ag_redact_ac *ac; /* red.ac once built; NULL: no literals */
 	size_t hold;		       /* most raw bytes held before a forced cut */
 	ag_redact_emit_fn emit;
 	void *ctx;
-	char *p;       /* held raw bytes p[0..len), not yet emitted */
+	char *p; /* held raw bytes p[0..len), not yet emitted */
 	size_t len;
-	size_t scanned;	  /* p[0..scanned) went through the automaton */
-	uint32_t v;	  /* automaton state after p[0..scanned) */
-	size_t safe;	  /* last safe cut seen (0: none) */
-	size_t ws;	  /* last forced-cut candidate after a blank (0: none) */
-	size_t begin;	  /* 1 + start of the last "-----BEGIN " not yet behind
-			   * a safe cut (0: none) */
-	size_t covered;	  /* bytes of literal matches that ended since it */
-	bool dropping;	  /* after a forced cut: the rest of that line is withheld */
-	bool done;	  /* finished or abandoned: nothing more is emitted */
+	size_t scanned; /* p[0..scanned) went through the automaton */
+	uint32_t v;	/* automaton state after p[0..scanned) */
+	size_t safe;	/* last safe cut seen (0: none) */
+	size_t ws;	/* last forced-cut candidate after a blank (0: none) */
+	size_t begin;	/* 1 + start of the last "-----BEGIN " not yet behind
+			 * a safe cut (0: none) */
+	size_t covered; /* bytes of literal matches that ended since it */
+	bool dropping;	/* after a forced cut: the rest of that line is withheld */
+	bool done;	/* finished or abandoned: nothing more is emitted */
 };
 
 static const char begin_word[] = "-----BEGIN ";
@@ -1106,7 +1126,8 @@ static void stream_emit(struct ag_redact_stream *s, size_t c, bool cut)
 		size_t n = 0;
 		char *t = NULL;
 		if (c) {
-			t = ag_redact(&s->red, s->p, c, SIZE_MAX / 4, AG_REDACT_KEEP_CONTROLS, NULL);
+			t = ag_redact(&s->red, s->p, c, SIZE_MAX / 4, AG_REDACT_KEEP_CONTROLS,
+				      NULL);
 			n = strlen(t);
 		}
 		s->emit(s->ctx, t ? t : "", n, cut);

@@ -56,7 +56,10 @@ struct ag_redactor {
 	struct ag_redact_ac *ac;
 };
 
-#define AG_REDACTOR_INIT {AG_STRV_INIT, AG_STRV_INIT, AG_STRV_INIT, NULL}
+#define AG_REDACTOR_INIT                                                                           \
+	{                                                                                          \
+		AG_STRV_INIT, AG_STRV_INIT, AG_STRV_INIT, NULL                                     \
+	}
 
 /* Adds a secret value; empty values are ignored. */
 void ag_redactor_add_secret(struct ag_redactor *r, const char *value);
@@ -74,8 +77,8 @@ enum ag_redact_flags {
  * bytes (a "...[TRUNCATED]" marker counts within max). *truncated, if
  * given, is set when the bound cut the text.
  */
-char *ag_redact(const struct ag_redactor *r, const char *s, size_t len, size_t max,
-		unsigned flags, bool *truncated);
+char *ag_redact(const struct ag_redactor *r, const char *s, size_t len, size_t max, unsigned flags,
+		bool *truncated);
 /* ag_redact(), adding the work done (byte inspections and automaton moves) to *steps. */
 char *ag_redact_counted(const struct ag_redactor *r, const char *s, size_t len, size_t max,
 			unsigned flags, bool *truncated, uint64_t *steps);
@@ -100,8 +103,8 @@ bool ag_redact_contains_secret(const struct ag_redactor *r, const char *s, size_
  */
 enum ag_cred_arg {
 	AG_CRED_NONE = 0,
-	AG_CRED_NEXT,	/* the next argument is the value */
-	AG_CRED_INLINE, /* the value is in this argument, at *value_off */
+	AG_CRED_NEXT,	     /* the next argument is the value */
+	AG_CRED_INLINE,	     /* the value is in this argument, at *value_off */
 	AG_CRED_HEADER_NEXT, /* -H/--header: the next argument is a header */
 };
 enum ag_cred_arg ag_cred_arg_kind(const char *arg, size_t *value_off);
@@ -131,9 +134,9 @@ bool ag_argv_item_leaks_credential(const char *const *argv, size_t argc, size_t 
  * ('\n' or '\r') where no literal of the set (a secret, one of its
  * encoded forms, a root) can be open (the automaton is at depth 0) and no
  * "-----BEGIN " is within the 128 bytes the private-key shape looks ahead
- * (counted after the literal pass: bytes covered by a match do not count). So a secret split over two chunks, or over a pause, is held back
- * until it is whole and is redacted like the evidence redacts it; what
- * ends up emitted is, piece by piece, what redacting the whole text gives.
+ * (counted after the literal pass: bytes covered by a match do not count). So a secret split over
+ * two chunks, or over a pause, is held back until it is whole and is redacted like the evidence
+ * redacts it; what ends up emitted is, piece by piece, what redacting the whole text gives.
  *
  * Memory is bounded: at most line_max + the longest pattern bytes are
  * held. A line longer than that is cut at its last blank before the bound

@@ -12,7 +12,10 @@ struct ag_strv {
 	size_t alloc;
 };
 
-#define AG_STRV_INIT {NULL, 0, 0}
+#define AG_STRV_INIT                                                                               \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 void ag_strv_push(struct ag_strv *s, const char *str);
 void ag_strv_pushf(struct ag_strv *s, const char *fmt, ...) AG_PRINTF(2, 3);

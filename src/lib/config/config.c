@@ -15,46 +15,46 @@
 #include <sys/syscall.h>
 
 static const char *const top_keys[] = {
-	"agent_command",
-	"agent_environment",
-	"agent_metadata",
-	"agent_model",
-	"agent_name",
-	"agent_version_command",
-	"agent_workdir",
-	"allowed_paths",
-	"benchmark",
-	"command_policy",
-	"command_timeout_seconds",
-	"contained_execution",
-	"description",
-	"diff_limits",
-	"expected_modified_files",
-	"filesystem_watcher",
-	"forbidden_paths",
-	"guard_ignore_paths",
-	"max_output_bytes",
-	"mode",
-	"policy",
-	"repo_template",
-	"sandbox",
-	"secret_content_builtin_detectors",
-	"secret_content_patterns",
-	"secret_patterns",
-	"task",
-	"task_id",
-	"test_command",
-	"test_paths",
-	"unsafe_commands",
-	"workspace",
-	NULL,
+    "agent_command",
+    "agent_environment",
+    "agent_metadata",
+    "agent_model",
+    "agent_name",
+    "agent_version_command",
+    "agent_workdir",
+    "allowed_paths",
+    "benchmark",
+    "command_policy",
+    "command_timeout_seconds",
+    "contained_execution",
+    "description",
+    "diff_limits",
+    "expected_modified_files",
+    "filesystem_watcher",
+    "forbidden_paths",
+    "guard_ignore_paths",
+    "max_output_bytes",
+    "mode",
+    "policy",
+    "repo_template",
+    "sandbox",
+    "secret_content_builtin_detectors",
+    "secret_content_patterns",
+    "secret_patterns",
+    "task",
+    "task_id",
+    "test_command",
+    "test_paths",
+    "unsafe_commands",
+    "workspace",
+    NULL,
 };
 _Static_assert(AG_ARRAY_SIZE(top_keys) == 33,
 	       "31 top-level keys (upstream section 2.1) and `workspace` (issue 14)");
 
 static const char *const check_keys[] = {
-	"diff_size",	   "forbidden_paths", "scope_adherence", "secret_scan",
-	"test_tampering", "tests_pass",	     "unsafe_commands", NULL,
+    "diff_size",      "forbidden_paths", "scope_adherence", "secret_scan",
+    "test_tampering", "tests_pass",	 "unsafe_commands", NULL,
 };
 _Static_assert(AG_ARRAY_SIZE(check_keys) == AG_CHECK__COUNT + 1, "one key per check");
 static const char *const severity_names[] = {"info", "warning", "error", "critical", NULL};
@@ -62,8 +62,8 @@ static const char *const network_names[] = {"none", "bridge", NULL};
 static const char *const platform_names[] = {"linux-docker-engine", "docker-desktop-experimental",
 					     NULL};
 static const char *const detector_names[] = {
-	"aws-access-key-id-shape", "generic-api-key-assignment", "github-token-shape",
-	"npm-token-shape",	   "private-key-header",	 NULL,
+    "aws-access-key-id-shape", "generic-api-key-assignment", "github-token-shape",
+    "npm-token-shape",	       "private-key-header",	     NULL,
 };
 
 const char *ag_network_name(enum ag_network n)
@@ -97,10 +97,10 @@ struct ctx {
 
 #define WITH_KEY(X, key, body)                                                                     \
 	do {                                                                                       \
-		size_t _saved = ag_walk_push_key(&(X)->w, (key), strlen(key));                      \
+		size_t _saved = ag_walk_push_key(&(X)->w, (key), strlen(key));                     \
 		if ((body) < 0)                                                                    \
 			return -1;                                                                 \
-		ag_walk_pop(&(X)->w, _saved);                                                       \
+		ag_walk_pop(&(X)->w, _saved);                                                      \
 	} while (0)
 
 static int opt_str(struct ctx *x, const struct ag_ynode *map, const char *key, char **out)
@@ -205,7 +205,8 @@ static int load_expected(struct ctx *x, const struct ag_ynode *root)
 	WITH_KEY(x, "max", ag_walk_int(&x->w, mx, 0, 1000000, &x->c->expected_max));
 	if (x->c->expected_min > x->c->expected_max) {
 		size_t s2 = ag_walk_push_key(&x->w, "min", 3);
-		int r = ag_walk_fail(&x->w, mn, "config.min_gt_max", "must not be greater than max");
+		int r =
+		    ag_walk_fail(&x->w, mn, "config.min_gt_max", "must not be greater than max");
 		ag_walk_pop(&x->w, s2);
 		return r;
 	}
@@ -341,8 +342,9 @@ static int load_benchmark(struct ctx *x, const struct ag_ynode *root)
 	const struct ag_ynode *n = ag_ynode_get(root, "benchmark");
 	if (ag_ynode_is_null(n))
 		return 0;
-	static const char *const keys[] = {"id",   "version",	       "category",	   "difficulty",
-					   "tags", "expected_behavior", "failure_mode", NULL};
+	static const char *const keys[] = {"id",	   "version", "category",
+					   "difficulty",   "tags",    "expected_behavior",
+					   "failure_mode", NULL};
 	static const char *const difficulties[] = {"easy", "medium", "hard", "advanced", NULL};
 	struct ag_benchmark *b = &x->c->benchmark;
 	size_t saved = ag_walk_push_key(&x->w, "benchmark", 9);
@@ -365,7 +367,8 @@ static int load_benchmark(struct ctx *x, const struct ag_ynode *root)
 		ag_ynode_resolve(v, &yv);
 		if (v->kind == AG_Y_SCALAR && yv.type == AG_YT_STR) {
 			/* A canonical integer string: no sign, no leading zero. */
-			bool ok = v->len > 0 && v->len <= 10 && v->str[0] >= '1' && v->str[0] <= '9';
+			bool ok =
+			    v->len > 0 && v->len <= 10 && v->str[0] >= '1' && v->str[0] <= '9';
 			for (size_t i = 0; ok && i < v->len; i++)
 				ok = v->str[i] >= '0' && v->str[i] <= '9';
 			int64_t iv = 0;
@@ -512,14 +515,15 @@ static int load_sandbox(struct ctx *x, const struct ag_ynode *root)
 	const struct ag_ynode *n = ag_ynode_get(root, "sandbox");
 	if (ag_ynode_is_null(n))
 		return 0;
-	static const char *const keys[] = {"type",	      "image",	 "workdir", "network",
-					   "read_only",	      "timeout_seconds", "docker", NULL};
+	static const char *const keys[] = {"type",	"image",	   "workdir", "network",
+					   "read_only", "timeout_seconds", "docker",  NULL};
 	static const char *const types[] = {"local", "docker", NULL};
 	size_t saved = ag_walk_push_key(&x->w, "sandbox", 7);
 	if (ag_walk_map(&x->w, n) < 0 || ag_walk_known_keys(&x->w, n, keys) < 0)
 		return -1;
 	int t = 0, net = 0;
-	if (opt_enum(x, n, "type", types, &t) < 0 || opt_enum(x, n, "network", network_names, &net) < 0)
+	if (opt_enum(x, n, "type", types, &t) < 0 ||
+	    opt_enum(x, n, "network", network_names, &net) < 0)
 		return -1;
 	s->type = (enum ag_sandbox_type)t;
 	s->network = (enum ag_network)net;
@@ -569,7 +573,8 @@ static int load_sandbox(struct ctx *x, const struct ag_ynode *root)
 				struct ag_yvalue tv;
 				ag_ynode_resolve(&tmp, &tv);
 				/* decimal or scientific only: no sign, no 0x/0o, no .inf */
-				bool ok = cpus->len <= 32 && (tv.type == AG_YT_INT || tv.type == AG_YT_FLOAT) &&
+				bool ok = cpus->len <= 32 &&
+					  (tv.type == AG_YT_INT || tv.type == AG_YT_FLOAT) &&
 					  cpus->len == strspn(cpus->str, "0123456789.eE+-") &&
 					  cpus->str[0] >= '0' && cpus->str[0] <= '9';
 				if (!ok)
@@ -577,15 +582,17 @@ static int load_sandbox(struct ctx *x, const struct ag_ynode *root)
 							    "must be a number or a decimal string");
 				yv = tv;
 				if (!isfinite(yv.f) || yv.f <= 0 || yv.f > 1024)
-					return ag_walk_fail(&x->w, cpus, "config.range",
-							    "must be a finite number above 0 and at most 1024");
+					return ag_walk_fail(
+					    &x->w, cpus, "config.range",
+					    "must be a finite number above 0 and at most 1024");
 				s->docker_cpus = yv.f;
 			} else {
 				if (ag_walk_number(&x->w, cpus, 0, 1024, &s->docker_cpus) < 0)
 					return -1;
 				if (s->docker_cpus <= 0)
-					return ag_walk_fail(&x->w, cpus, "config.range",
-							    "must be a finite number above 0 and at most 1024");
+					return ag_walk_fail(
+					    &x->w, cpus, "config.range",
+					    "must be a finite number above 0 and at most 1024");
 			}
 			ag_walk_pop(&x->w, s3);
 		}
@@ -658,7 +665,8 @@ static int load_secret_patterns(struct ctx *x, const struct ag_ynode *root)
 		if (ag_walk_str(&x->w, idn, false, &sp->id) < 0)
 			return -1;
 		bool ok = idn->len >= 1 && idn->len <= AG_SECRET_PATTERN_ID_MAX &&
-			  ((sp->id[0] >= 'a' && sp->id[0] <= 'z') || (sp->id[0] >= '0' && sp->id[0] <= '9'));
+			  ((sp->id[0] >= 'a' && sp->id[0] <= 'z') ||
+			   (sp->id[0] >= '0' && sp->id[0] <= '9'));
 		for (size_t k = 0; ok && k < idn->len; k++) {
 			char ch = sp->id[k];
 			ok = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' ||
@@ -693,7 +701,8 @@ static int load_secret_patterns(struct ctx *x, const struct ag_ynode *root)
 			return ag_walk_fail(&x->w, lit, "config.secret_pattern.literal",
 					    "must be one non-blank line of %d to %d characters "
 					    "(at most %d bytes) without NUL",
-					    AG_SECRET_PATTERN_MIN_CHARS, AG_SECRET_PATTERN_MAX_CHARS,
+					    AG_SECRET_PATTERN_MIN_CHARS,
+					    AG_SECRET_PATTERN_MAX_CHARS,
 					    AG_SECRET_PATTERN_MAX_BYTES);
 		sp->contains = ag_xstrndup(lit->str, lit->len);
 		for (size_t k = 0; k < i; k++)
@@ -716,8 +725,8 @@ static int load_secret_patterns(struct ctx *x, const struct ag_ynode *root)
 static int open_beneath(int dirfd, const char *rel)
 {
 	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	    .flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
 	int fd = (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
 	if (fd >= 0 || errno != ENOSYS)
@@ -796,8 +805,8 @@ static int load_task(struct ctx *x, const struct ag_ynode *root)
 					    "cannot be opened: %s", strerror(errno));
 		}
 		static const struct ag_read_reasons why = {
-			"config.prompt_file.outside", "config.prompt_file.missing",
-			"config.prompt_file.missing", "config.prompt_file.too_large"};
+		    "config.prompt_file.outside", "config.prompt_file.missing",
+		    "config.prompt_file.missing", "config.prompt_file.too_large"};
 		_cleanup_free_ char *data = NULL;
 		size_t len = 0;
 		struct ag_error *re = NULL;
@@ -839,24 +848,24 @@ static int load_contained(struct ctx *x, const struct ag_ynode *root)
 	if (ag_ynode_is_null(n))
 		return 0;
 	static const char *const keys[] = {
-		"version",
-		"platform",
-		"network",
-		"image_provenance",
-		"required_uid",
-		"required_gid",
-		"cpu_limit",
-		"memory_limit",
-		"pids_limit",
-		"tmpfs_size",
-		"require_evidence_outside_agent_repo",
-		"allow_privileged",
-		"allow_host_network",
-		"allow_docker_socket_mount",
-		"allow_device_exposure",
-		"allow_host_namespace_sharing",
-		"environment",
-		NULL,
+	    "version",
+	    "platform",
+	    "network",
+	    "image_provenance",
+	    "required_uid",
+	    "required_gid",
+	    "cpu_limit",
+	    "memory_limit",
+	    "pids_limit",
+	    "tmpfs_size",
+	    "require_evidence_outside_agent_repo",
+	    "allow_privileged",
+	    "allow_host_network",
+	    "allow_docker_socket_mount",
+	    "allow_device_exposure",
+	    "allow_host_namespace_sharing",
+	    "environment",
+	    NULL,
 	};
 	size_t saved = ag_walk_push_key(&x->w, "contained_execution", 19);
 	if (ag_walk_map(&x->w, n) < 0 || ag_walk_known_keys(&x->w, n, keys) < 0)
@@ -892,8 +901,9 @@ static int load_contained(struct ctx *x, const struct ag_ynode *root)
 		size_t s = ag_walk_push_key(&x->w, "network", 7);
 		if (net->kind == AG_Y_SCALAR && net->len == 4 && memcmp(net->str, "host", 4) == 0)
 			/* CONTRACT: properties.no_host_network */
-			return ag_walk_fail(&x->w, net, "config.contained.forbidden",
-					    "host networking is never allowed (use none or bridge)");
+			return ag_walk_fail(
+			    &x->w, net, "config.contained.forbidden",
+			    "host networking is never allowed (use none or bridge)");
 		int nv = 0;
 		if (ag_walk_enum(&x->w, net, network_names, &nv) < 0)
 			return -1;
@@ -954,7 +964,8 @@ static int check_contained_static(struct ctx *x, const struct ag_ynode *root)
 	const struct ag_ynode *at = ag_ynode_get(sb, "type");
 	if (c->sandbox.type != AG_SANDBOX_DOCKER) {
 		size_t s = ag_walk_push_key(&x->w, "sandbox.type", 12);
-		return ag_walk_fail(&x->w, at ? at : (sb ? sb : ce), "config.contained.sandbox_type",
+		return ag_walk_fail(&x->w, at ? at : (sb ? sb : ce),
+				    "config.contained.sandbox_type",
 				    "contained_execution requires sandbox.type: docker");
 		(void)s;
 	}
@@ -962,17 +973,17 @@ static int check_contained_static(struct ctx *x, const struct ag_ynode *root)
 	if (!ag_image_ref_pinned(&c->sandbox.image_ref)) {
 		ag_walk_push_key(&x->w, "sandbox.image", 13);
 		/* CONTRACT: image.digest_required */
-		return ag_walk_fail(&x->w, ag_ynode_get(sb, "image"),
-				    "config.contained.image_not_pinned",
-				    "must be pinned by digest (name@sha256:<64 hex>): a mutable tag "
-				    "is not enough for contained execution");
+		return ag_walk_fail(
+		    &x->w, ag_ynode_get(sb, "image"), "config.contained.image_not_pinned",
+		    "must be pinned by digest (name@sha256:<64 hex>): a mutable tag "
+		    "is not enough for contained execution");
 	}
 	if (c->sandbox.network != c->contained.network) {
 		const struct ag_ynode *dk = ag_ynode_get(sb, "docker");
 		const struct ag_ynode *dn = ag_ynode_get(dk, "network");
 		const struct ag_ynode *sn = ag_ynode_get(sb, "network");
-		const char *key = c->sandbox.docker_network_set ? "sandbox.docker.network"
-								: "sandbox.network";
+		const char *key =
+		    c->sandbox.docker_network_set ? "sandbox.docker.network" : "sandbox.network";
 		ag_walk_push_key(&x->w, key, strlen(key));
 		return ag_walk_fail(&x->w, c->sandbox.docker_network_set ? dn : (sn ? sn : sb),
 				    "config.contained.network_mismatch",
@@ -1028,13 +1039,15 @@ static int load_root(struct ctx *x, const struct ag_ynode *root)
 					    "required when mode is benchmark");
 		}
 		if (!ag_ynode_is_null(rt))
-			WITH_KEY(x, "repo_template", ag_walk_str(&x->w, rt, true, &c->repo_template));
+			WITH_KEY(x, "repo_template",
+				 ag_walk_str(&x->w, rt, true, &c->repo_template));
 	} else if (c->mode == AG_MODE_BENCHMARK) {
 		ag_walk_push_key(&x->w, "repo_template", 13);
 		return ag_walk_fail(&x->w, root, "config.missing_required",
 				    "required when mode is benchmark (the default)");
 	}
-	if (load_command(x, root, "agent_command", &c->agent_command, &c->agent_command_is_list) < 0 ||
+	if (load_command(x, root, "agent_command", &c->agent_command, &c->agent_command_is_list) <
+		0 ||
 	    load_command(x, root, "agent_version_command", &c->agent_version_command,
 			 &c->agent_version_command_is_list) < 0 ||
 	    load_agent_environment(x, root) < 0 || load_agent_metadata(x, root) < 0 ||
@@ -1053,10 +1066,12 @@ static int load_root(struct ctx *x, const struct ag_ynode *root)
 	if (load_benchmark(x, root) < 0 || load_command_policy(x, root) < 0 ||
 	    opt_int(x, root, "command_timeout_seconds", 1, AG_TIMEOUT_MAX_SECONDS,
 		    &c->command_timeout_seconds) < 0 ||
-	    opt_int(x, root, "max_output_bytes", 1, AG_OUTPUT_MAX_BYTES, &c->max_output_bytes) < 0 ||
-	    load_diff_limits(x, root) < 0 || load_watcher(x, root) < 0 || load_policy(x, root) < 0 ||
-	    load_sandbox(x, root) < 0 || load_secret_patterns(x, root) < 0 ||
-	    load_task(x, root) < 0 || load_contained(x, root) < 0 || load_workspace(x, root) < 0)
+	    opt_int(x, root, "max_output_bytes", 1, AG_OUTPUT_MAX_BYTES, &c->max_output_bytes) <
+		0 ||
+	    load_diff_limits(x, root) < 0 || load_watcher(x, root) < 0 ||
+	    load_policy(x, root) < 0 || load_sandbox(x, root) < 0 ||
+	    load_secret_patterns(x, root) < 0 || load_task(x, root) < 0 ||
+	    load_contained(x, root) < 0 || load_workspace(x, root) < 0)
 		return -1;
 	return check_contained_static(x, root);
 }
@@ -1081,8 +1096,8 @@ static int load_common(const char *data, size_t len, const char *display, int di
 	return 0;
 }
 
-int ag_config_load_mem(const char *data, size_t len, const char *display,
-		       struct ag_config **out, struct ag_error **err)
+int ag_config_load_mem(const char *data, size_t len, const char *display, struct ag_config **out,
+		       struct ag_error **err)
 {
 	return load_common(data, len, display, -1, out, err);
 }
@@ -1094,7 +1109,8 @@ int ag_config_load(const char *path, struct ag_config **out, struct ag_error **e
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
 	struct ag_error *re = NULL;
-	if (ag_read_file_at(AT_FDCWD, path, path, AG_CONFIG_MAX_BYTES, &why, &data, &len, &re) < 0) {
+	if (ag_read_file_at(AT_FDCWD, path, path, AG_CONFIG_MAX_BYTES, &why, &data, &len, &re) <
+	    0) {
 		/* Keep the reason; name the file the way the user did. */
 		ag_err_at(err, AG_E_CONFIG, re->reason, path, 0, 0, NULL, "%s", re->msg);
 		ag_error_free(re);
@@ -1158,7 +1174,8 @@ void ag_config_free(struct ag_config *c)
 	for (size_t i = 0; i < c->contained.n_env; i++) {
 		free(c->contained.env[i].name);
 		if (c->contained.env[i].value) {
-			explicit_bzero(c->contained.env[i].value, strlen(c->contained.env[i].value));
+			explicit_bzero(c->contained.env[i].value,
+				       strlen(c->contained.env[i].value));
 			free(c->contained.env[i].value);
 		}
 	}

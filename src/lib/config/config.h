@@ -28,7 +28,13 @@ enum ag_sandbox_type { AG_SANDBOX_LOCAL = 0, AG_SANDBOX_DOCKER };
 enum ag_network { AG_NET_NONE = 0, AG_NET_BRIDGE };
 enum ag_platform { AG_PLATFORM_LINUX_ENGINE = 0, AG_PLATFORM_DESKTOP_EXPERIMENTAL };
 enum ag_severity { AG_SEV_DEFAULT = 0, AG_SEV_INFO, AG_SEV_WARNING, AG_SEV_ERROR, AG_SEV_CRITICAL };
-enum ag_difficulty { AG_DIFF_NONE = 0, AG_DIFF_EASY, AG_DIFF_MEDIUM, AG_DIFF_HARD, AG_DIFF_ADVANCED };
+enum ag_difficulty {
+	AG_DIFF_NONE = 0,
+	AG_DIFF_EASY,
+	AG_DIFF_MEDIUM,
+	AG_DIFF_HARD,
+	AG_DIFF_ADVANCED
+};
 enum ag_env_source { AG_ENV_LITERAL = 0, AG_ENV_HOST };
 
 /* Policy checks whose severity can be overridden (policy.<key>.severity). */
@@ -64,7 +70,13 @@ struct ag_kv {
 };
 
 /* agent_metadata values are scalars kept with their YAML type. */
-enum ag_scalar_kind { AG_SCALAR_NULL, AG_SCALAR_BOOL, AG_SCALAR_INT, AG_SCALAR_FLOAT, AG_SCALAR_STR };
+enum ag_scalar_kind {
+	AG_SCALAR_NULL,
+	AG_SCALAR_BOOL,
+	AG_SCALAR_INT,
+	AG_SCALAR_FLOAT,
+	AG_SCALAR_STR
+};
 struct ag_meta {
 	char *key;
 	enum ag_scalar_kind kind;
@@ -77,10 +89,10 @@ struct ag_meta {
 struct ag_env_entry {
 	char *name;
 	enum ag_env_source source;
-	char *value;	      /* literal only; NULL for host; never print */
+	char *value; /* literal only; NULL for host; never print */
 	bool required;
-	bool sensitive;	      /* configured or forced by a secret-like name */
-	bool name_sensitive;  /* the name matched the secret-like pattern */
+	bool sensitive;	     /* configured or forced by a secret-like name */
+	bool name_sensitive; /* the name matched the secret-like pattern */
 	bool allow_sensitive;
 	unsigned line, column; /* where the entry starts, for later errors */
 };
@@ -104,7 +116,7 @@ struct ag_contained {
 
 struct ag_sandbox {
 	enum ag_sandbox_type type;
-	char *image; /* NULL when absent */
+	char *image;		       /* NULL when absent */
 	struct ag_image_ref image_ref; /* parsed when image is set */
 	char *workdir;
 	enum ag_network network; /* after docker.network override */
@@ -112,7 +124,7 @@ struct ag_sandbox {
 	bool read_only_set;
 	int64_t timeout_seconds;
 	bool has_docker;
-	double docker_cpus; /* 0 when not set */
+	double docker_cpus;  /* 0 when not set */
 	char *docker_memory; /* NULL when not set */
 	bool docker_read_only_set;
 	bool docker_read_only;
@@ -138,7 +150,7 @@ struct ag_config {
 	int64_t expected_min, expected_max;
 	enum ag_mode mode;
 	char *repo_template;
-	struct ag_strv agent_command;	/* empty when absent */
+	struct ag_strv agent_command; /* empty when absent */
 	bool agent_command_is_list;
 	struct ag_strv agent_version_command;
 	bool agent_version_command_is_list;
@@ -148,8 +160,8 @@ struct ag_config {
 	size_t n_agent_metadata;
 	char *agent_model, *agent_name;
 	enum ag_workdir agent_workdir;
-	struct ag_strv allowed_paths, forbidden_paths, test_paths, secret_patterns,
-		unsafe_commands, guard_ignore_paths;
+	struct ag_strv allowed_paths, forbidden_paths, test_paths, secret_patterns, unsafe_commands,
+	    guard_ignore_paths;
 	struct ag_benchmark benchmark;
 	enum ag_cmd_policy command_policy;
 	int64_t command_timeout_seconds;
@@ -176,8 +188,8 @@ struct ag_config {
  */
 int ag_config_load(const char *path, struct ag_config **out, struct ag_error **err);
 /* Same, from memory (tests and the fuzzer); `display` names the document. */
-int ag_config_load_mem(const char *data, size_t len, const char *display,
-		       struct ag_config **out, struct ag_error **err);
+int ag_config_load_mem(const char *data, size_t len, const char *display, struct ag_config **out,
+		       struct ag_error **err);
 void ag_config_free(struct ag_config *c);
 void ag_config_freep(struct ag_config **c);
 #define _cleanup_config_ _cleanup_(ag_config_freep)

@@ -10,32 +10,68 @@
 #include <strings.h>
 
 const char *const ag_env_defaults[4] = {
-	"HOME=/tmp/agentguard-home",
-	"LANG=C.UTF-8",
-	"LC_ALL=C.UTF-8",
-	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "HOME=/tmp/agentguard-home",
+    "LANG=C.UTF-8",
+    "LC_ALL=C.UTF-8",
+    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 };
 
 static const char *const reserved_exact[] = {
-	"AWS_CA_BUNDLE", "BASH_ENV", "BUILDKIT_HOST", "CARGO_HTTP_CAINFO", "CDPATH",
-	"COMPOSE_FILE", "COMPOSE_PROJECT_NAME", "CURL_CA_BUNDLE", "DBUS_SESSION_BUS_ADDRESS",
-	"DBUS_SYSTEM_BUS_ADDRESS", "DOCKER_CERT_PATH", "DOCKER_CONFIG", "DOCKER_CONTEXT",
-	"DOCKER_HOST", "DOCKER_TLS", "DOCKER_TLS_VERIFY", "ENV", "GIT_ASKPASS",
-	"GIT_PROXY_COMMAND", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSL_CAINFO", "GIT_SSL_CAPATH",
-	"GNUPGHOME", "GPG_AGENT_INFO", "HOME", "KUBECONFIG", "LANG", "LC_ALL",
-	"LD_LIBRARY_PATH", "NODE_EXTRA_CA_CERTS", "NPM_CONFIG_CAFILE", "PATH", "PIP_CERT",
-	"PYTHONHOME", "PYTHONPATH", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR", "SSL_CERT_FILE",
-	"SSH_AGENT_PID", "SSH_AUTH_SOCK", "TMUX", "TMUX_PANE", "XDG_CONFIG_HOME",
-	"XDG_RUNTIME_DIR", NULL,
+    "AWS_CA_BUNDLE",
+    "BASH_ENV",
+    "BUILDKIT_HOST",
+    "CARGO_HTTP_CAINFO",
+    "CDPATH",
+    "COMPOSE_FILE",
+    "COMPOSE_PROJECT_NAME",
+    "CURL_CA_BUNDLE",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DBUS_SYSTEM_BUS_ADDRESS",
+    "DOCKER_CERT_PATH",
+    "DOCKER_CONFIG",
+    "DOCKER_CONTEXT",
+    "DOCKER_HOST",
+    "DOCKER_TLS",
+    "DOCKER_TLS_VERIFY",
+    "ENV",
+    "GIT_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_SSL_CAINFO",
+    "GIT_SSL_CAPATH",
+    "GNUPGHOME",
+    "GPG_AGENT_INFO",
+    "HOME",
+    "KUBECONFIG",
+    "LANG",
+    "LC_ALL",
+    "LD_LIBRARY_PATH",
+    "NODE_EXTRA_CA_CERTS",
+    "NPM_CONFIG_CAFILE",
+    "PATH",
+    "PIP_CERT",
+    "PYTHONHOME",
+    "PYTHONPATH",
+    "REQUESTS_CA_BUNDLE",
+    "SSL_CERT_DIR",
+    "SSL_CERT_FILE",
+    "SSH_AGENT_PID",
+    "SSH_AUTH_SOCK",
+    "TMUX",
+    "TMUX_PANE",
+    "XDG_CONFIG_HOME",
+    "XDG_RUNTIME_DIR",
+    NULL,
 };
-static const char *const reserved_prefix[] = {"COMPOSE_", "DOCKER_", "DYLD_", "GIT_CONFIG_", "LD_",
-					      NULL};
+static const char *const reserved_prefix[] = {"COMPOSE_",    "DOCKER_", "DYLD_",
+					      "GIT_CONFIG_", "LD_",	NULL};
 static const char *const reserved_suffix[] = {
-	"_CONFIG", "_CONFIG_DIR", "_CONFIG_HOME", "_HOME", "_PATH",
-	"_RUNTIME_DIR", "_SOCK", "_SOCKET", "_STORE", NULL,
+    "_CONFIG",	    "_CONFIG_DIR", "_CONFIG_HOME", "_HOME",  "_PATH",
+    "_RUNTIME_DIR", "_SOCK",	   "_SOCKET",	   "_STORE", NULL,
 };
 static const char *const sensitive_words[] = {
-	"TOKEN", "SECRET", "PASSWORD", "PASS", "KEY", "CREDENTIAL", "AUTH", "COOKIE", NULL,
+    "TOKEN", "SECRET", "PASSWORD", "PASS", "KEY", "CREDENTIAL", "AUTH", "COOKIE", NULL,
 };
 
 bool ag_env_name_valid(const char *name)
@@ -102,8 +138,8 @@ bool ag_env_value_has_control(const char *value, size_t len)
 	return false;
 }
 
-static const char *const entry_keys[] = {"name",     "value",	     "source",
-					 "required", "sensitive", "allow_sensitive", NULL};
+static const char *const entry_keys[] = {"name",      "value",		 "source", "required",
+					 "sensitive", "allow_sensitive", NULL};
 
 static int parse_entry(struct ag_walk *w, const struct ag_ynode *n, struct ag_contained *c,
 		       size_t *total)
@@ -251,8 +287,8 @@ int ag_env_resolve(const struct ag_contained *c, ag_env_lookup_fn lookup, void *
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < AG_ARRAY_SIZE(ag_env_defaults); i++) {
 		const char *eq = strchr(ag_env_defaults[i], '=');
-		ag_strv_push_owned(&out->defaults,
-				   ag_xstrndup(ag_env_defaults[i], (size_t)(eq - ag_env_defaults[i])));
+		ag_strv_push_owned(&out->defaults, ag_xstrndup(ag_env_defaults[i],
+							       (size_t)(eq - ag_env_defaults[i])));
 	}
 	const struct ag_env_entry **sorted = ag_xcalloc(c->n_env + 1, sizeof(*sorted));
 	for (size_t i = 0; i < c->n_env; i++)
@@ -263,7 +299,9 @@ int ag_env_resolve(const struct ag_contained *c, ag_env_lookup_fn lookup, void *
 	int rc = 0;
 	for (size_t i = 0; i < c->n_env; i++) {
 		const struct ag_env_entry *e = sorted[i];
-		const char *v = e->source == AG_ENV_LITERAL ? e->value : lookup ? lookup(e->name, data) : NULL;
+		const char *v = e->source == AG_ENV_LITERAL ? e->value
+				: lookup		    ? lookup(e->name, data)
+							    : NULL;
 		if (!v) {
 			ag_strv_push(e->required ? &required_missing : &out->missing, e->name);
 			continue;

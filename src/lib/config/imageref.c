@@ -139,7 +139,8 @@ int ag_image_ref_parse(const char *s, struct ag_image_ref *out, struct ag_error 
 	size_t name_tag_len = at ? (size_t)(at - s) : len;
 	if (at) {
 		if (!valid_digest(at + 1))
-			return invalid(err, "the digest must be sha256: and 64 lowercase hex digits");
+			return invalid(err,
+				       "the digest must be sha256: and 64 lowercase hex digits");
 	}
 	/* The tag separator is the last ':' after the last '/'. */
 	const char *last_slash = memrchr(s, '/', name_tag_len);
@@ -147,7 +148,8 @@ int ag_image_ref_parse(const char *s, struct ag_image_ref *out, struct ag_error 
 	const char *colon = memchr(search, ':', name_tag_len - (size_t)(search - s));
 	size_t name_len = colon ? (size_t)(colon - s) : name_tag_len;
 	if (colon && !valid_tag(colon + 1, name_tag_len - name_len - 1))
-		return invalid(err, "the tag must be 1-128 of [A-Za-z0-9_.-], not starting with . or -");
+		return invalid(err,
+			       "the tag must be 1-128 of [A-Za-z0-9_.-], not starting with . or -");
 
 	/* Split the name into an optional registry and path components. */
 	const char *first_slash = memchr(s, '/', name_len);
@@ -169,7 +171,9 @@ int ag_image_ref_parse(const char *s, struct ag_image_ref *out, struct ag_error 
 		const char *end = memchr(s + i, '/', name_len - i);
 		size_t cl = end ? (size_t)(end - (s + i)) : name_len - i;
 		if (!valid_path_component(s + i, cl))
-			return invalid(err, "path components must be lowercase [a-z0-9] joined by . _ __ or -");
+			return invalid(
+			    err,
+			    "path components must be lowercase [a-z0-9] joined by . _ __ or -");
 		i += cl + 1;
 		if (!end)
 			break;

@@ -46,8 +46,8 @@ void ag_walk_pop(struct ag_walk *w, size_t saved)
 	w->path[saved] = '\0';
 }
 
-int ag_walk_fail(struct ag_walk *w, const struct ag_ynode *at, const char *reason,
-		 const char *fmt, ...)
+int ag_walk_fail(struct ag_walk *w, const struct ag_ynode *at, const char *reason, const char *fmt,
+		 ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -107,8 +107,8 @@ int ag_walk_known_keys(struct ag_walk *w, const struct ag_ynode *map, const char
 		size_t saved = ag_walk_push_key(w, k->str, k->len);
 		int r;
 		if (best && best_d <= limit)
-			r = ag_walk_fail(w, k, "config.unknown_key", "unknown key; did you mean '%s'?",
-					 best);
+			r = ag_walk_fail(w, k, "config.unknown_key",
+					 "unknown key; did you mean '%s'?", best);
 		else
 			r = ag_walk_fail(w, k, "config.unknown_key", "unknown key");
 		ag_walk_pop(w, saved);
@@ -172,7 +172,8 @@ int ag_walk_str(struct ag_walk *w, const struct ag_ynode *n, bool nonblank, char
 			if (!strchr(" \t\r\n", n->str[i]))
 				blank = false;
 		if (blank)
-			return ag_walk_fail(w, n, "config.empty_string", "must not be empty or blank");
+			return ag_walk_fail(w, n, "config.empty_string",
+					    "must not be empty or blank");
 	}
 	if (memchr(n->str, '\0', n->len))
 		return ag_walk_fail(w, n, "config.pattern", "must not contain a NUL character");
@@ -180,8 +181,7 @@ int ag_walk_str(struct ag_walk *w, const struct ag_ynode *n, bool nonblank, char
 	return 0;
 }
 
-int ag_walk_int(struct ag_walk *w, const struct ag_ynode *n, int64_t min, int64_t max,
-		int64_t *out)
+int ag_walk_int(struct ag_walk *w, const struct ag_ynode *n, int64_t min, int64_t max, int64_t *out)
 {
 	struct ag_yvalue v;
 	if (n->kind != AG_Y_SCALAR)
@@ -196,8 +196,7 @@ int ag_walk_int(struct ag_walk *w, const struct ag_ynode *n, int64_t min, int64_
 	return 0;
 }
 
-int ag_walk_number(struct ag_walk *w, const struct ag_ynode *n, double min, double max,
-		   double *out)
+int ag_walk_number(struct ag_walk *w, const struct ag_ynode *n, double min, double max, double *out)
 {
 	struct ag_yvalue v;
 	if (n->kind != AG_Y_SCALAR)

@@ -27,8 +27,8 @@ size_t ag_walk_push_key(struct ag_walk *w, const char *key, size_t keylen);
 size_t ag_walk_push_index(struct ag_walk *w, size_t index);
 void ag_walk_pop(struct ag_walk *w, size_t saved);
 
-int ag_walk_fail(struct ag_walk *w, const struct ag_ynode *at, const char *reason,
-		 const char *fmt, ...) AG_PRINTF(4, 5);
+int ag_walk_fail(struct ag_walk *w, const struct ag_ynode *at, const char *reason, const char *fmt,
+		 ...) AG_PRINTF(4, 5);
 
 /* Rejects keys not in the NULL-terminated list, with a did-you-mean. */
 int ag_walk_known_keys(struct ag_walk *w, const struct ag_ynode *map, const char *const *known);

@@ -67,9 +67,11 @@ static void node_push(struct ag_ynode *parent, struct ag_ynode *key, struct ag_y
 {
 	if (parent->n == parent->alloc) {
 		parent->alloc = parent->alloc ? parent->alloc * 2 : 8;
-		parent->values = ag_xrealloc(parent->values, parent->alloc * sizeof(*parent->values));
+		parent->values =
+		    ag_xrealloc(parent->values, parent->alloc * sizeof(*parent->values));
 		if (parent->kind == AG_Y_MAP)
-			parent->keys = ag_xrealloc(parent->keys, parent->alloc * sizeof(*parent->keys));
+			parent->keys =
+			    ag_xrealloc(parent->keys, parent->alloc * sizeof(*parent->keys));
 	}
 	if (parent->kind == AG_Y_MAP)
 		parent->keys[parent->n] = key;
@@ -205,7 +207,8 @@ static int parse_mapping(struct loader *L, const yaml_event_t *start, unsigned d
 		if (key->len > AG_CONFIG_MAX_KEY_BYTES)
 			return ag_err_at(L->err, AG_E_CONFIG, "config.yaml.scalar_too_long",
 					 L->display, key->line, key->column, NULL,
-					 "mapping key longer than %d bytes", AG_CONFIG_MAX_KEY_BYTES);
+					 "mapping key longer than %d bytes",
+					 AG_CONFIG_MAX_KEY_BYTES);
 		_cleanup_(event_free) yaml_event_t vev = {0};
 		if (next_event(L, &vev) < 0)
 			return -1;

@@ -25,7 +25,7 @@ struct ag_ynode {
 	enum ag_ynode_kind kind;
 	unsigned line, column; /* 1-based start mark */
 	/* scalar */
-	char *str;  /* NUL-terminated; may contain NUL bytes before len */
+	char *str; /* NUL-terminated; may contain NUL bytes before len */
 	size_t len;
 	bool plain; /* unquoted, unfolded: subject to core-schema typing */
 	/* map: keys[i] -> values[i]; seq: values[i] */
@@ -40,9 +40,9 @@ enum ag_ytype { AG_YT_NULL, AG_YT_BOOL, AG_YT_INT, AG_YT_FLOAT, AG_YT_STR };
 struct ag_yvalue {
 	enum ag_ytype type;
 	bool b;
-	int64_t i;	/* AG_YT_INT (int_overflow false) */
+	int64_t i;	   /* AG_YT_INT (int_overflow false) */
 	bool int_overflow; /* an integer literal outside int64 */
-	double f;	/* AG_YT_FLOAT (and AG_YT_INT as a double) */
+	double f;	   /* AG_YT_FLOAT (and AG_YT_INT as a double) */
 };
 
 /*

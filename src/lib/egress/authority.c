@@ -119,10 +119,14 @@ int ag_egress_host_normalize(const char *host, size_t len, struct ag_egress_targ
 bool ag_egress_host_blocked(const char *host, bool *suffix)
 {
 	static const char *const names[] = {
-	    "localhost",		"localhost.localdomain",
-	    "host.docker.internal",	"gateway.docker.internal",
-	    "docker.for.mac.localhost", "docker.for.mac.host.internal",
-	    "kubernetes.docker.internal", "metadata",
+	    "localhost",
+	    "localhost.localdomain",
+	    "host.docker.internal",
+	    "gateway.docker.internal",
+	    "docker.for.mac.localhost",
+	    "docker.for.mac.host.internal",
+	    "kubernetes.docker.internal",
+	    "metadata",
 	    "metadata.google.internal",
 	};
 	static const char *const suffixes[] = {".docker.internal", ".localhost"};
@@ -257,8 +261,8 @@ int ag_egress_url_parse(const char *s, size_t len, struct ag_egress_target *t, b
 		if (explicit_port)
 			snprintf(port, sizeof(port), ":%d", t->port);
 		*sanitized = ag_xasprintf("%s://%s%s%s%s%.*s", *https ? "https" : "http",
-					  v6 ? "[" : "", t->host, v6 ? "]" : "", port, (int)(plen ? plen : 1),
-					  plen ? path : "/");
+					  v6 ? "[" : "", t->host, v6 ? "]" : "", port,
+					  (int)(plen ? plen : 1), plen ? path : "/");
 	}
 	return 0;
 }
@@ -270,7 +274,8 @@ bool ag_egress_id_valid(const char *s)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
-		bool an = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		bool an =
+		    (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 		if (!an && (i == 0 || !strchr("._:-", c)))
 			return false;
 	}

@@ -62,8 +62,14 @@ struct range {
 	enum ag_addr_class cls;
 };
 
-#define V4(a, b, c, d, p, k) {4, {a, b, c, d}, p, k}
-#define V6(p, k, ...) {6, {__VA_ARGS__}, p, k}
+#define V4(a, b, c, d, p, k)                                                                       \
+	{                                                                                          \
+		4, {a, b, c, d}, p, k                                                              \
+	}
+#define V6(p, k, ...)                                                                              \
+	{                                                                                          \
+		6, {__VA_ARGS__}, p, k                                                             \
+	}
 
 static const struct range ranges[] = {
     V4(0, 0, 0, 0, 32, AG_ADDR_UNSPECIFIED),
@@ -73,7 +79,7 @@ static const struct range ranges[] = {
     V4(100, 64, 0, 0, 10, AG_ADDR_CGNAT),
     V4(127, 0, 0, 0, 8, AG_ADDR_LOOPBACK),
     V4(169, 254, 169, 254, 32, AG_ADDR_METADATA), /* AWS, GCP, Azure, ... */
-    V4(169, 254, 170, 2, 32, AG_ADDR_METADATA),   /* ECS task metadata */
+    V4(169, 254, 170, 2, 32, AG_ADDR_METADATA),	  /* ECS task metadata */
     V4(169, 254, 0, 0, 16, AG_ADDR_LINK_LOCAL),
     V4(172, 17, 0, 0, 16, AG_ADDR_DOCKER_INTERNAL), /* docker0 + default pools ... */
     V4(172, 18, 0, 0, 15, AG_ADDR_DOCKER_INTERNAL),
@@ -82,9 +88,9 @@ static const struct range ranges[] = {
     V4(172, 16, 0, 0, 12, AG_ADDR_PRIVATE),	    /* leaves 172.16.0.0/16 */
     V4(192, 0, 0, 0, 24, AG_ADDR_RESERVED),	    /* IETF protocol assignments */
     V4(192, 0, 2, 0, 24, AG_ADDR_DOCUMENTATION),
-    V4(192, 88, 99, 0, 24, AG_ADDR_RESERVED),	    /* 6to4 relay anycast */
+    V4(192, 88, 99, 0, 24, AG_ADDR_RESERVED),	     /* 6to4 relay anycast */
     V4(192, 168, 0, 0, 16, AG_ADDR_DOCKER_INTERNAL), /* Docker 20.10's second pool */
-    V4(198, 18, 0, 0, 15, AG_ADDR_RESERVED),	    /* benchmarking */
+    V4(198, 18, 0, 0, 15, AG_ADDR_RESERVED),	     /* benchmarking */
     V4(198, 51, 100, 0, 24, AG_ADDR_DOCUMENTATION),
     V4(203, 0, 113, 0, 24, AG_ADDR_DOCUMENTATION),
     V4(224, 0, 0, 0, 4, AG_ADDR_MULTICAST),
@@ -92,17 +98,17 @@ static const struct range ranges[] = {
     V4(240, 0, 0, 0, 4, AG_ADDR_RESERVED),
     V6(128, AG_ADDR_UNSPECIFIED, 0),
     V6(128, AG_ADDR_LOOPBACK, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1),
-    V6(96, AG_ADDR_TRANSLATION, 0, 0x64, 0xff, 0x9b),	   /* NAT64 */
+    V6(96, AG_ADDR_TRANSLATION, 0, 0x64, 0xff, 0x9b),	    /* NAT64 */
     V6(48, AG_ADDR_TRANSLATION, 0, 0x64, 0xff, 0x9b, 0, 1), /* local NAT64 */
-    V6(64, AG_ADDR_RESERVED, 0x01, 0x00),		   /* discard-only */
+    V6(64, AG_ADDR_RESERVED, 0x01, 0x00),		    /* discard-only */
     V6(32, AG_ADDR_DOCUMENTATION, 0x20, 0x01, 0x0d, 0xb8),
-    V6(32, AG_ADDR_TRANSLATION, 0x20, 0x01, 0x00, 0x00),	   /* Teredo */
-    V6(23, AG_ADDR_RESERVED, 0x20, 0x01, 0x00, 0x00),	   /* IETF protocol assignments */
-    V6(16, AG_ADDR_TRANSLATION, 0x20, 0x02),		   /* 6to4 */
-    V6(20, AG_ADDR_RESERVED, 0x3f, 0xff),		   /* documentation (RFC 9637) */
+    V6(32, AG_ADDR_TRANSLATION, 0x20, 0x01, 0x00, 0x00), /* Teredo */
+    V6(23, AG_ADDR_RESERVED, 0x20, 0x01, 0x00, 0x00),	 /* IETF protocol assignments */
+    V6(16, AG_ADDR_TRANSLATION, 0x20, 0x02),		 /* 6to4 */
+    V6(20, AG_ADDR_RESERVED, 0x3f, 0xff),		 /* documentation (RFC 9637) */
     V6(128, AG_ADDR_METADATA, 0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02,
-       0x54), /* AWS IMDS over IPv6 */
-    V6(7, AG_ADDR_PRIVATE, 0xfc),  /* unique local */
+       0x54),			  /* AWS IMDS over IPv6 */
+    V6(7, AG_ADDR_PRIVATE, 0xfc), /* unique local */
     V6(10, AG_ADDR_LINK_LOCAL, 0xfe, 0x80),
     V6(10, AG_ADDR_RESERVED, 0xfe, 0xc0), /* deprecated site-local */
     V6(8, AG_ADDR_MULTICAST, 0xff),
@@ -134,18 +140,12 @@ enum ag_addr_class ag_egress_classify(const struct ag_egress_addr *addr)
 const char *ag_addr_class_name(enum ag_addr_class c)
 {
 	static const char *const names[] = {
-	    [AG_ADDR_GLOBAL] = "global",
-	    [AG_ADDR_DOCUMENTATION] = "documentation",
-	    [AG_ADDR_PRIVATE] = "private",
-	    [AG_ADDR_LOOPBACK] = "loopback",
-	    [AG_ADDR_LINK_LOCAL] = "link-local",
-	    [AG_ADDR_MULTICAST] = "multicast",
-	    [AG_ADDR_BROADCAST] = "broadcast",
-	    [AG_ADDR_UNSPECIFIED] = "unspecified",
-	    [AG_ADDR_RESERVED] = "reserved",
-	    [AG_ADDR_CGNAT] = "cgnat",
-	    [AG_ADDR_METADATA] = "metadata",
-	    [AG_ADDR_DOCKER_INTERNAL] = "docker-internal",
+	    [AG_ADDR_GLOBAL] = "global",	   [AG_ADDR_DOCUMENTATION] = "documentation",
+	    [AG_ADDR_PRIVATE] = "private",	   [AG_ADDR_LOOPBACK] = "loopback",
+	    [AG_ADDR_LINK_LOCAL] = "link-local",   [AG_ADDR_MULTICAST] = "multicast",
+	    [AG_ADDR_BROADCAST] = "broadcast",	   [AG_ADDR_UNSPECIFIED] = "unspecified",
+	    [AG_ADDR_RESERVED] = "reserved",	   [AG_ADDR_CGNAT] = "cgnat",
+	    [AG_ADDR_METADATA] = "metadata",	   [AG_ADDR_DOCKER_INTERNAL] = "docker-internal",
 	    [AG_ADDR_TRANSLATION] = "translation",
 	};
 	if ((unsigned)c < AG_ARRAY_SIZE(names) && names[c])
@@ -190,8 +190,8 @@ enum proto { P_CONNECT, P_HTTP, P_HTTPS, P_TCP };
 bool ag_egress_precheck(const struct ag_egress_policy *p, const struct ag_egress_event *ev,
 			struct ag_egress_decision *d)
 {
-	*d = (struct ag_egress_decision){.allow = false, .rule = -1,
-					 .address_class = AG_ADDR_GLOBAL};
+	*d = (struct ag_egress_decision){
+	    .allow = false, .rule = -1, .address_class = AG_ADDR_GLOBAL};
 	static const struct {
 		const char *name;
 		const char *blocked;
@@ -229,8 +229,8 @@ bool ag_egress_precheck(const struct ag_egress_policy *p, const struct ag_egress
 		bool https = false;
 		if (!ev->url || ev->authority)
 			return deny(d, "invalid_url");
-		if (ag_egress_url_parse(ev->url, strnlen(ev->url, AG_EGRESS_AUTHORITY_MAX + 1), &req,
-					&https, NULL, &why) < 0 ||
+		if (ag_egress_url_parse(ev->url, strnlen(ev->url, AG_EGRESS_AUTHORITY_MAX + 1),
+					&req, &https, NULL, &why) < 0 ||
 		    https != (pr == P_HTTPS))
 			return deny(d, "invalid_url");
 	} else {
@@ -329,7 +329,8 @@ static int host_port_json(const json_t *o, const char *key, const char **host, i
 			*host = json_string_value(v);
 		} else if (strcmp(k, "port") == 0) {
 			if (!json_is_integer(v))
-				return bad(err, "egress.event.type", key, "port must be an integer");
+				return bad(err, "egress.event.type", key,
+					   "port must be an integer");
 			*port = json_integer_value(v);
 		} else {
 			return bad(err, "egress.event.unknown_key", key, "has an unknown key");
@@ -374,7 +375,8 @@ int ag_egress_event_from_json(const json_t *j, struct ag_egress_event *ev, struc
 				r = bad(err, "egress.event.type", k, "must be a list of strings");
 			} else {
 				size_t n = json_array_size(v);
-				size_t keep = n > AG_EGRESS_RESOLVED_MAX ? AG_EGRESS_RESOLVED_MAX + 1 : n;
+				size_t keep =
+				    n > AG_EGRESS_RESOLVED_MAX ? AG_EGRESS_RESOLVED_MAX + 1 : n;
 				free((void *)ev->resolved);
 				const char **a = ag_xcalloc(keep + 1, sizeof(*a));
 				ev->resolved = a;

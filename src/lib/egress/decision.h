@@ -43,24 +43,24 @@ struct ag_error;
 struct ag_egress_policy;
 
 enum ag_addr_class {
-	AG_ADDR_GLOBAL = 0,	 /* publicly routable */
-	AG_ADDR_DOCUMENTATION,	 /* 192.0.2/24, 198.51.100/24, 203.0.113/24, 2001:db8::/32 */
-	AG_ADDR_PRIVATE,	 /* 10/8, 172.16/12 outside Docker's pools, fc00::/7 */
-	AG_ADDR_LOOPBACK,	 /* 127/8, ::1 */
-	AG_ADDR_LINK_LOCAL,	 /* 169.254/16, fe80::/10 */
-	AG_ADDR_MULTICAST,	 /* 224/4, ff00::/8 */
-	AG_ADDR_BROADCAST,	 /* 255.255.255.255 */
-	AG_ADDR_UNSPECIFIED,	 /* 0.0.0.0, :: */
-	AG_ADDR_RESERVED,	 /* 0/8, 240/4, 192.0.0/24, 198.18/15, 100::/64, non-2000::/3 ... */
-	AG_ADDR_CGNAT,		 /* 100.64/10 */
-	AG_ADDR_METADATA,	 /* 169.254.169.254, 169.254.170.2, 100.100.100.200, fd00:ec2::254 */
+	AG_ADDR_GLOBAL = 0,    /* publicly routable */
+	AG_ADDR_DOCUMENTATION, /* 192.0.2/24, 198.51.100/24, 203.0.113/24, 2001:db8::/32 */
+	AG_ADDR_PRIVATE,       /* 10/8, 172.16/12 outside Docker's pools, fc00::/7 */
+	AG_ADDR_LOOPBACK,      /* 127/8, ::1 */
+	AG_ADDR_LINK_LOCAL,    /* 169.254/16, fe80::/10 */
+	AG_ADDR_MULTICAST,     /* 224/4, ff00::/8 */
+	AG_ADDR_BROADCAST,     /* 255.255.255.255 */
+	AG_ADDR_UNSPECIFIED,   /* 0.0.0.0, :: */
+	AG_ADDR_RESERVED,      /* 0/8, 240/4, 192.0.0/24, 198.18/15, 100::/64, non-2000::/3 ... */
+	AG_ADDR_CGNAT,	       /* 100.64/10 */
+	AG_ADDR_METADATA,      /* 169.254.169.254, 169.254.170.2, 100.100.100.200, fd00:ec2::254 */
 	AG_ADDR_DOCKER_INTERNAL, /* Docker's default pools: 172.17-31.0.0/16, 192.168/16 */
 	AG_ADDR_TRANSLATION,	 /* NAT64 64:ff9b::/96, 64:ff9b:1::/48, 6to4 2002::/16, Teredo */
 };
 
 struct ag_egress_addr {
-	int family;	/* 4 or 6 */
-	uint8_t b[16];	/* network order; IPv4 in b[0..3] */
+	int family;    /* 4 or 6 */
+	uint8_t b[16]; /* network order; IPv4 in b[0..3] */
 };
 
 /* Strict textual parse (inet_pton: dotted-quad IPv4 or IPv6 without
@@ -88,14 +88,14 @@ bool ag_addr_class_safe(enum ag_addr_class c, bool test_only);
  * any rewrite); it must equal the requested destination.
  */
 struct ag_egress_event {
-	const char *protocol;	       /* connect http https tcp | udp quic dns unix | other */
-	const char *authority;	       /* CONNECT "host:port" / "[v6]:port", or NULL */
-	const char *url;	       /* absolute http(s) URL, or NULL */
-	const char *requested_host;    /* NULL: from authority / url */
-	int64_t requested_port;	       /* 0: from authority / url */
-	const char *effective_host;    /* NULL: the requested host */
-	int64_t effective_port;	       /* 0: the requested port */
-	const char *const *resolved;   /* addresses the gateway's resolver returned */
+	const char *protocol;	     /* connect http https tcp | udp quic dns unix | other */
+	const char *authority;	     /* CONNECT "host:port" / "[v6]:port", or NULL */
+	const char *url;	     /* absolute http(s) URL, or NULL */
+	const char *requested_host;  /* NULL: from authority / url */
+	int64_t requested_port;	     /* 0: from authority / url */
+	const char *effective_host;  /* NULL: the requested host */
+	int64_t effective_port;	     /* 0: the requested port */
+	const char *const *resolved; /* addresses the gateway's resolver returned */
 	size_t n_resolved;
 	const char *resolution_status; /* "stable"; anything else (or NULL) is uncertain */
 };
@@ -114,11 +114,11 @@ struct ag_egress_event {
 struct ag_egress_decision {
 	bool allow;
 	const char *reason;
-	char host[AG_EGRESS_HOST_MAX + 1];    /* normalised destination; "" if unparsed */
-	int port;			      /* 0 if unparsed */
+	char host[AG_EGRESS_HOST_MAX + 1];     /* normalised destination; "" if unparsed */
+	int port;			       /* 0 if unparsed */
 	char address[AG_EGRESS_ADDR_TEXT_MAX]; /* the checked address ("" if none) */
 	enum ag_addr_class address_class;      /* class of `address` (GLOBAL if none) */
-	int rule;			      /* index of the matched rule, -1 if none */
+	int rule;			       /* index of the matched rule, -1 if none */
 };
 
 /*

@@ -15,8 +15,8 @@
 /* ---- sanitizing ---- */
 
 static const char *const private_prefixes[] = {
-    "/home/", "/root/", "/tmp/", "/Users/", "/var/folders/", "/private/",
-    "/run/user/", "/mnt/", "/media/", "/var/tmp/", "/var/lib/docker/",
+    "/home/",	  "/root/", "/tmp/",   "/Users/",   "/var/folders/",	"/private/",
+    "/run/user/", "/mnt/",  "/media/", "/var/tmp/", "/var/lib/docker/",
 };
 
 static bool is_blank(char c)
@@ -164,8 +164,8 @@ static bool is_true(const json_t *o, const char *k)
 
 static bool cleanup_item_done(const char *s)
 {
-	return s && (!strcmp(s, "removed") || !strcmp(s, "already_absent") ||
-		     !strcmp(s, "not_created"));
+	return s &&
+	       (!strcmp(s, "removed") || !strcmp(s, "already_absent") || !strcmp(s, "not_created"));
 }
 
 static const char *const cleanup_items[] = {"agent", "gateway", "internal_network",
@@ -241,8 +241,9 @@ static bool event_contradictory(const json_t *e, const struct ag_egress_policy *
 	}
 	bool test_only = true;
 	if (policy) {
-		const struct ag_egress_rule *r = ag_egress_policy_find(
-		    policy, str(req, "host"), (int)json_integer_value(json_object_get(req, "port")));
+		const struct ag_egress_rule *r =
+		    ag_egress_policy_find(policy, str(req, "host"),
+					  (int)json_integer_value(json_object_get(req, "port")));
 		if (!r)
 			return false;
 		test_only = r->test_only;
@@ -279,7 +280,8 @@ void ag_egress_manifest_completion(const json_t *m, const struct ag_egress_polic
 		SET("failed", "gateway_crashed");
 	if (!state || strcmp(state, "running"))
 		SET("incomplete", "gateway_not_running");
-	if (!is_true(gw, "evidence_complete") || !json_is_false(json_object_get(gw, "evidence_truncated")))
+	if (!is_true(gw, "evidence_complete") ||
+	    !json_is_false(json_object_get(gw, "evidence_truncated")))
 		SET("incomplete", "gateway_evidence_incomplete");
 	const json_t *cl = json_object_get(m, "cleanup_status");
 	bool cleaned = is_true(cl, "overall_complete");
@@ -384,7 +386,8 @@ static int shape(const json_t *v, unsigned depth, struct vctx *x)
 		size_t n = json_string_length(v);
 		if (n > AG_EGRESS_MANIFEST_MAX_STRING)
 			return FAIL(AG_E_LIMIT, "egress.manifest.string", x->path,
-				    "string is longer than %d bytes", AG_EGRESS_MANIFEST_MAX_STRING);
+				    "string is longer than %d bytes",
+				    AG_EGRESS_MANIFEST_MAX_STRING);
 		size_t at;
 		enum issue k = find_issue(s, n, 0, &at);
 		if (k == ISSUE_PATH)
@@ -505,13 +508,13 @@ static int fields(const json_t *o, const char *where, const struct field *f, siz
 	return 0;
 }
 
-static const char *const gw_states[] = {"running", "exited", "crashed", "not_started", "unknown",
-					NULL};
+static const char *const gw_states[] = {"running",     "exited",  "crashed",
+					"not_started", "unknown", NULL};
 static const char *const cleanup_states[] = {"removed", "already_absent", "not_created",
 					     "incomplete", NULL};
 static const char *const completion_states[] = {"complete", "incomplete", "failed", NULL};
-static const char *const event_types[] = {"request", "redirect", "new_destination",
-					  "blocked_route", NULL};
+static const char *const event_types[] = {"request", "redirect", "new_destination", "blocked_route",
+					  NULL};
 
 static int host_port(const json_t *o, const char *where, bool nullable, struct ag_error **err)
 {
@@ -644,15 +647,19 @@ static int check_fields(const json_t *m, const struct ag_egress_policy *policy,
 	const json_t *id = json_object_get(m, "gateway_image_identity");
 	if (json_is_object(id)) {
 		static const struct field f[] = {
-		    {"configured_reference", K_STR, NULL}, {"registry_digest", K_STR_NULL, NULL},
-		    {"local_image_id", K_STR_NULL, NULL},  {"container_bound_image_id", K_STR_NULL, NULL},
-		    {"platform", K_STR_NULL, NULL},	   {"pull_policy", K_STR, NULL},
+		    {"configured_reference", K_STR, NULL},
+		    {"registry_digest", K_STR_NULL, NULL},
+		    {"local_image_id", K_STR_NULL, NULL},
+		    {"container_bound_image_id", K_STR_NULL, NULL},
+		    {"platform", K_STR_NULL, NULL},
+		    {"pull_policy", K_STR, NULL},
 		    {"cache_status", K_STR, NULL},
 		};
 		if (fields(id, "gateway_image_identity", f, AG_ARRAY_SIZE(f), err) < 0)
 			return -1;
 		const char *rd = str(id, "registry_digest");
-		const char *ids[] = {str(id, "local_image_id"), str(id, "container_bound_image_id")};
+		const char *ids[] = {str(id, "local_image_id"),
+				     str(id, "container_bound_image_id")};
 		const char *at = rd ? strstr(rd, "@sha256:") : NULL;
 		if (rd && (!at || !hex64(at + 8)))
 			return FAIL(AG_E_CONFIG, "egress.manifest.identity",
@@ -722,7 +729,8 @@ int ag_egress_manifest_validate(const char *data, size_t len, const struct ag_eg
 	json_t *m = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
 	if (!m)
 		return ag_err_at(err, AG_E_CONFIG, "egress.manifest.json", NULL, (unsigned)je.line,
-				 (unsigned)je.column, "", "manifest is not valid JSON (or repeats a key)");
+				 (unsigned)je.column, "",
+				 "manifest is not valid JSON (or repeats a key)");
 	struct vctx x = {.err = err};
 	int rc = shape(m, 1, &x);
 	if (rc == 0)
@@ -766,13 +774,13 @@ static json_t *checked_dest(const char *host, int64_t port)
 {
 	struct ag_egress_target t;
 	const char *why = NULL;
-	bool ok = host && port >= 1 && port <= 65535 &&
-		  ag_egress_host_normalize(host, strnlen(host, AG_EGRESS_HOST_MAX + 1), &t, &why) == 0;
+	bool ok =
+	    host && port >= 1 && port <= 65535 &&
+	    ag_egress_host_normalize(host, strnlen(host, AG_EGRESS_HOST_MAX + 1), &t, &why) == 0;
 	return dest_json(ok ? t.host : NULL, ok ? port : 0);
 }
 
-json_t *ag_egress_event_record(const struct ag_egress_event *ev,
-			       const struct ag_egress_decision *d,
+json_t *ag_egress_event_record(const struct ag_egress_event *ev, const struct ag_egress_decision *d,
 			       const struct ag_egress_event_meta *meta)
 {
 	/* Whatever the gateway hands over, the record validates; what it
@@ -786,8 +794,8 @@ json_t *ag_egress_event_record(const struct ag_egress_event *ev,
 	}
 	json_object_set_new(o, "event_type", json_string(type));
 	json_object_set_new(o, "protocol", field_string(ev->protocol));
-	json_object_set_new(o, "route", meta->route && meta->route[0] ? clean_string(meta->route)
-								       : json_null());
+	json_object_set_new(
+	    o, "route", meta->route && meta->route[0] ? clean_string(meta->route) : json_null());
 	json_object_set_new(o, "requested", checked_dest(d->host, d->port));
 	/* The effective destination equals the decision's unless the event
 	 * stated another one (then the decision was a deny). */
@@ -807,7 +815,8 @@ json_t *ag_egress_event_record(const struct ag_egress_event *ev,
 	json_object_set_new(o, "url", url ? clean_string(url) : json_null());
 	free(url);
 	json_t *addrs = json_array();
-	size_t want = ev->n_resolved > AG_EGRESS_RESOLVED_MAX ? AG_EGRESS_RESOLVED_MAX : ev->n_resolved;
+	size_t want =
+	    ev->n_resolved > AG_EGRESS_RESOLVED_MAX ? AG_EGRESS_RESOLVED_MAX : ev->n_resolved;
 	for (size_t i = 0; i < want; i++) {
 		struct ag_egress_addr a;
 		char text[AG_EGRESS_ADDR_TEXT_MAX];
@@ -829,11 +838,12 @@ json_t *ag_egress_event_record(const struct ag_egress_event *ev,
 	if (!timestamp_ok(meta->started) || !timestamp_ok(meta->ended))
 		complete = false;
 	json_t *t = json_object();
-	json_object_set_new(t, "start", json_string(timestamp_ok(meta->started)
-							 ? meta->started
-							 : "1970-01-01T00:00:00Z"));
-	json_object_set_new(t, "end", json_string(timestamp_ok(meta->ended) ? meta->ended
-									 : "1970-01-01T00:00:00Z"));
+	json_object_set_new(
+	    t, "start",
+	    json_string(timestamp_ok(meta->started) ? meta->started : "1970-01-01T00:00:00Z"));
+	json_object_set_new(
+	    t, "end",
+	    json_string(timestamp_ok(meta->ended) ? meta->ended : "1970-01-01T00:00:00Z"));
 	json_object_set_new(o, "timestamps", t);
 	json_object_set_new(o, "evidence_complete", json_boolean(complete));
 	json_object_set_new(o, "evidence_truncated", json_boolean(truncated));
@@ -879,12 +889,11 @@ int ag_egress_manifest_build(const struct ag_egress_manifest_inputs *in, json_t 
 	json_object_set_new(m, "authorization_id", clean_string(in->authorization_id));
 	json_object_set_new(m, "egress_policy_digest", json_string(in->policy->digest));
 	json_object_set_new(m, "approved_destination",
-			    in->policy->n_rules == 1
-				? dest_json(in->policy->rules[0].dest.host,
-					    in->policy->rules[0].dest.port)
-				: json_null());
-	json_t *id = in->gateway_image_identity ? json_deep_copy(in->gateway_image_identity)
-						: json_null();
+			    in->policy->n_rules == 1 ? dest_json(in->policy->rules[0].dest.host,
+								 in->policy->rules[0].dest.port)
+						     : json_null());
+	json_t *id =
+	    in->gateway_image_identity ? json_deep_copy(in->gateway_image_identity) : json_null();
 	sanitize_tree(id, 2);
 	json_object_set_new(m, "gateway_image_identity", id);
 	json_t *events = json_array();
@@ -897,8 +906,8 @@ int ag_egress_manifest_build(const struct ag_egress_manifest_inputs *in, json_t 
 	}
 	json_object_set_new(m, "events", events);
 	json_t *gw = json_object();
-	json_object_set_new(gw, "state", json_string(in->gateway_state ? in->gateway_state
-								       : "unknown"));
+	json_object_set_new(gw, "state",
+			    json_string(in->gateway_state ? in->gateway_state : "unknown"));
 	json_object_set_new(gw, "evidence_complete", json_boolean(in->gateway_evidence_complete));
 	json_object_set_new(gw, "evidence_truncated",
 			    json_boolean(in->gateway_evidence_truncated || truncated));

@@ -62,16 +62,15 @@ void ag_egress_manifest_completion(const json_t *m, const struct ag_egress_polic
 
 /* What a gateway knows about one event besides the decision. */
 struct ag_egress_event_meta {
-	const char *event_type;	 /* request | redirect | new_destination | blocked_route */
-	const char *route;	 /* blocked_route kind, or NULL */
+	const char *event_type; /* request | redirect | new_destination | blocked_route */
+	const char *route;	/* blocked_route kind, or NULL */
 	int64_t bytes_in, bytes_out;
 	const char *started, *ended; /* RFC 3339 UTC, e.g. 2026-11-30T13:00:00Z */
 	bool evidence_complete, evidence_truncated;
 };
 
 /* One sanitized event record (the manifest's events[] item). */
-json_t *ag_egress_event_record(const struct ag_egress_event *ev,
-			       const struct ag_egress_decision *d,
+json_t *ag_egress_event_record(const struct ag_egress_event *ev, const struct ag_egress_decision *d,
 			       const struct ag_egress_event_meta *meta);
 
 struct ag_egress_manifest_inputs {

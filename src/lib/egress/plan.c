@@ -89,8 +89,8 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 		return FAIL("egress.plan.trial_id",
 			    "trial id must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
 	bool parsed = false;
-	_cleanup_free_ char *gw_digest = image_digest(in->gateway_image ? in->gateway_image : "",
-						      &parsed);
+	_cleanup_free_ char *gw_digest =
+	    image_digest(in->gateway_image ? in->gateway_image : "", &parsed);
 	if (!gw_digest)
 		return FAIL("egress.plan.image_not_pinned",
 			    "the gateway image must be pinned by digest (REPO@sha256:...); a tag "
@@ -141,7 +141,8 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 		 in->names_base ? "study" : "internal");
 	if (in->outbound_network) {
 		if (strlen(in->outbound_network) >= sizeof(p->outbound.name))
-			return FAIL("egress.plan.topology", "the outbound network name is too long");
+			return FAIL("egress.plan.topology",
+				    "the outbound network name is too long");
 		snprintf(p->outbound.name, sizeof(p->outbound.name), "%s", in->outbound_network);
 		p->outbound.existing = true;
 	} else {
@@ -192,7 +193,8 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 	 * bridge the first address), then the host's own addresses: a
 	 * test_only rule may approve a documentation-range address that is in
 	 * fact the host's, and only this list tells the gateway so. */
-	uint32_t host_sides[2] = {net + 1, p->outbound.existing ? 0 : net + (1u << (32 - prefix)) + 1};
+	uint32_t host_sides[2] = {net + 1,
+				  p->outbound.existing ? 0 : net + (1u << (32 - prefix)) + 1};
 	if (in->n_host_addresses + 2 > AG_GW_HOST_ADDRS_MAX)
 		return FAIL("egress.plan.host_addresses",
 			    "the host has more than %d addresses the gateway must refuse",
@@ -208,7 +210,8 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 	}
 	for (size_t i = 0; i < in->n_host_addresses; i++) {
 		if (ag_egress_addr_parse(in->host_addresses[i], &addr) < 0)
-			return FAIL("egress.plan.host_addresses", "a host address is not an IP address");
+			return FAIL("egress.plan.host_addresses",
+				    "a host address is not an IP address");
 		ag_strv_push(&p->gateway_cmd, "--host-address");
 		ag_strv_push(&p->gateway_cmd, in->host_addresses[i]);
 	}
@@ -302,8 +305,9 @@ int ag_egress_plan_validate(const struct ag_egress_plan *p, struct ag_error **er
 			    "the agent joins the internal network only, with DNS 127.0.0.1");
 	if (!g->ip_forward_off || !g->network_alias ||
 	    strcmp(g->network_alias, AG_EGRESS_GATEWAY_ALIAS) || !g->ipv4_address)
-		return FAIL("egress.plan.topology",
-			    "the gateway needs its alias, its fixed study address and ip_forward=0");
+		return FAIL(
+		    "egress.plan.topology",
+		    "the gateway needs its alias, its fixed study address and ip_forward=0");
 	if (ag_exec_spec_validate(g, err) < 0)
 		return ag_err_wrap(err, "gateway container");
 	if (ag_exec_spec_validate(a, err) < 0)
@@ -382,9 +386,10 @@ static void network_argv(const struct ag_egress_network_spec *n, struct ag_strv 
 static int scan_forbidden(const struct ag_strv *v, struct ag_error **err)
 {
 	static const char *const bad[] = {
-	    "--privileged", "--pid",	   "--ipc",    "--uts",	  "--userns",	   "--device",
-	    "--add-host",   "--cap-add",   "--publish", "-p",	  "--publish-all", "-P",
-	    "--link",	    "--volume",	   "-v",       "--volumes-from", "--ip6",   "--net",
+	    "--privileged",   "--pid",	    "--ipc",	 "--uts",     "--userns",
+	    "--device",	      "--add-host", "--cap-add", "--publish", "-p",
+	    "--publish-all",  "-P",	    "--link",	 "--volume",  "-v",
+	    "--volumes-from", "--ip6",	    "--net",
 	};
 	for (size_t i = 1; i < v->n; i++) {
 		const char *s = v->v[i], *next = i + 1 < v->n ? v->v[i + 1] : "";
@@ -426,12 +431,18 @@ int ag_egress_plan_render(const struct ag_egress_plan *p, struct ag_egress_step 
 		const char *name;
 		bool teardown;
 	} order[] = {
-	    {"create_internal_network", false}, {"create_outbound_network", false},
-	    {"create_gateway", false},		{"connect_gateway_outbound", false},
-	    {"create_agent", false},		{"start_gateway", false},
-	    {"inspect_gateway", false},		{"start_agent", false},
-	    {"remove_agent", true},		{"remove_gateway", true},
-	    {"remove_internal_network", true},	{"remove_outbound_network", true},
+	    {"create_internal_network", false},
+	    {"create_outbound_network", false},
+	    {"create_gateway", false},
+	    {"connect_gateway_outbound", false},
+	    {"create_agent", false},
+	    {"start_gateway", false},
+	    {"inspect_gateway", false},
+	    {"start_agent", false},
+	    {"remove_agent", true},
+	    {"remove_gateway", true},
+	    {"remove_internal_network", true},
+	    {"remove_outbound_network", true},
 	};
 	size_t k = AG_ARRAY_SIZE(order);
 	struct ag_egress_step *s = ag_xcalloc(k, sizeof(*s));
@@ -504,10 +515,10 @@ static json_t *strv_json(const char *const *v, size_t n)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(
-		    a, json_string(i > 0 && strcmp(v[i - 1], "--host-address") == 0
-				       ? HOST_ADDRESS_MASK
-				       : v[i]));
+		json_array_append_new(a,
+				      json_string(i > 0 && strcmp(v[i - 1], "--host-address") == 0
+						      ? HOST_ADDRESS_MASK
+						      : v[i]));
 	return a;
 }
 
@@ -569,8 +580,7 @@ static json_t *container_json(const struct ag_egress_container_spec *c, const ch
 	json_object_set_new(o, "env_names", json_array());
 	for (size_t i = 0; i < s->n_env; i++) {
 		size_t nl = strcspn(s->env[i], "=");
-		json_array_append_new(json_object_get(o, "env_names"),
-				      json_stringn(s->env[i], nl));
+		json_array_append_new(json_object_get(o, "env_names"), json_stringn(s->env[i], nl));
 	}
 	json_object_set_new(o, "labels", labels_json(s->labels, s->n_labels));
 	json_object_set_new(o, "command", strv_json(s->command, s->n_command));
@@ -601,8 +611,8 @@ int ag_egress_plan_json(const struct ag_egress_plan *p, json_t **out, struct ag_
 	for (size_t i = 0; i < n; i++) {
 		json_t *x = json_object();
 		json_object_set_new(x, "step", json_string(steps[i].name));
-		json_object_set_new(x, "argv", strv_json((const char *const *)steps[i].argv.v,
-							 steps[i].argv.n));
+		json_object_set_new(
+		    x, "argv", strv_json((const char *const *)steps[i].argv.v, steps[i].argv.n));
 		json_array_append_new(steps[i].teardown ? td : st, x);
 	}
 	ag_egress_steps_free(steps, n);

@@ -58,7 +58,7 @@ struct ag_egress_network_spec {
 	bool inhibit_ipv4; /* -o com.docker.network.bridge.inhibit_ipv4=true */
 	bool existing;	   /* outbound only: the operator's network, never created or removed */
 	char subnet[AG_EGRESS_ADDR_TEXT_MAX]; /* CIDR; "" = the engine's pick */
-	struct ag_label labels[3]; /* owner, token, [run label] */
+	struct ag_label labels[3];	      /* owner, token, [run label] */
 	size_t n_labels;
 };
 
@@ -86,7 +86,7 @@ struct ag_egress_plan_inputs {
 	 * objects are <names_base>-gateway, -study, -outbound; NULL: agentguard-study-<token>. */
 	const char *names_base;
 	const char *run_label_key, *run_label_value; /* both or neither */
-	const char *const *command;	 /* the agent argv */
+	const char *const *command;		     /* the agent argv */
 	size_t n_command;
 	/* The host's own addresses the gateway must never connect to (its
 	 * --host-address); the plan adds the host side of both study subnets. */
@@ -145,8 +145,8 @@ struct ag_egress_step {
 	bool teardown;
 	struct ag_strv argv;
 };
-int ag_egress_plan_render(const struct ag_egress_plan *p, struct ag_egress_step **steps,
-			  size_t *n, struct ag_error **err);
+int ag_egress_plan_render(const struct ag_egress_plan *p, struct ag_egress_step **steps, size_t *n,
+			  struct ag_error **err);
 void ag_egress_steps_free(struct ag_egress_step *steps, size_t n);
 
 /* The plan for machines: typed specs, steps, and "plan_digest" (SHA-256

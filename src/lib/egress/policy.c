@@ -49,7 +49,8 @@ static int parse_rule(const json_t *o, size_t idx, struct ag_egress_rule *r, str
 	char key[64];
 	snprintf(key, sizeof(key), "destinations[%zu]", idx);
 	if (!json_is_object(o))
-		return FAIL(AG_E_CONFIG, "egress.policy.type", key, "a destination must be an object");
+		return FAIL(AG_E_CONFIG, "egress.policy.type", key,
+			    "a destination must be an object");
 	const char *k;
 	const json_t *v;
 	const json_t *host = NULL, *port = NULL;
@@ -138,7 +139,8 @@ json_t *ag_egress_policy_json(const struct ag_egress_policy *p)
 		json_object_set_new(o, "port", json_integer(r->dest.port));
 		json_object_set_new(o, "purpose", json_string(r->purpose));
 		json_object_set_new(o, "test_only", json_boolean(r->test_only));
-		json_object_set_new(o, "test_only_ip_literal", json_boolean(r->test_only_ip_literal));
+		json_object_set_new(o, "test_only_ip_literal",
+				    json_boolean(r->test_only_ip_literal));
 		json_array_append_new(d, o);
 	}
 	json_t *o = json_object();
@@ -209,8 +211,8 @@ static void policy_digest(struct ag_egress_policy *p)
 				    x->test_only_ip_literal ? "true" : "false");
 	}
 	r = r ? r
-	      : ag_buf_adds(&b, "],\"schema\":\"" AG_EGRESS_POLICY_SCHEMA "\",\"schema_version\":1}",
-			    &e);
+	      : ag_buf_adds(
+		    &b, "],\"schema\":\"" AG_EGRESS_POLICY_SCHEMA "\",\"schema_version\":1}", &e);
 	ag_error_free(e);
 	ag_sha256_hex(b.buf, b.len, p->digest);
 	ag_buf_release(&b);
@@ -226,7 +228,8 @@ int ag_egress_policy_parse(const char *data, size_t len, struct ag_egress_policy
 	json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root)
 		return ag_err_at(err, AG_E_CONFIG, "egress.policy.json", NULL, (unsigned)je.line,
-				 (unsigned)je.column, "", "policy is not valid JSON (or repeats a key)");
+				 (unsigned)je.column, "",
+				 "policy is not valid JSON (or repeats a key)");
 	_cleanup_(policy_freep) struct ag_egress_policy *p = ag_xcalloc(1, sizeof(*p));
 	int rc = -1;
 	const char *k;
@@ -251,7 +254,9 @@ int ag_egress_policy_parse(const char *data, size_t len, struct ag_egress_policy
 	}
 	if (!schema || !version || !dests) {
 		FAIL(AG_E_CONFIG, "egress.policy.missing",
-		     !schema ? "schema" : !version ? "schema_version" : "destinations",
+		     !schema	? "schema"
+		     : !version ? "schema_version"
+				: "destinations",
 		     "a required key is missing");
 		goto out;
 	}
@@ -266,7 +271,8 @@ int ag_egress_policy_parse(const char *data, size_t len, struct ag_egress_policy
 		goto out;
 	}
 	if (!json_is_array(dests)) {
-		FAIL(AG_E_CONFIG, "egress.policy.type", "destinations", "destinations must be a list");
+		FAIL(AG_E_CONFIG, "egress.policy.type", "destinations",
+		     "destinations must be a list");
 		goto out;
 	}
 	size_t n = json_array_size(dests);
@@ -302,7 +308,8 @@ out:
 int ag_egress_policy_load(const char *path, const char *display, struct ag_egress_policy **out,
 			  struct ag_error **err)
 {
-	static const struct ag_read_reasons why = {"egress.policy.symlink", "egress.policy.not_regular",
+	static const struct ag_read_reasons why = {"egress.policy.symlink",
+						   "egress.policy.not_regular",
 						   "egress.policy.read", "egress.policy.size"};
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;

@@ -6,7 +6,7 @@
 
 const struct ag_canon_bounds ag_canon_containment_bounds = {8, 64, 512, 1000000000000LL, 32768};
 const struct ag_canon_bounds ag_canon_artifact_bounds = {12, 4096, 1 << 20, 1000000000000000LL,
-							  16u << 20};
+							 16u << 20};
 
 static int check(const json_t *v, const struct ag_canon_bounds *b, unsigned depth,
 		 struct ag_error **err)
@@ -82,7 +82,7 @@ int ag_canon_dump(const json_t *v, const struct ag_canon_bounds *b, char **out, 
 	if (ag_canon_check(v, b, err) < 0)
 		return -1;
 	char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII |
-					JSON_REAL_PRECISION(12) | JSON_ENCODE_ANY);
+				    JSON_REAL_PRECISION(12) | JSON_ENCODE_ANY);
 	if (!s)
 		return ag_err(err, AG_E_INTERNAL, 0, "evidence.encode", "cannot encode evidence");
 	size_t n = strlen(s);

@@ -18,11 +18,11 @@
 struct ag_error;
 
 struct ag_canon_bounds {
-	unsigned max_depth;   /* nesting of arrays/objects, root = 1 */
-	size_t max_items;     /* per array or object */
-	size_t max_string;    /* bytes per string (and per key) */
-	int64_t max_abs_int;  /* |integer| bound */
-	size_t max_total;     /* serialized bytes */
+	unsigned max_depth;  /* nesting of arrays/objects, root = 1 */
+	size_t max_items;    /* per array or object */
+	size_t max_string;   /* bytes per string (and per key) */
+	int64_t max_abs_int; /* |integer| bound */
+	size_t max_total;    /* serialized bytes */
 };
 
 /* containment-evidence v1: depth 8, 64 items, 512 bytes, 10^12, 32 KiB */

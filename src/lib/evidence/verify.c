@@ -19,9 +19,8 @@
 #define ARTIFACT_FILE "contained-run.json"
 
 const char *const ag_verify_check_names[AG_VERIFY_CHECKS] = {
-    "read",	 "parse",    "version", "bounds", "structure",
-    "canonical", "identity", "privacy", "seal",	  "signature", "chain", "patch",
-    "egress_manifest",
+    "read",    "parse", "version",   "bounds", "structure", "canonical",       "identity",
+    "privacy", "seal",	"signature", "chain",  "patch",	    "egress_manifest",
 };
 
 static const struct ag_read_reasons art_why = {"evidence.read.symlink", "evidence.read.not_regular",
@@ -339,7 +338,6 @@ static bool safe_component(const char *s)
 	return true;
 }
 
-
 /* Reads a small canonical JSON file; *hex = SHA-256 of its bytes. */
 static json_t *read_small(int dirfd, const char *name, const struct ag_read_reasons *why,
 			  char hex[AG_SHA256_HEX_LEN + 1], char **bytes, size_t *blen,
@@ -533,9 +531,9 @@ static int check_chain(int root_fd, int run_fd, const json_t *seal, const char *
 int ag_evidence_patch_read(int run_fd, const json_t *artifact, char **out, size_t *len,
 			   struct ag_error **err)
 {
-	static const struct ag_read_reasons why = {"evidence.patch.symlink",
-						   "evidence.patch.not_regular",
-						   "evidence.patch.missing", "evidence.patch.too_large"};
+	static const struct ag_read_reasons why = {
+	    "evidence.patch.symlink", "evidence.patch.not_regular", "evidence.patch.missing",
+	    "evidence.patch.too_large"};
 	const json_t *p = json_object_get(artifact, "patch");
 	const char *status = json_string_value(json_object_get(p, "status"));
 	const char *want = json_string_value(json_object_get(p, "sha256"));
@@ -577,8 +575,8 @@ int ag_evidence_run_dir(const char *path, struct ag_error **err)
 	if (fd >= 0)
 		return fd;
 	const char *slash = strrchr(path, '/');
-	char *dir = slash ? ag_xstrndup(path, slash == path ? 1 : (size_t)(slash - path))
-			  : ag_xstrdup(".");
+	char *dir =
+	    slash ? ag_xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : ag_xstrdup(".");
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	free(dir);
 	if (fd < 0)
@@ -616,9 +614,11 @@ static int check_egress_manifest(int run_fd, struct ag_verify_report *rep, struc
 			    "the egress manifest is not the one the sealed artifact records");
 	else if (n < 1 || data[n - 1] != '\n' ||
 		 ag_egress_manifest_validate(data, n - 1, NULL, &c, err) < 0)
-		rc = rc < 0 ? rc : (*err ? -1 : ag_err(err, AG_E_UNVERIFIED, 0,
-							"evidence.egress_manifest.invalid",
-							"the egress manifest does not validate"));
+		rc = rc < 0 ? rc
+			    : (*err ? -1
+				    : ag_err(err, AG_E_UNVERIFIED, 0,
+					     "evidence.egress_manifest.invalid",
+					     "the egress manifest does not validate"));
 	free(data);
 	return rc;
 }

@@ -56,9 +56,9 @@ struct ag_verify_report {
 	json_t *artifact;   /* the parsed artifact once it parsed (caller decrefs) */
 	char *bytes;	    /* the artifact's exact bytes (caller frees) */
 	size_t len;
-	char *run_id; /* the artifact's run id (caller frees), once parsed */
-	char *signer; /* the signature's key fingerprint, once the signature file parsed */
-	char *chain_start; /* the seal's chain_start token (NULL when linked) */
+	char *run_id;	    /* the artifact's run id (caller frees), once parsed */
+	char *signer;	    /* the signature's key fingerprint, once the signature file parsed */
+	char *chain_start;  /* the seal's chain_start token (NULL when linked) */
 	bool chain_checked; /* the chain check ran and passed */
 };
 

@@ -46,7 +46,6 @@ int ag_images_engine_inspect(struct ag_engine *eng, const char *ref, char **json
 
 /* ---- export: a created container, streamed into the digest ---- */
 
-
 /* The digest runs on its own thread, reading one end of a socket pair;
  * the daemon's answer is written into the other end as it arrives. */
 struct digest_job {

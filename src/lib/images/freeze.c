@@ -98,8 +98,8 @@ static int build_sbom(const struct ag_freeze_input *in, const struct deb *debs, 
 		    json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:[{s:s, s:s}]}", "type", "library",
 			      "bom-ref", purl, "name", debs[i].name, "version", debs[i].version,
 			      "purl", purl, "hashes", hashes1("SHA-256", debs[i].sha), "properties",
-			      "name", "agentguard:image",
-			      "value", i < nbase ? "base (gateway and agent)" : "gateway"));
+			      "name", "agentguard:image", "value",
+			      i < nbase ? "base (gateway and agent)" : "gateway"));
 	}
 	const char *vers[2] = {AG_CODEX_VERSION, AG_CODEX_LINUX_X64_VERSION};
 	const char *hex[2] = {codex_hex, linux_hex};
@@ -305,9 +305,8 @@ int ag_freeze_build(const struct ag_freeze_input *in, struct ag_freeze_output *o
 			    AG_IMAGES_LOCK_MAX_BYTES, &read_why, &lock, &llen, err) < 0 ||
 	    ag_codex_lock_check(lock, llen, err) < 0 ||
 	    read_debs(in->deb_lock_path, debs, &nbase, AG_IMAGES_DEB_MAX_PACKAGES, err) < 0 ||
-	    (in->gateway_deb_lock_path &&
-	     read_debs(in->gateway_deb_lock_path, debs + nbase, &ngw,
-		       AG_IMAGES_DEB_MAX_PACKAGES - nbase, err) < 0) ||
+	    (in->gateway_deb_lock_path && read_debs(in->gateway_deb_lock_path, debs + nbase, &ngw,
+						    AG_IMAGES_DEB_MAX_PACKAGES - nbase, err) < 0) ||
 	    sri_hex(AG_CODEX_INTEGRITY, codex_hex, err) < 0 ||
 	    sri_hex(AG_CODEX_LINUX_X64_INTEGRITY, linux_hex, err) < 0 ||
 	    scans_object(in, &scans, err) < 0)

@@ -572,8 +572,8 @@ static int check_base_prefix(struct ag_engine *cli, json_t *img, const char *bas
 /* The export streams straight into the digest: nothing of the filesystem
  * is kept in memory or written to disk. The export container needs a
  * digest-pinned reference: the one given, else the image's RepoDigest. */
-static int export_digest(struct ag_engine *cli, const char *image,
-			 struct ag_image_identity *out, struct ag_error **err)
+static int export_digest(struct ag_engine *cli, const char *image, struct ag_image_identity *out,
+			 struct ag_error **err)
 {
 	const char *ref = pinned_ref_ok(image) == 0 ? image : out->pinned_ref;
 	if (!ref)
@@ -585,9 +585,8 @@ static int export_digest(struct ag_engine *cli, const char *image,
 					      &out->rootfs_entries, err);
 }
 
-int ag_image_identity_compute(struct ag_engine *cli, const char *image,
-			      enum ag_image_role role, struct ag_image_identity *out,
-			      struct ag_error **err)
+int ag_image_identity_compute(struct ag_engine *cli, const char *image, enum ag_image_role role,
+			      struct ag_image_identity *out, struct ag_error **err)
 {
 	memset(out, 0, sizeof(*out));
 	out->role = role;

@@ -132,14 +132,13 @@ void ag_image_identity_release(struct ag_image_identity *id);
  * (never started) container to a private temp file, digest it, remove the
  * container. Reasons images.role.*, images.base.*, plus the adapter's.
  */
-int ag_image_identity_compute(struct ag_engine *cli, const char *image,
-			      enum ag_image_role role, struct ag_image_identity *out,
-			      struct ag_error **err);
+int ag_image_identity_compute(struct ag_engine *cli, const char *image, enum ag_image_role role,
+			      struct ag_image_identity *out, struct ag_error **err);
 
 /* ---- the engine adapter (engine.c): every Docker access of this module ---- */
 /* `docker image inspect REF` -> heap JSON text. */
-int ag_images_engine_inspect(struct ag_engine *cli, const char *ref, char **json,
-			     size_t *len, struct ag_error **err);
+int ag_images_engine_inspect(struct ag_engine *cli, const char *ref, char **json, size_t *len,
+			     struct ag_error **err);
 /*
  * The canonical rootfs digest of IMAGE (digest-pinned) without keeping its
  * filesystem anywhere: a container is created (never started) through the
@@ -188,10 +187,10 @@ struct ag_freeze_input {
 	const char *repository;	   /* source repository name */
 	const char *source_commit; /* 40 hex */
 	struct ag_freeze_role_input gateway, agent;
-	const char *deb_lock_path; /* runtime-images/base/packages.lock */
+	const char *deb_lock_path;	   /* runtime-images/base/packages.lock */
 	const char *gateway_deb_lock_path; /* runtime-images/gateway/packages.lock, or NULL */
-	const char *npm_lock_path; /* agent package-lock.json */
-	json_t *vuln_policy;	   /* result object of ag_vuln_policy_run, or NULL = not scanned */
+	const char *npm_lock_path;	   /* agent package-lock.json */
+	json_t *vuln_policy; /* result object of ag_vuln_policy_run, or NULL = not scanned */
 	const char *const *scan_reports; /* report paths recorded by digest, NULL-terminated */
 	const char *sbom_name;		 /* file names recorded in artifacts */
 	const char *provenance_name;

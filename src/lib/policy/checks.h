@@ -66,8 +66,8 @@ struct ag_check_input {
 	const struct ag_config *cfg;
 	/* NULL: mutation evidence unavailable (change checks fail closed) */
 	const struct ag_ws_mutations *mut;
-	bool command_ran;	   /* false: the contained command never ran */
-	int command_exit;	   /* its exit status when it ran */
+	bool command_ran; /* false: the contained command never ran */
+	int command_exit; /* its exit status when it ran */
 	/*
 	 * How it ended when not by its own exit ("was killed by the
 	 * out-of-memory killer", "timed out", ...); NULL: it exited.

@@ -1010,7 +1010,8 @@ static void sarif_add(json_t *locs, const char *s, size_t n, long long line)
 	const json_t *l;
 	json_array_foreach(locs, i, l)
 	{
-		const char *have = jstr(json_object_get(l, "physicalLocation"), "artifactLocation.uri");
+		const char *have =
+		    jstr(json_object_get(l, "physicalLocation"), "artifactLocation.uri");
 		if (have && strcmp(have, uri) == 0) {
 			free(uri);
 			return;
@@ -1046,7 +1047,8 @@ static void sarif_locations(const json_t *a, const json_t *check, json_t *locs)
 			static const char *const roles[] = {" (rename source)",
 							    " (rename destination)"};
 			for (size_t k = 0; k < AG_ARRAY_SIZE(roles); k++)
-				if (n > strlen(roles[k]) && strcmp(p + n - strlen(roles[k]), roles[k]) == 0)
+				if (n > strlen(roles[k]) &&
+				    strcmp(p + n - strlen(roles[k]), roles[k]) == 0)
 					n -= strlen(roles[k]);
 		}
 		if (!p)
@@ -1072,9 +1074,9 @@ static void sarif_locations(const json_t *a, const json_t *check, json_t *locs)
 
 static json_t *sarif_rule(const char *id, const char *disp, const char *level)
 {
-	return json_pack("{s:o, s:o, s:{s:o}, s:{s:s}}", "id", jbounded(id), "name",
-			 jbounded(disp), "shortDescription", "text", jbounded(disp),
-			 "defaultConfiguration", "level", level);
+	return json_pack("{s:o, s:o, s:{s:o}, s:{s:s}}", "id", jbounded(id), "name", jbounded(disp),
+			 "shortDescription", "text", jbounded(disp), "defaultConfiguration",
+			 "level", level);
 }
 
 /*
@@ -1093,7 +1095,8 @@ static void render_sarif(const json_t *a, struct out *o)
 	{
 		const char *name = jstr(c, "name") ? jstr(c, "name") : "check";
 		const char *disp = jstr(c, "display_name") ? jstr(c, "display_name") : name;
-		json_array_append_new(rules, sarif_rule(name, disp, sarif_level(jstr(c, "severity"))));
+		json_array_append_new(rules,
+				      sarif_rule(name, disp, sarif_level(jstr(c, "severity"))));
 		if (json_is_true(json_object_get(c, "passed")))
 			continue;
 		struct ag_buf b = AG_BUF_INIT(AG_REPORT_VALUE_MAX * 16, "limit.report.value");
@@ -1107,11 +1110,11 @@ static void render_sarif(const json_t *a, struct out *o)
 		json_t *locs = json_array();
 		sarif_locations(a, c, locs);
 		json_array_append_new(
-		    results,
-		    json_pack("{s:o, s:I, s:s, s:{s:o}, s:o, s:{s:o}}", "ruleId", jbounded(name),
-			      "ruleIndex", (json_int_t)i, "level", sarif_level(jstr(c, "severity")),
-			      "message", "text", msg ? msg : json_string("check failed"), "locations",
-			      locs, "properties", "severity", jbounded(jstr(c, "severity"))));
+		    results, json_pack("{s:o, s:I, s:s, s:{s:o}, s:o, s:{s:o}}", "ruleId",
+				       jbounded(name), "ruleIndex", (json_int_t)i, "level",
+				       sarif_level(jstr(c, "severity")), "message", "text",
+				       msg ? msg : json_string("check failed"), "locations", locs,
+				       "properties", "severity", jbounded(jstr(c, "severity"))));
 	}
 	if (json_is_object(json_object_get(a, "failure"))) {
 		struct ag_buf b = AG_BUF_INIT(AG_REPORT_VALUE_MAX * 4, "limit.report.value");
@@ -1128,15 +1131,16 @@ static void render_sarif(const json_t *a, struct out *o)
 		ag_buf_release(&b);
 		json_array_append_new(rules, sarif_rule("contained-run", "Contained run", "error"));
 		json_array_append_new(
-		    results, json_pack("{s:s, s:I, s:s, s:{s:o}, s:[o]}", "ruleId", "contained-run",
-				       "ruleIndex", (json_int_t)(json_array_size(rules) - 1), "level",
-				       "error", "message", "text",
-				       msg ? msg : json_string("the run failed"), "locations",
-				       sarif_location(SARIF_CONFIG_URI, 1)));
+		    results,
+		    json_pack("{s:s, s:I, s:s, s:{s:o}, s:[o]}", "ruleId", "contained-run",
+			      "ruleIndex", (json_int_t)(json_array_size(rules) - 1), "level",
+			      "error", "message", "text", msg ? msg : json_string("the run failed"),
+			      "locations", sarif_location(SARIF_CONFIG_URI, 1)));
 	}
 	char when[32];
-	json_t *inv = json_pack("{s:b}", "executionSuccessful",
-				agent_ran(a) && json_is_true(json_object_get(a, "cleanup_complete")));
+	json_t *inv =
+	    json_pack("{s:b}", "executionSuccessful",
+		      agent_ran(a) && json_is_true(json_object_get(a, "cleanup_complete")));
 	if (run_started(a, when)) {
 		char z[40];
 		snprintf(z, sizeof(z), "%sZ", when);
@@ -1146,10 +1150,9 @@ static void render_sarif(const json_t *a, struct out *o)
 	    "{s:s, s:s, s:[{s:{s:{s:s, s:o, s:o}}, s:o, s:[o], s:{s:{s:s, s:s, s:o, s:o, s:o}}}]}",
 	    "$schema", "https://json.schemastore.org/sarif-2.1.0.json", "version", "2.1.0", "runs",
 	    "tool", "driver", "name", "AgentGuard", "version",
-	    jbounded(jstr(a, "tool.version") ? jstr(a, "tool.version") : "unknown"),
-	    "rules", rules, "results",
-	    results, "invocations", inv, "properties", "agentguard", "input", "contained-run",
-	    "export", "sarif", "run_id", jbounded(jstr(a, "run_id")), "task_id",
+	    jbounded(jstr(a, "tool.version") ? jstr(a, "tool.version") : "unknown"), "rules", rules,
+	    "results", results, "invocations", inv, "properties", "agentguard", "input",
+	    "contained-run", "export", "sarif", "run_id", jbounded(jstr(a, "run_id")), "task_id",
 	    jbounded(jstr(a, "task_id")), "result", jbounded(jstr(a, "result")));
 	char *txt = s ? json_dumps(s, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII) : NULL;
 	json_decref(s);
@@ -1190,9 +1193,8 @@ static void render_junit(const json_t *a, struct out *o)
 	     n, nf, dur, stamp);
 	put(o, "  <testsuite name=\"agentguard.contained-run.");
 	val(o, ESC_XML, jstr(a, "task_id"));
-	putf(o,
-	     "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\" time=\"%s\"%s>\n",
-	     n, nf, dur, stamp);
+	putf(o, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\" time=\"%s\"%s>\n", n,
+	     nf, dur, stamp);
 	put(o, "    <properties><property name=\"run_id\" value=\"");
 	val(o, ESC_XML, jstr(a, "run_id"));
 	put(o, "\"/></properties>\n");

@@ -41,7 +41,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-
 char *ag_run_id_new(const char *task_id)
 {
 	struct timespec ts;
@@ -291,8 +290,8 @@ static int make_run_dir(struct run *r, struct ag_error **err)
 			return ag_err(err, AG_E_IO, errno, "run.dir.create",
 				      "cannot create the run directory: %s", strerror(errno));
 	}
-	r->run_fd = openat(r->o->runs_root_fd, r->run_id,
-			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	r->run_fd =
+	    openat(r->o->runs_root_fd, r->run_id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (r->run_fd < 0)
 		return ag_err(err, AG_E_IO, errno, "run.dir.open", "cannot open the run directory");
 	/* The bind-mounted workspace lives below; 0711 lets only the owner list. */
@@ -335,7 +334,8 @@ static int stage_policy(struct run *r)
 			r->policy_blocked = true;
 			r->policy_match = c->unsafe_commands.v[i];
 			fail(r, "policy", AG_EXIT_POLICY, "policy.unsafe_command",
-			     "the agent argv matches an unsafe_commands entry; blocked before launch");
+			     "the agent argv matches an unsafe_commands entry; blocked before "
+			     "launch");
 			break;
 		}
 	}
@@ -393,7 +393,8 @@ static int stage_preflight_start(struct run *r, struct pf_job *j)
 {
 	struct ag_error *e = NULL;
 	if (ag_engine_open(r->o->docker_socket, &r->eng, &e) < 0) {
-		fail(r, "preflight", AG_EXIT_PREFLIGHT, e->reason, "Docker engine unavailable: %s", e->msg);
+		fail(r, "preflight", AG_EXIT_PREFLIGHT, e->reason, "Docker engine unavailable: %s",
+		     e->msg);
 		ag_error_free(e);
 		return -1;
 	}
@@ -433,7 +434,8 @@ static int stage_preflight_finish(struct run *r, struct pf_job *j)
 		return -1;
 	}
 	if (!ag_preflight_passed(&r->pf)) {
-		fail(r, "preflight", AG_EXIT_PREFLIGHT, r->pf.reason ? r->pf.reason : "preflight.failed",
+		fail(r, "preflight", AG_EXIT_PREFLIGHT,
+		     r->pf.reason ? r->pf.reason : "preflight.failed",
 		     "Docker contained-execution preflight failed: %s",
 		     ag_pf_status_name(r->pf.status));
 		return -1;
@@ -478,8 +480,8 @@ static int stage_workspace(struct run *r)
 		     "cannot create the lifecycle directory");
 		return -1;
 	}
-	r->lifecycle_fd =
-	    openat(r->run_fd, AG_RUN_LIFECYCLE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	r->lifecycle_fd = openat(r->run_fd, AG_RUN_LIFECYCLE_DIR,
+				 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (r->lifecycle_fd < 0) {
 		fail(r, "workspace_prep", AG_EXIT_WORKSPACE, "workspace.lifecycle_dir",
 		     "cannot open the lifecycle directory");
@@ -509,7 +511,8 @@ static int stage_workspace(struct run *r)
 		po->progress = ag_live_progress_copy;
 		po->progress_ctx = (void *)r->o->observer;
 	}
-	if (ag_ws_prepare(r->o->repo_fd, r->lifecycle_fd, AG_RUN_WORKSPACE_ID, po, &r->prep, &e) < 0) {
+	if (ag_ws_prepare(r->o->repo_fd, r->lifecycle_fd, AG_RUN_WORKSPACE_ID, po, &r->prep, &e) <
+	    0) {
 		fail_err(r, "workspace_prep", AG_EXIT_WORKSPACE, e);
 		ag_error_free(e);
 		return -1;
@@ -544,9 +547,9 @@ static bool fingerprint_same(struct run *r)
 	if (fi.n)
 		goto out;
 #define SAME(a, b) ((!(a) && !(b)) || ((a) && (b) && strcmp((a), (b)) == 0))
-	ok = SAME(f.server_version, r->pf.engine_version) && SAME(f.api_version, r->pf.api_version) &&
-	     SAME(f.os, r->pf.os) && SAME(f.arch, r->pf.arch) &&
-	     SAME(f.cgroup_driver, r->pf.cgroup_driver) &&
+	ok = SAME(f.server_version, r->pf.engine_version) &&
+	     SAME(f.api_version, r->pf.api_version) && SAME(f.os, r->pf.os) &&
+	     SAME(f.arch, r->pf.arch) && SAME(f.cgroup_driver, r->pf.cgroup_driver) &&
 	     SAME(f.cgroup_version, r->pf.cgroup_version) && SAME(f.runtime, r->pf.runtime) &&
 	     f.desktop == r->pf.docker_desktop;
 #undef SAME
@@ -570,16 +573,17 @@ static int stage_create(struct run *r, const char *image_id)
 	const struct ag_config *c = r->o->cfg;
 	struct ag_error *e = NULL;
 	char *host_ws = workspace_host_path(r);
-	const struct ag_label labels[] = {{AG_RUN_OWNER_LABEL, AG_RUN_OWNER_VALUE}, {AG_RUN_ID_LABEL, r->suffix}};
+	const struct ag_label labels[] = {{AG_RUN_OWNER_LABEL, AG_RUN_OWNER_VALUE},
+					  {AG_RUN_ID_LABEL, r->suffix}};
 	struct ag_exec_inputs in = {
-		.workspace_host_path = host_ws,
-		.container_name = r->container_name,
-		.env = (const char *const *)ag_strv_argv(&r->o->env->assignments),
-		.n_env = r->o->env->assignments.n,
-		.labels = labels,
-		.n_labels = AG_ARRAY_SIZE(labels),
-		.command = r->o->argv,
-		.n_command = r->o->argc,
+	    .workspace_host_path = host_ws,
+	    .container_name = r->container_name,
+	    .env = (const char *const *)ag_strv_argv(&r->o->env->assignments),
+	    .n_env = r->o->env->assignments.n,
+	    .labels = labels,
+	    .n_labels = AG_ARRAY_SIZE(labels),
+	    .command = r->o->argv,
+	    .n_command = r->o->argc,
 	};
 	/* The renderer adds the four defaults itself: pass configured entries only. */
 	struct ag_strv configured = AG_STRV_INIT;
@@ -603,8 +607,8 @@ static int stage_create(struct run *r, const char *image_id)
 	}
 	/* create, then bind identity by the returned id and the owner labels */
 	r->create_attempted = true;
-	if (ag_ledger_create(&r->eng, &spec, AG_DOCKER_CONTROL_TIMEOUT_MS, &r->container_id,
-			     &e) < 0) {
+	if (ag_ledger_create(&r->eng, &spec, AG_DOCKER_CONTROL_TIMEOUT_MS, &r->container_id, &e) <
+	    0) {
 		/* Docker may have made it anyway: cleanup finds it by the run's label. */
 		fail_err(r, "docker", AG_EXIT_DOCKER, e);
 		goto out;
@@ -623,29 +627,29 @@ static int stage_create(struct run *r, const char *image_id)
 	}
 	{
 		json_t *v = NULL;
-		if (ag_container_lookup(&r->eng, r->container_id, AG_DOCKER_CONTROL_TIMEOUT_MS, &v) !=
-		    0) {
+		if (ag_container_lookup(&r->eng, r->container_id, AG_DOCKER_CONTROL_TIMEOUT_MS,
+					&v) != 0) {
 			fail(r, "docker", AG_EXIT_DOCKER, "run.identity.inspect",
 			     "the created container could not be inspected by its id");
 			goto out;
 		}
 		struct ag_probe_expect x = {
-			.id = r->container_id,
-			.name = r->container_name,
-			.image_id = image_id,
-			.uid = c->contained.required_uid,
-			.gid = c->contained.required_gid,
-			.memory_bytes = c->contained.memory_bytes,
-			.pids_limit = c->contained.pids_limit,
-			.cpu = c->contained.cpu_limit,
-			.tmpfs_bytes = c->contained.tmpfs_bytes,
-			.workspace_bytes = 0,
-			.workspace = AG_EXEC_WORKSPACE_PATH,
-			.network = c->contained.network,
-			.labels = r->own.labels,
-			.n_labels = AG_ARRAY_SIZE(r->own.labels),
-			.bind_source = host_ws,
-			.network_name = r->o->net ? r->o->net->agent_network(r->o->net->data) : NULL,
+		    .id = r->container_id,
+		    .name = r->container_name,
+		    .image_id = image_id,
+		    .uid = c->contained.required_uid,
+		    .gid = c->contained.required_gid,
+		    .memory_bytes = c->contained.memory_bytes,
+		    .pids_limit = c->contained.pids_limit,
+		    .cpu = c->contained.cpu_limit,
+		    .tmpfs_bytes = c->contained.tmpfs_bytes,
+		    .workspace_bytes = 0,
+		    .workspace = AG_EXEC_WORKSPACE_PATH,
+		    .network = c->contained.network,
+		    .labels = r->own.labels,
+		    .n_labels = AG_ARRAY_SIZE(r->own.labels),
+		    .bind_source = host_ws,
+		    .network_name = r->o->net ? r->o->net->agent_network(r->o->net->data) : NULL,
 		};
 		struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
 		r->verified_controls = json_object();
@@ -657,11 +661,13 @@ static int stage_create(struct run *r, const char *image_id)
 		const json_t *hct = ag_json_path(v, "Config.Healthcheck.Test");
 		const char *hc0 = json_string_value(json_array_get(hct, 0));
 		if (!f.n && !(json_array_size(hct) == 1 && hc0 && strcmp(hc0, "NONE") == 0))
-			ag_pf_findings_add(&f, "healthcheck", AG_PF_V_UNSAFE, "run.healthcheck_enabled",
-					   "the created container would run the image's health check");
+			ag_pf_findings_add(
+			    &f, "healthcheck", AG_PF_V_UNSAFE, "run.healthcheck_enabled",
+			    "the created container would run the image's health check");
 		json_decref(v);
 		if (f.n) {
-			/* CONTRACT: run.verify_created (the container that runs shows every control) */
+			/* CONTRACT: run.verify_created (the container that runs shows every
+			 * control) */
 			fail(r, "preflight", AG_EXIT_PREFLIGHT, f.v[0].reason,
 			     "the created container does not show a required control: %s: %s",
 			     f.v[0].control, f.v[0].detail ? f.v[0].detail : "");
@@ -722,11 +728,11 @@ static int stage_start(struct run *r)
 	}
 	{
 		struct ag_engine_stream_opts so = {
-			.stdout_max = (size_t)c->max_output_bytes,
-			.stderr_max = (size_t)c->max_output_bytes,
-			.timeout_ms = (unsigned)(r->o->timeout_seconds * 1000),
-			.should_cancel = should_cancel,
-			.should_cancel_data = r,
+		    .stdout_max = (size_t)c->max_output_bytes,
+		    .stderr_max = (size_t)c->max_output_bytes,
+		    .timeout_ms = (unsigned)(r->o->timeout_seconds * 1000),
+		    .should_cancel = should_cancel,
+		    .should_cancel_data = r,
 		};
 		/* the agent's output, live, redacted by the same set (lib/run/live.h) */
 		struct ag_live *live = NULL;
@@ -734,8 +740,9 @@ static int stage_start(struct run *r)
 			live = ag_live_new(r->o->redact, so.stdout_max, r->o->observer);
 			so.on_output = ag_live_output;
 			so.on_output_data = live;
-			r->o->observer->event(r->o->observer->ctx,
-					      &(struct ag_run_event){.kind = AG_RUN_EV_AGENT_START});
+			r->o->observer->event(
+			    r->o->observer->ctx,
+			    &(struct ag_run_event){.kind = AG_RUN_EV_AGENT_START});
 		}
 		ag_engine_stream_init(&r->pr);
 		r->pr_init = true;
@@ -755,11 +762,12 @@ static int stage_start(struct run *r)
 			e = NULL;
 		} else if (r->pr.end == AG_STREAM_ENDED) {
 			/* The stream ended with the process; its state settles by wait. */
-			_cleanup_free_ char *wpath =
-			    ag_xasprintf("/containers/%s/wait?condition=not-running", r->container_id);
+			_cleanup_free_ char *wpath = ag_xasprintf(
+			    "/containers/%s/wait?condition=not-running", r->container_id);
 			json_t *w = NULL;
-			if (ag_engine_json(&r->eng, "POST", wpath, NULL, AG_DOCKER_CONTROL_TIMEOUT_MS,
-					   "wait for the container", &w, &e) < 0) {
+			if (ag_engine_json(&r->eng, "POST", wpath, NULL,
+					   AG_DOCKER_CONTROL_TIMEOUT_MS, "wait for the container",
+					   &w, &e) < 0) {
 				ag_error_free(e);
 				e = NULL;
 			}
@@ -780,8 +788,9 @@ static void classify(struct run *r)
 		return;
 	const struct ag_engine_stream *p = &r->pr;
 	json_t *v = NULL;
-	bool have_state = r->container_id && ag_container_lookup(&r->eng, r->container_id,
-								 AG_DOCKER_CONTROL_TIMEOUT_MS, &v) == 0;
+	bool have_state =
+	    r->container_id &&
+	    ag_container_lookup(&r->eng, r->container_id, AG_DOCKER_CONTROL_TIMEOUT_MS, &v) == 0;
 	const json_t *ec = have_state ? ag_json_path(v, "State.ExitCode") : NULL;
 	const char *derr = have_state ? ag_json_path_str(v, "State.Error") : NULL;
 	const char *started = have_state ? ag_json_path_str(v, "State.StartedAt") : NULL;
@@ -795,8 +804,8 @@ static void classify(struct run *r)
 		r->exit_status = -1;
 	if (p->end == AG_STREAM_CANCELLED) {
 		r->outcome = "cancelled";
-		fail(r, "cancelled", AG_EXIT_SIGNAL_BASE + (int)(r->o->cancel ? *r->o->cancel : 2), "run.cancelled",
-		     "AgentGuard was asked to stop; the container was cleaned up");
+		fail(r, "cancelled", AG_EXIT_SIGNAL_BASE + (int)(r->o->cancel ? *r->o->cancel : 2),
+		     "run.cancelled", "AgentGuard was asked to stop; the container was cleaned up");
 	} else if (p->end == AG_STREAM_TIMED_OUT) {
 		r->outcome = "timed_out";
 		fail(r, "timeout", AG_EXIT_TIMEOUT, "run.timeout",
@@ -870,8 +879,10 @@ static void classify(struct run *r)
 		olen = olen > tail ? olen - tail : 0;
 	if (ecut)
 		elen = elen > tail ? elen - tail : 0;
-	r->stdout_red = ag_redact(r->o->redact, p->out.buf, olen, cap, AG_REDACT_KEEP_NEWLINES, &t1);
-	r->stderr_red = ag_redact(r->o->redact, p->err.buf, elen, cap, AG_REDACT_KEEP_NEWLINES, &t2);
+	r->stdout_red =
+	    ag_redact(r->o->redact, p->out.buf, olen, cap, AG_REDACT_KEEP_NEWLINES, &t1);
+	r->stderr_red =
+	    ag_redact(r->o->redact, p->err.buf, elen, cap, AG_REDACT_KEEP_NEWLINES, &t2);
 	r->stdout_trunc = ocut || t1;
 	r->stderr_trunc = ecut || t2;
 	r->stdout_bytes = p->stdout_total;
@@ -898,13 +909,14 @@ static int net_hook(struct run *r, enum net_step step)
 		return 0;
 	struct ag_error *e = NULL;
 	_cleanup_free_ char *dir = ag_xasprintf("%s/%s", r->o->runs_root_abs, r->run_id);
-	int rc = step == NET_SETUP    ? h->setup(h->data, &r->eng, r->run_fd, dir, r->suffix, &e)
-		 : step == NET_VERIFY ? h->verify(h->data, &r->eng, r->container_id, &e)
-				      : h->finish(h->data, &r->eng, r->run_fd,
-						  r->ws_prepared ? r->prep.digest : NULL, &r->cleanup,
-						  &e);
+	int rc = step == NET_SETUP ? h->setup(h->data, &r->eng, r->run_fd, dir, r->suffix, &e)
+		 : step == NET_VERIFY
+		     ? h->verify(h->data, &r->eng, r->container_id, &e)
+		     : h->finish(h->data, &r->eng, r->run_fd,
+				 r->ws_prepared ? r->prep.digest : NULL, &r->cleanup, &e);
 	if (rc < 0) {
-		int code = step == NET_FINISH ? (e->code == AG_E_CLEANUP ? AG_EXIT_CLEANUP : AG_EXIT_FAIL)
+		int code = step == NET_FINISH
+			       ? (e->code == AG_E_CLEANUP ? AG_EXIT_CLEANUP : AG_EXIT_FAIL)
 			   : e->code == AG_E_DOCKER ? AG_EXIT_DOCKER
 						    : AG_EXIT_PREFLIGHT;
 		fail_err(r, step == NET_FINISH ? "egress" : "preflight", code, e);
@@ -1043,18 +1055,18 @@ static void stage_checks(struct run *r)
 	else if (r->outcome && strcmp(r->outcome, "exited") != 0)
 		end = "ended without an exit status of its own";
 	struct ag_check_input in = {
-		.cfg = r->o->cfg,
-		.mut = r->mut_ok ? &r->mut : NULL,
-		/* the agent ran only when its container's process started */
-		.command_ran = r->agent_started,
-		/* only a normal exit can pass tests-passed */
-		.command_exit = r->exit_status,
-		.command_end = end,
-		.command_label = "contained-run",
-		.argv = r->o->argv,
-		.argc = r->o->argc,
-		.policy_blocked = r->policy_blocked,
-		.workspace_fd = wsfd,
+	    .cfg = r->o->cfg,
+	    .mut = r->mut_ok ? &r->mut : NULL,
+	    /* the agent ran only when its container's process started */
+	    .command_ran = r->agent_started,
+	    /* only a normal exit can pass tests-passed */
+	    .command_exit = r->exit_status,
+	    .command_end = end,
+	    .command_label = "contained-run",
+	    .argv = r->o->argv,
+	    .argc = r->o->argc,
+	    .policy_blocked = r->policy_blocked,
+	    .workspace_fd = wsfd,
 	};
 	if (ag_checks_evaluate(&in, &r->checks, &e) == 0)
 		r->checks_ok = true;
@@ -1154,9 +1166,9 @@ static void stage_workspace_cleanup(struct run *r)
 static void record_cleanup_failure(struct run *r)
 {
 	bool container_ok = ag_cleanup_state_complete(r->cleanup.state);
-	bool residue_ok = !r->residue_after_ok ? !(r->create_attempted ||
-						    (r->pf_ran && ag_preflight_passed(&r->pf)))
-					       : r->residue_ours_after == 0;
+	bool residue_ok = !r->residue_after_ok
+			      ? !(r->create_attempted || (r->pf_ran && ag_preflight_passed(&r->pf)))
+			      : r->residue_ours_after == 0;
 	bool ws_ok = strcmp(r->ws_status, "incomplete") != 0;
 	r->out->cleanup_complete = container_ok && residue_ok && ws_ok && !r->net_cleanup_failed;
 	if (r->out->cleanup_complete)
@@ -1165,10 +1177,10 @@ static void record_cleanup_failure(struct run *r)
 			    : !residue_ok ? "cleanup.residue"
 			    : !ws_ok	  ? "cleanup.workspace"
 					  : "cleanup.study_egress";
-	r->cleanup_message = ag_xasprintf(
-	    "cleanup not verified: container %s, residue %s, workspace %s",
-	    ag_cleanup_state_name(r->cleanup.state), residue_ok ? "none" : "present or unknown",
-	    r->ws_status);
+	r->cleanup_message =
+	    ag_xasprintf("cleanup not verified: container %s, residue %s, workspace %s",
+			 ag_cleanup_state_name(r->cleanup.state),
+			 residue_ok ? "none" : "present or unknown", r->ws_status);
 	if (!r->stage) {
 		fail(r, "cleanup", AG_EXIT_CLEANUP, r->cleanup_reason, "%s", r->cleanup_message);
 		r->cleanup_reason = NULL;
@@ -1190,8 +1202,7 @@ static json_t *rebuild_failed(const struct run *r, struct ag_run_facts *f, json_
 	return a;
 }
 
-int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
-		     struct ag_error **err)
+int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out, struct ag_error **err)
 {
 	memset(out, 0, sizeof(*out));
 	struct run R = {.o = o, .out = out, .run_fd = -1, .lifecycle_fd = -1};
@@ -1227,7 +1238,8 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 			ok = stage_workspace(r);
 			LAP(workspace);
 			created = ok == 0 && net_hook(r, NET_SETUP) == 0 &&
-				  stage_create(r, job.image_id) == 0 && net_hook(r, NET_VERIFY) == 0;
+				  stage_create(r, job.image_id) == 0 &&
+				  net_hook(r, NET_VERIFY) == 0;
 			LAP(container);
 		}
 		/* The preflight overlaps the two stages above: its own wall time. */
@@ -1273,74 +1285,75 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		const struct ag_check_result *ck = &r->checks.v[i];
 		if (!ck->evaluated || ck->passed)
 			continue;
-		const char *first = ck->evidence.n ? ck->evidence.v[0] : (ck->message ? ck->message : "");
+		const char *first =
+		    ck->evidence.n ? ck->evidence.v[0] : (ck->message ? ck->message : "");
 		char *line = ag_xasprintf("%s (%s): %s", ag_check_name(ck->id),
 					  ag_severity_name(ck->severity), first);
 		ag_strv_push_owned(&out->failed_checks,
-				   ag_redact(o->redact, line, strlen(line), AG_CHECK_EVIDENCE_MAX_BYTES + 64,
-					     0, NULL));
+				   ag_redact(o->redact, line, strlen(line),
+					     AG_CHECK_EVIDENCE_MAX_BYTES + 64, 0, NULL));
 		free(line);
 	}
 
 	struct ag_run_facts facts = {
-		.run_id = r->run_id,
-		.config = o->cfg,
-		.argv = o->argv,
-		.argc = o->argc,
-		.redact = o->redact,
-		.env = o->env,
-		.pf = r->pf_ran ? &r->pf : NULL,
-		.cli_version = r->eng_ok ? r->eng.client : NULL,
-		.policy_blocked = r->policy_blocked,
-		.ws_prepared = r->ws_prepared,
-		.prep = &r->prep,
-		.ws_exclude_counts = r->ws_exclude_counts,
-		.ws_status = r->ws_status,
-		.mut = r->mut_ok ? &r->mut : NULL,
-		.source_checked = r->source_checked,
-		.source_unchanged = r->source_unchanged,
-		.source_diff = &r->source_diff,
-		.source_diff_total = r->source_diff_total,
-		.source_reason = r->source_reason,
-		.container_id = r->container_id,
-		.container_name = r->container_name,
-		.owner_label = r->suffix,
-		.bound_image_id = r->bound_image_id,
-		.verified = r->verified,
-		.verified_controls = r->verified_controls,
-		.fingerprint_checked = r->fingerprint_checked,
-		.fingerprint_same = r->fingerprint_same,
-		.residue_before_ok = r->residue_before_ok,
-		.residue_before = r->residue_before,
-		.residue_after_ok = r->residue_after_ok,
-		.residue_after = r->residue_after,
-		.residue_ours_after = r->residue_ours_after,
-		.cleanup = &r->cleanup,
-		.cleanup_complete = out->cleanup_complete,
-		.executed = r->executed,
-		.agent_started = r->agent_started,
-		.outcome = r->outcome,
-		.exit_status = r->exit_status,
-		.oom_killed = r->oom_killed,
-		.timed_out = r->executed && r->pr.end == AG_STREAM_TIMED_OUT,
-		.cancelled = r->outcome && strcmp(r->outcome, "cancelled") == 0,
-		.stdout_text = r->stdout_red,
-		.stderr_text = r->stderr_red,
-		.stdout_truncated = r->stdout_trunc,
-		.stderr_truncated = r->stderr_trunc,
-		.stdout_bytes = r->stdout_bytes,
-		.stderr_bytes = r->stderr_bytes,
-		.exec_ms = r->exec_ms,
-		.duration_ms = now_ms() - r->started_ms,
-		.pass = out->pass,
-		.exit_code = out->exit_code,
-		.checks = r->checks_ok ? &r->checks : NULL,
-		.patch = r->patch_recorded ? &r->patch : NULL,
-		.stage = r->stage,
-		.reason = r->reason,
-		.message = r->message,
-		.cleanup_reason = r->cleanup_reason,
-		.cleanup_message = r->cleanup_message,
+	    .run_id = r->run_id,
+	    .config = o->cfg,
+	    .argv = o->argv,
+	    .argc = o->argc,
+	    .redact = o->redact,
+	    .env = o->env,
+	    .pf = r->pf_ran ? &r->pf : NULL,
+	    .cli_version = r->eng_ok ? r->eng.client : NULL,
+	    .policy_blocked = r->policy_blocked,
+	    .ws_prepared = r->ws_prepared,
+	    .prep = &r->prep,
+	    .ws_exclude_counts = r->ws_exclude_counts,
+	    .ws_status = r->ws_status,
+	    .mut = r->mut_ok ? &r->mut : NULL,
+	    .source_checked = r->source_checked,
+	    .source_unchanged = r->source_unchanged,
+	    .source_diff = &r->source_diff,
+	    .source_diff_total = r->source_diff_total,
+	    .source_reason = r->source_reason,
+	    .container_id = r->container_id,
+	    .container_name = r->container_name,
+	    .owner_label = r->suffix,
+	    .bound_image_id = r->bound_image_id,
+	    .verified = r->verified,
+	    .verified_controls = r->verified_controls,
+	    .fingerprint_checked = r->fingerprint_checked,
+	    .fingerprint_same = r->fingerprint_same,
+	    .residue_before_ok = r->residue_before_ok,
+	    .residue_before = r->residue_before,
+	    .residue_after_ok = r->residue_after_ok,
+	    .residue_after = r->residue_after,
+	    .residue_ours_after = r->residue_ours_after,
+	    .cleanup = &r->cleanup,
+	    .cleanup_complete = out->cleanup_complete,
+	    .executed = r->executed,
+	    .agent_started = r->agent_started,
+	    .outcome = r->outcome,
+	    .exit_status = r->exit_status,
+	    .oom_killed = r->oom_killed,
+	    .timed_out = r->executed && r->pr.end == AG_STREAM_TIMED_OUT,
+	    .cancelled = r->outcome && strcmp(r->outcome, "cancelled") == 0,
+	    .stdout_text = r->stdout_red,
+	    .stderr_text = r->stderr_red,
+	    .stdout_truncated = r->stdout_trunc,
+	    .stderr_truncated = r->stderr_trunc,
+	    .stdout_bytes = r->stdout_bytes,
+	    .stderr_bytes = r->stderr_bytes,
+	    .exec_ms = r->exec_ms,
+	    .duration_ms = now_ms() - r->started_ms,
+	    .pass = out->pass,
+	    .exit_code = out->exit_code,
+	    .checks = r->checks_ok ? &r->checks : NULL,
+	    .patch = r->patch_recorded ? &r->patch : NULL,
+	    .stage = r->stage,
+	    .reason = r->reason,
+	    .message = r->message,
+	    .cleanup_reason = r->cleanup_reason,
+	    .cleanup_message = r->cleanup_message,
 	};
 	json_t *artifact = ag_run_artifact_build(&facts);
 	if (o->net)
@@ -1389,7 +1402,8 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
 		facts.stdout_text = facts.stderr_text = "";
 		facts.stdout_truncated = facts.stderr_truncated = true;
 		artifact = rebuild_failed(r, &facts, artifact);
-		wrc = write_json_file(r, AG_RUN_ARTIFACT_FILE, artifact, &ag_canon_artifact_bounds, &e);
+		wrc = write_json_file(r, AG_RUN_ARTIFACT_FILE, artifact, &ag_canon_artifact_bounds,
+				      &e);
 	}
 	if (wrc == 0) {
 		out->artifact_written = true;

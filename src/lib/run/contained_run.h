@@ -70,15 +70,15 @@ struct ag_run_opts {
 	bool runs_root_in_repo;	   /* the runs root lies inside the repository */
 	const char *runs_root_rel; /* then: its path relative to the repository */
 	const struct ag_sign_key *signing_key; /* signs the seal (required) */
-	const struct ag_trust *trust; /* keys whose runs may sit in the repository's
-				       * runs root (runs_audit.h); NULL: signing_key */
-	const char *const *argv;   /* the agent argv, verbatim */
+	const struct ag_trust *trust;	       /* keys whose runs may sit in the repository's
+						* runs root (runs_audit.h); NULL: signing_key */
+	const char *const *argv;	       /* the agent argv, verbatim */
 	size_t argc;
 	int64_t timeout_seconds; /* effective agent timeout */
 	const struct ag_env_resolved *env;
-	struct ag_redactor *redact; /* secrets + path roots; extended by the run */
-	const char *docker_socket;  /* NULL: the default Docker socket */
-	const char *probe_path;	    /* the static preflight probe (preflight.h) */
+	struct ag_redactor *redact;    /* secrets + path roots; extended by the run */
+	const char *docker_socket;     /* NULL: the default Docker socket */
+	const char *probe_path;	       /* the static preflight probe (preflight.h) */
 	volatile sig_atomic_t *cancel; /* the signal number that asked to stop, or 0 */
 	/* may be NULL: progress of the workspace stages and the agent's output,
 	 * live and redacted (lib/run/live.h) */
@@ -89,32 +89,32 @@ struct ag_run_opts {
 struct ag_run_outcome {
 	int exit_code;
 	bool pass;
-	int score;		       /* 0..100 from the policy checks */
-	bool score_known;	       /* false: the agent never ran, no score is shown */
-	struct ag_strv failed_checks;  /* "name (severity): first evidence", redacted */
+	int score;		      /* 0..100 from the policy checks */
+	bool score_known;	      /* false: the agent never ran, no score is shown */
+	struct ag_strv failed_checks; /* "name (severity): first evidence", redacted */
 	char *run_id;
 	const char *preflight_status; /* static, or NULL when preflight did not run */
 	const char *claim_level;      /* static, or NULL */
-	bool command_ran;   /* `docker start` was run */
-	bool agent_started; /* the agent's process actually started */
-	int command_exit_code; /* -1: none (stopped, OOM-killed, never started) */
+	bool command_ran;	      /* `docker start` was run */
+	bool agent_started;	      /* the agent's process actually started */
+	int command_exit_code;	      /* -1: none (stopped, OOM-killed, never started) */
 	bool timed_out, cancelled;
-	const char *outcome; /* static: exited, oom_killed, timed_out, cancelled, ... */
+	const char *outcome;	      /* static: exited, oom_killed, timed_out, cancelled, ... */
 	struct ag_strv changed_files; /* escaped, bounded */
 	size_t changed_total;
-	bool changes_known;	      /* the workspace capture succeeded */
-	const char *capture_reason;   /* static: why the capture failed, or NULL */
-	const char *failure_stage; /* static, or NULL */
+	bool changes_known;	    /* the workspace capture succeeded */
+	const char *capture_reason; /* static: why the capture failed, or NULL */
+	const char *failure_stage;  /* static, or NULL */
 	const char *failure_reason;
-	char *failure_message;	   /* sanitized */
+	char *failure_message; /* sanitized */
 	const char *cleanup_failure_reason;
 	bool cleanup_complete;
-	const char *cleanup_status;	   /* container cleanup state name */
-	const char *workspace_status;	   /* removed, retained, incomplete, not_prepared */
+	const char *cleanup_status;   /* container cleanup state name */
+	const char *workspace_status; /* removed, retained, incomplete, not_prepared */
 	bool source_unchanged_known, source_unchanged;
 	bool artifact_written;
 	bool patch_written; /* changes.patch is beside the artifact */
-	bool seal_failed; /* the artifact exists but could not be sealed */
+	bool seal_failed;   /* the artifact exists but could not be sealed */
 	/* Wall time of each stage in ms (0: the stage did not run). The
 	 * preflight includes the engine connection; container is create +
 	 * verification + fingerprint; execution is attach to stream end. */

@@ -157,8 +157,9 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 	json_object_set_new(req, "network", json_string(ag_network_name(ce->network)));
 	json_object_set_new(req, "image_provenance", json_string("digest-required"));
 	json_object_set_new(req, "configured_image", rstr(f->redact, c->sandbox.image, 256));
-	json_object_set_new(req, "command",
-			    command_json(f, AG_RUN_EVIDENCE_ARGV_ITEMS, AG_RUN_EVIDENCE_ARGV_BYTES));
+	json_object_set_new(
+	    req, "command",
+	    command_json(f, AG_RUN_EVIDENCE_ARGV_ITEMS, AG_RUN_EVIDENCE_ARGV_BYTES));
 	json_object_set_new(req, "source_dir", json_string("${REPOSITORY_ROOT}"));
 	json_object_set_new(req, "run_dir", json_string("${RUN_ROOT}"));
 	json_object_set_new(ev, "requested", req);
@@ -189,8 +190,9 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 	json_object_set_new(img, "state", json_string(claim_known(f) ? "recorded" : "unavailable"));
 	json_object_set_new(img, "configured_reference", rstr(f->redact, c->sandbox.image, 256));
 	json_object_set_new(img, "registry_digest",
-			    f->pf && f->pf->registry_digest ? rstr(f->redact, f->pf->registry_digest, 512)
-							    : json_null());
+			    f->pf && f->pf->registry_digest
+				? rstr(f->redact, f->pf->registry_digest, 512)
+				: json_null());
 	json_object_set_new(img, "local_image_id",
 			    f->pf && f->pf->local_image_id ? json_string(f->pf->local_image_id)
 							   : json_null());
@@ -212,8 +214,8 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 	json_object_set_new(img, "entrypoint_sha256",
 			    im && im->entrypoint_sha256 ? json_string(im->entrypoint_sha256)
 							: json_null());
-	json_object_set_new(img, "env_names", strv_json(im ? &im->env_names : NULL,
-							AG_RUN_IMAGE_ENV_NAMES_MAX));
+	json_object_set_new(img, "env_names",
+			    strv_json(im ? &im->env_names : NULL, AG_RUN_IMAGE_ENV_NAMES_MAX));
 	json_object_set_new(img, "env_names_total",
 			    im ? json_integer((json_int_t)im->env_total) : json_null());
 	json_object_set_new(img, "pull_policy", json_string("never"));
@@ -252,23 +254,25 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 	json_t *env = json_object();
 	json_object_set_new(env, "state", json_string(f->env ? "recorded" : "unavailable"));
 	json_object_set_new(env, "supplied_names", sorted_names(f->env ? &f->env->supplied : NULL));
-	json_object_set_new(env, "sensitive_names", sorted_names(f->env ? &f->env->sensitive : NULL));
+	json_object_set_new(env, "sensitive_names",
+			    sorted_names(f->env ? &f->env->sensitive : NULL));
 	json_object_set_new(env, "missing_names", sorted_names(f->env ? &f->env->missing : NULL));
 	json_object_set_new(env, "default_names", sorted_names(f->env ? &f->env->defaults : NULL));
 	json_object_set_new(env, "values_recorded", json_false());
 	json_object_set_new(ev, "environment", env);
 
 	json_t *ws = json_object();
-	json_object_set_new(ws, "state", json_string(f->ws_prepared ? "recorded" : "not_applicable"));
+	json_object_set_new(ws, "state",
+			    json_string(f->ws_prepared ? "recorded" : "not_applicable"));
 	if (f->ws_prepared) {
 		json_object_set_new(ws, "source_kind",
 				    json_string(ag_ws_source_kind_name(f->prep->source_kind)));
 		json_object_set_new(ws, "baseline_digest", json_string(f->prep->digest));
 		/* what the copy held: the rule and what each rule left out */
 		const struct ag_strv *ex = &f->config->workspace_exclude;
-		json_t *copy = ag_ws_copy_json(f->prep, (const char *const *)ex->v, ex->n,
-					       f->ws_exclude_counts, redacted_pattern,
-					       (void *)f->redact);
+		json_t *copy =
+		    ag_ws_copy_json(f->prep, (const char *const *)ex->v, ex->n,
+				    f->ws_exclude_counts, redacted_pattern, (void *)f->redact);
 		json_object_set_new(ws, "copy", copy);
 	}
 	json_object_set_new(ws, "agent_mount", json_string(AG_WS_AGENT_MOUNT));
@@ -299,11 +303,11 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 	json_object_set_new(ex, "state", json_string(f->executed ? "recorded" : "not_applicable"));
 	json_object_set_new(ex, "status", json_string(status));
 	json_object_set_new(ex, "outcome", f->outcome ? json_string(f->outcome) : json_null());
-	json_object_set_new(ex, "command",
-			    command_json(f, AG_RUN_EVIDENCE_ARGV_ITEMS, AG_RUN_EVIDENCE_ARGV_BYTES));
-	json_object_set_new(ex, "exit_code", f->executed && f->exit_status >= 0
-						 ? json_integer(f->exit_status)
-						 : json_null());
+	json_object_set_new(
+	    ex, "command", command_json(f, AG_RUN_EVIDENCE_ARGV_ITEMS, AG_RUN_EVIDENCE_ARGV_BYTES));
+	json_object_set_new(ex, "exit_code",
+			    f->executed && f->exit_status >= 0 ? json_integer(f->exit_status)
+							       : json_null());
 	json_object_set_new(ex, "timed_out", json_boolean(f->timed_out));
 	json_object_set_new(ex, "cancelled", json_boolean(f->cancelled));
 	json_object_set_new(ex, "oom_killed", json_boolean(f->oom_killed));
@@ -333,8 +337,9 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 		json_object_set_new(cl, "container_identity", json_null());
 	}
 	json_object_set_new(cl, "liveness_verified",
-			    cr->state == AG_CLEANUP_NOT_CREATED ? json_null()
-								: json_boolean(cr->liveness_verified));
+			    cr->state == AG_CLEANUP_NOT_CREATED
+				? json_null()
+				: json_boolean(cr->liveness_verified));
 	json_object_set_new(cl, "workspace_complete",
 			    json_boolean(strcmp(f->ws_status, "incomplete") != 0 &&
 					 strcmp(f->ws_status, "retained") != 0));
@@ -403,15 +408,19 @@ static json_t *mutations_json(const struct ag_run_facts *f, json_t **diff_summar
 	json_object_set_new(m, "deleted_files", del);
 	json_object_set_new(m, "renamed_files", ren);
 	json_object_set_new(m, "changed_files", changed);
-	json_object_set_new(m, "changed_files_total", mu ? json_integer((json_int_t)mu->n) : json_null());
+	json_object_set_new(m, "changed_files_total",
+			    mu ? json_integer((json_int_t)mu->n) : json_null());
 	json_object_set_new(m, "changed_files_listed_complete",
 			    json_boolean(!mu || mu->n <= AG_RUN_CHANGED_LIST_MAX));
-	json_object_set_new(m, "baseline_digest", mu ? json_string(mu->baseline_digest) : json_null());
-	json_object_set_new(m, "current_digest", mu ? json_string(mu->current_digest) : json_null());
+	json_object_set_new(m, "baseline_digest",
+			    mu ? json_string(mu->baseline_digest) : json_null());
+	json_object_set_new(m, "current_digest",
+			    mu ? json_string(mu->current_digest) : json_null());
 
 	json_t *d = json_object();
 	json_object_set_new(d, "files_changed", mu ? json_integer((json_int_t)mu->n) : json_null());
-	json_object_set_new(d, "lines_added", mu ? json_integer((json_int_t)mu->lines_added) : json_null());
+	json_object_set_new(d, "lines_added",
+			    mu ? json_integer((json_int_t)mu->lines_added) : json_null());
 	json_object_set_new(d, "lines_deleted",
 			    mu ? json_integer((json_int_t)mu->lines_deleted) : json_null());
 	json_object_set_new(d, "line_count_status", json_string(line_status));
@@ -425,14 +434,14 @@ static json_t *mutations_json(const struct ag_run_facts *f, json_t **diff_summar
 static json_t *patch_json(const struct ag_run_patch *p)
 {
 	bool w = p && strcmp(p->status, "written") == 0;
-	return json_pack("{s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:o}", "status",
-			 p ? p->status : "not_captured", "file",
-			 w ? json_string(AG_RUN_PATCH_FILE) : json_null(), "sha256",
-			 w ? json_string(p->sha256) : json_null(), "bytes",
-			 w ? json_integer((json_int_t)p->bytes) : json_null(), "files",
-			 (json_int_t)(p ? p->files : 0), "binary_files", (json_int_t)(p ? p->binary : 0),
-			 "directories_skipped", (json_int_t)(p ? p->dirs_skipped : 0), "reason",
-			 p && p->reason ? json_string(p->reason) : json_null());
+	return json_pack(
+	    "{s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:o}", "status", p ? p->status : "not_captured",
+	    "file", w ? json_string(AG_RUN_PATCH_FILE) : json_null(), "sha256",
+	    w ? json_string(p->sha256) : json_null(), "bytes",
+	    w ? json_integer((json_int_t)p->bytes) : json_null(), "files",
+	    (json_int_t)(p ? p->files : 0), "binary_files", (json_int_t)(p ? p->binary : 0),
+	    "directories_skipped", (json_int_t)(p ? p->dirs_skipped : 0), "reason",
+	    p && p->reason ? json_string(p->reason) : json_null());
 }
 
 json_t *ag_run_artifact_build(const struct ag_run_facts *f)
@@ -441,22 +450,25 @@ json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 	json_t *a = json_object();
 	json_object_set_new(a, "schema", json_string("agentguard.contained-run"));
 	json_object_set_new(a, "schema_version", json_integer(1));
-	json_object_set_new(a, "tool", json_pack("{s:s, s:s}", "name", "agentguard", "version",
-						  AG_VERSION));
+	json_object_set_new(a, "tool",
+			    json_pack("{s:s, s:s}", "name", "agentguard", "version", AG_VERSION));
 	json_object_set_new(a, "task_id", json_string(c->task_id));
 	json_object_set_new(a, "run_id", json_string(f->run_id));
 	json_object_set_new(a, "result", json_string(f->pass ? "PASS" : "FAIL"));
 	/* A run whose agent never started has no score (null), not 0 or 100. */
-	json_object_set_new(a, "score", f->checks && f->agent_started ? json_integer(f->checks->score)
-								    : json_null());
+	json_object_set_new(a, "score",
+			    f->checks && f->agent_started ? json_integer(f->checks->score)
+							  : json_null());
 	json_object_set_new(a, "exit_code", json_integer(f->exit_code));
 	json_object_set_new(a, "duration_seconds", json_real((double)f->duration_ms / 1000.0));
 	json_object_set_new(a, "config_path", json_string("${CONFIG_PATH}"));
 	json_object_set_new(a, "source_dir", json_string("${REPOSITORY_ROOT}"));
 	json_object_set_new(a, "run_dir", json_string("${RUN_ROOT}"));
-	json_object_set_new(a, "command", command_json(f, AG_RUN_ARTIFACT_ARGV_ITEMS, AG_RUN_ARTIFACT_ARGV_BYTES));
+	json_object_set_new(
+	    a, "command", command_json(f, AG_RUN_ARTIFACT_ARGV_ITEMS, AG_RUN_ARTIFACT_ARGV_BYTES));
 	json_object_set_new(a, "preflight",
-			    f->pf && f->pf->evidence ? json_deep_copy(f->pf->evidence) : json_null());
+			    f->pf && f->pf->evidence ? json_deep_copy(f->pf->evidence)
+						     : json_null());
 	json_object_set_new(a, "containment_evidence", containment_evidence(f));
 
 	json_t *env = json_object();
@@ -469,17 +481,21 @@ json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 	if (f->executed) {
 		json_t *cr = json_object();
 		json_object_set_new(cr, "command", json_string("contained-run"));
-		json_object_set_new(cr, "outcome", f->outcome ? json_string(f->outcome) : json_null());
+		json_object_set_new(cr, "outcome",
+				    f->outcome ? json_string(f->outcome) : json_null());
 		/* null when AgentGuard stopped the container (timeout, cancel) */
-		json_object_set_new(cr, "exit_code", f->exit_status >= 0 ? json_integer(f->exit_status)
-									 : json_null());
+		json_object_set_new(cr, "exit_code",
+				    f->exit_status >= 0 ? json_integer(f->exit_status)
+							: json_null());
 		/* Already redacted and bounded by the run; keep its newlines. */
 		json_object_set_new(cr, "stdout",
 				    rstr_flags(f->redact, f->stdout_text ? f->stdout_text : "",
-					       AG_RUN_ARTIFACT_OUTPUT_MAX_BYTES, AG_REDACT_KEEP_NEWLINES));
+					       AG_RUN_ARTIFACT_OUTPUT_MAX_BYTES,
+					       AG_REDACT_KEEP_NEWLINES));
 		json_object_set_new(cr, "stderr",
 				    rstr_flags(f->redact, f->stderr_text ? f->stderr_text : "",
-					       AG_RUN_ARTIFACT_OUTPUT_MAX_BYTES, AG_REDACT_KEEP_NEWLINES));
+					       AG_RUN_ARTIFACT_OUTPUT_MAX_BYTES,
+					       AG_REDACT_KEEP_NEWLINES));
 		/* What the agent wrote; stdout/stderr above may hold less (*_truncated). */
 		json_object_set_new(cr, "stdout_bytes", json_integer((json_int_t)f->stdout_bytes));
 		json_object_set_new(cr, "stderr_bytes", json_integer((json_int_t)f->stderr_bytes));
@@ -501,22 +517,24 @@ json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 	json_object_set_new(a, "patch", patch_json(f->patch));
 
 	/* post-execution policy checks (src/lib/policy/checks.c, docs/checks.md) */
-	json_object_set_new(a, "checks", f->checks ? ag_checks_json(f->checks, f->redact) : json_array());
+	json_object_set_new(a, "checks",
+			    f->checks ? ag_checks_json(f->checks, f->redact) : json_array());
 
 	json_t *res = json_object();
 	json_object_set_new(res, "before_count",
 			    f->residue_before_ok ? json_integer((json_int_t)f->residue_before)
 						 : json_null());
 	json_object_set_new(res, "after_count",
-			    f->residue_after_ok ? json_integer((json_int_t)f->residue_after) : json_null());
+			    f->residue_after_ok ? json_integer((json_int_t)f->residue_after)
+						: json_null());
 	json_object_set_new(res, "this_run_after",
 			    f->residue_after_ok ? json_integer((json_int_t)f->residue_ours_after)
 						: json_null());
 	json_object_set_new(a, "residue", res);
-	json_object_set_new(a, "daemon_fingerprint",
-			    json_pack("{s:b, s:o}", "checked", f->fingerprint_checked, "unchanged",
-				      f->fingerprint_checked ? json_boolean(f->fingerprint_same)
-							     : json_null()));
+	json_object_set_new(
+	    a, "daemon_fingerprint",
+	    json_pack("{s:b, s:o}", "checked", f->fingerprint_checked, "unchanged",
+		      f->fingerprint_checked ? json_boolean(f->fingerprint_same) : json_null()));
 	json_t *si = json_object();
 	json_object_set_new(si, "checked", json_boolean(f->source_checked));
 	json_object_set_new(si, "source_unchanged",
@@ -526,7 +544,8 @@ json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 		json_array_append_new(dp, rstr(f->redact, f->source_diff->v[i], 1024));
 	json_object_set_new(si, "differing_paths", dp);
 	json_object_set_new(si, "differing_total", json_integer((json_int_t)f->source_diff_total));
-	json_object_set_new(si, "reason", f->source_reason ? json_string(f->source_reason) : json_null());
+	json_object_set_new(si, "reason",
+			    f->source_reason ? json_string(f->source_reason) : json_null());
 	json_object_set_new(a, "source_integrity", si);
 
 	const struct ag_cleanup_result *cr = f->cleanup;
@@ -544,16 +563,17 @@ json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 	json_object_set_new(a, "cleanup_complete", json_boolean(f->cleanup_complete));
 	if (f->stage)
 		json_object_set_new(a, "failure",
-				    json_pack("{s:s, s:i, s:s, s:o}", "stage", f->stage, "exit_code",
-					      f->exit_code, "reason", f->reason ? f->reason : "",
-					      "message", rstr(f->redact, f->message, 512)));
+				    json_pack("{s:s, s:i, s:s, s:o}", "stage", f->stage,
+					      "exit_code", f->exit_code, "reason",
+					      f->reason ? f->reason : "", "message",
+					      rstr(f->redact, f->message, 512)));
 	else
 		json_object_set_new(a, "failure", json_null());
 	if (f->cleanup_reason)
-		json_object_set_new(
-		    a, "cleanup_failure",
-		    json_pack("{s:s, s:i, s:s, s:o}", "stage", "cleanup", "exit_code", 8, "reason",
-			      f->cleanup_reason, "message", rstr(f->redact, f->cleanup_message, 512)));
+		json_object_set_new(a, "cleanup_failure",
+				    json_pack("{s:s, s:i, s:s, s:o}", "stage", "cleanup",
+					      "exit_code", 8, "reason", f->cleanup_reason,
+					      "message", rstr(f->redact, f->cleanup_message, 512)));
 	else
 		json_object_set_new(a, "cleanup_failure", json_null());
 	return a;

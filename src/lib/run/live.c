@@ -7,11 +7,11 @@
 
 struct live_stream {
 	struct ag_live *l;
-	int id;			   /* 1 stdout, 2 stderr */
+	int id; /* 1 stdout, 2 stderr */
 	struct ag_redact_stream *rs;
-	bool after_cr;		   /* the last byte shown ended a line with '\r' */
+	bool after_cr; /* the last byte shown ended a line with '\r' */
 	bool capped;
-	char *esc;		   /* escaped line, reused */
+	char *esc; /* escaped line, reused */
 	size_t esc_cap;
 };
 
@@ -44,8 +44,8 @@ static void send_line(struct live_stream *ls, const char *t, size_t n, enum ag_r
 		i += adv;
 	}
 	ls->esc[o] = '\0';
-	struct ag_run_event ev = {.kind = AG_RUN_EV_AGENT_LINE, .stream = ls->id, .line = k,
-				  .text = ls->esc, .len = o};
+	struct ag_run_event ev = {
+	    .kind = AG_RUN_EV_AGENT_LINE, .stream = ls->id, .line = k, .text = ls->esc, .len = o};
 	ls->l->obs->event(ls->l->obs->ctx, &ev);
 }
 
@@ -103,8 +103,11 @@ void ag_live_output(void *live, int stream, const char *p, size_t n)
 	/* what is shown live is what the capture keeps: past its cap, nothing */
 	ls->capped = true;
 	ag_redact_stream_abandon(ls->rs);
-	struct ag_run_event ev = {.kind = AG_RUN_EV_AGENT_LINE, .stream = stream,
-				  .line = AG_LINE_CAPPED, .text = "", .cap = l->cap};
+	struct ag_run_event ev = {.kind = AG_RUN_EV_AGENT_LINE,
+				  .stream = stream,
+				  .line = AG_LINE_CAPPED,
+				  .text = "",
+				  .cap = l->cap};
 	l->obs->event(l->obs->ctx, &ev);
 }
 

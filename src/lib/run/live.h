@@ -30,19 +30,19 @@ enum ag_run_line_kind {
 struct ag_run_event {
 	enum ag_run_event_kind kind;
 	/* AG_RUN_EV_PROGRESS */
-	const char *stage;   /* static: "workspace copy", "change capture", "source check" */
-	bool reading;	     /* false: listing entries; true: reading (hashing, copying) files */
-	bool done;	     /* the stage finished (sent once, last) */
-	uint64_t entries;    /* listed so far, or files read so far */
+	const char *stage;	/* static: "workspace copy", "change capture", "source check" */
+	bool reading;		/* false: listing entries; true: reading (hashing, copying) files */
+	bool done;		/* the stage finished (sent once, last) */
+	uint64_t entries;	/* listed so far, or files read so far */
 	uint64_t entries_total; /* reading: files to read; else 0 */
-	uint64_t bytes;	     /* file bytes listed, or read so far */
-	uint64_t bytes_total;   /* reading: bytes to read; else 0 */
+	uint64_t bytes;		/* file bytes listed, or read so far */
+	uint64_t bytes_total;	/* reading: bytes to read; else 0 */
 	/* AG_RUN_EV_AGENT_LINE */
-	int stream;	       /* 1 stdout, 2 stderr */
+	int stream; /* 1 stdout, 2 stderr */
 	enum ag_run_line_kind line;
-	const char *text;      /* redacted and terminal-safe, without its newline */
+	const char *text; /* redacted and terminal-safe, without its newline */
 	size_t len;
-	uint64_t cap;	       /* AG_LINE_CAPPED: the cap in bytes */
+	uint64_t cap; /* AG_LINE_CAPPED: the cap in bytes */
 };
 
 struct ag_run_observer {

@@ -111,7 +111,8 @@ static void log_container(const char *id, const struct ag_cleanup_result *r, voi
 
 static bool remove_workspace(int run_fd, size_t *removed)
 {
-	int lf = openat(run_fd, AG_RUN_LIFECYCLE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int lf =
+	    openat(run_fd, AG_RUN_LIFECYCLE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (lf < 0)
 		return errno == ENOENT;
 	bool ok = true;
@@ -191,8 +192,8 @@ static void recover_one(int root_fd, const char *run_id, struct ag_engine *cli,
 			logf_(log, data, "%s: a study container or network could not be removed",
 			      run_id);
 		} else if (sc || sn) {
-			logf_(log, data, "%s: study: %zu container(s), %zu network(s) removed", run_id,
-			      sc, sn);
+			logf_(log, data, "%s: study: %zu container(s), %zu network(s) removed",
+			      run_id, sc, sn);
 		}
 		rep->containers_removed += sc;
 	}
@@ -269,10 +270,11 @@ static void recover_probes(struct ag_engine *cli, const struct ag_recover_option
 			free(bare);
 			continue;
 		}
-		const struct ag_label_expect le[] = {{AG_PF_LABEL_OWNER, AG_PF_LABEL_OWNER_VALUE},
-						     {AG_PF_LABEL_KIND, AG_PF_LABEL_KIND_VALUE},
-						     {AG_PF_LABEL_NAME, bare},
-						     {opt->probe_label_key, opt->probe_label_value}};
+		const struct ag_label_expect le[] = {
+		    {AG_PF_LABEL_OWNER, AG_PF_LABEL_OWNER_VALUE},
+		    {AG_PF_LABEL_KIND, AG_PF_LABEL_KIND_VALUE},
+		    {AG_PF_LABEL_NAME, bare},
+		    {opt->probe_label_key, opt->probe_label_value}};
 		struct ag_container_owner own = {bare, le, extra ? 4 : 3};
 		struct ag_cleanup_result cr;
 		ag_container_cleanup(cli, ids.v[i], &own, AG_DOCKER_CONTROL_TIMEOUT_MS, &cr);
@@ -294,8 +296,7 @@ static int cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int ag_run_recover(int runs_root_fd, struct ag_engine *cli,
-		   const struct ag_recover_options *opt,
+int ag_run_recover(int runs_root_fd, struct ag_engine *cli, const struct ag_recover_options *opt,
 		   ag_recover_log_fn log, void *data, struct ag_recover_report *rep,
 		   struct ag_error **err)
 {
@@ -317,7 +318,8 @@ int ag_run_recover(int runs_root_fd, struct ag_engine *cli,
 			continue;
 		if (names.n >= AG_RUN_CLEANUP_SCAN_MAX) {
 			rc = ag_err(err, AG_E_LIMIT, 0, "limit.run.cleanup_scan",
-				    "the runs root has more than %d entries", AG_RUN_CLEANUP_SCAN_MAX);
+				    "the runs root has more than %d entries",
+				    AG_RUN_CLEANUP_SCAN_MAX);
 			break;
 		}
 		struct stat st;

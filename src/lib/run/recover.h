@@ -29,10 +29,10 @@ struct ag_error;
 
 struct ag_recover_report {
 	size_t runs_examined;
-	size_t runs_live;	   /* owner still running: left alone */
-	size_t runs_recovered;	   /* containers and workspace cleaned */
-	size_t runs_incomplete;	   /* something could not be verified */
-	size_t runs_unowned;	   /* entries without a valid marker: left alone */
+	size_t runs_live;	/* owner still running: left alone */
+	size_t runs_recovered;	/* containers and workspace cleaned */
+	size_t runs_incomplete; /* something could not be verified */
+	size_t runs_unowned;	/* entries without a valid marker: left alone */
 	size_t containers_removed;
 	size_t workspaces_removed;
 };
@@ -52,8 +52,7 @@ struct ag_recover_options {
 	const char *probe_label_value;
 };
 
-int ag_run_recover(int runs_root_fd, struct ag_engine *cli,
-		   const struct ag_recover_options *opt,
+int ag_run_recover(int runs_root_fd, struct ag_engine *cli, const struct ag_recover_options *opt,
 		   ag_recover_log_fn log, void *data, struct ag_recover_report *rep,
 		   struct ag_error **err);
 

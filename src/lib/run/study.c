@@ -525,7 +525,6 @@ static int write_policy(struct ag_study *s, int dirfd, struct ag_error **err)
 	return rc;
 }
 
-
 /*
  * The host's own addresses that some policy rule could ever approve
  * (global or documentation range: every other class is refused by the
@@ -960,9 +959,11 @@ static json_t *read_stream(struct ag_study *s, int run_fd)
 	_cleanup_free_ char *red = ag_study_stream_redact(s->o.redact, buf, len, &rlen);
 	if (rlen != len || memcmp(red, buf, len) != 0) {
 		/* the gateway is gone: nothing writes its directory any more */
-		int dfd = openat(run_fd, AG_STUDY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dfd < 0 || ag_write_file_atomic_at(dfd, AG_STUDY_EVENTS_FILE, "the gateway stream",
-							red, rlen, 0640, false, &e) < 0) {
+		int dfd =
+		    openat(run_fd, AG_STUDY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0 ||
+		    ag_write_file_atomic_at(dfd, AG_STUDY_EVENTS_FILE, "the gateway stream", red,
+					    rlen, 0640, false, &e) < 0) {
 			/* the raw stream cannot be replaced: not evidence to trust or keep */
 			ag_error_free(e);
 			e = NULL;
@@ -1108,8 +1109,8 @@ static void h_artifact(void *data, json_t *artifact)
 	json_object_set_new(
 	    o, "cleanup",
 	    json_pack("{s:s, s:s, s:s, s:s}", "gateway", cleanup_word(&s->cl_gateway), "probe",
-		      s->probe_attempted ? cleanup_word(&s->cl_probe) : "not_created", "study_network",
-		      cleanup_word(&s->cl_study), "outbound_network",
+		      s->probe_attempted ? cleanup_word(&s->cl_probe) : "not_created",
+		      "study_network", cleanup_word(&s->cl_study), "outbound_network",
 		      s->out_ours ? cleanup_word(&s->cl_out) : "not_owned"));
 	/* The host bridge devices of the networks AgentGuard made (br-<12 hex>):
 	 * the names anyone can check are gone. */

@@ -72,21 +72,21 @@ void ag_ws_gitinfo_release(struct ag_ws_gitinfo *g)
 int ag_ws_git_forbid_exec(void)
 {
 	struct sock_filter f[] = {
-	    /* another ABI than ours (e.g. i386 on x86_64): refuse everything */
-	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AG_AUDIT_ARCH, 1, 0),
-	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		/* another ABI than ours (e.g. i386 on x86_64): refuse everything */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AG_AUDIT_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 #if defined(__x86_64__)
-	    /* x32 system calls (the same numbers with bit 30 set) */
-	    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 2, 0),
+		/* x32 system calls (the same numbers with bit 30 set) */
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 2, 0),
 #else
-	    BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0),
+		BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0),
 #endif
-	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 1, 0),
-	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 0, 1),
-	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = {.len = (unsigned short)AG_ARRAY_SIZE(f), .filter = f};
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -492,15 +492,16 @@ static int spawn_reader(int srcfd, unsigned what, int wfd, pid_t *pid)
  * deadline, SIGKILLs and reaps it on any failure. *status is its exit
  * status (-1 when killed by a signal).
  */
-static int run_child(int srcfd, unsigned what, unsigned timeout_ms, struct ag_buf *out,
-		     int *status, struct ag_error **err)
+static int run_child(int srcfd, unsigned what, unsigned timeout_ms, struct ag_buf *out, int *status,
+		     struct ag_error **err)
 {
 	if (reader_exe_fd < 0)
 		return ag_err(err, AG_E_INTERNAL, 0, R_GIT,
 			      "the git reader is not available in this program");
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
-		return ag_err(err, AG_E_IO, errno, R_GIT, "cannot create a pipe for the git reader");
+		return ag_err(err, AG_E_IO, errno, R_GIT,
+			      "cannot create a pipe for the git reader");
 	pid_t pid = -1;
 	int rc = spawn_reader(srcfd, what, p[1], &pid);
 	close(p[1]);
@@ -675,7 +676,8 @@ static int parse_records(const char *buf, size_t len, struct ag_ws_gitinfo *g,
 				push_str(&g->tracked, &g->ntracked, &talloc, v);
 			} else if (*p == 'G' || v[l - 1] == '/') {
 				/* a submodule, or an untracked nested repository */
-				_cleanup_free_ char *d = ag_xstrndup(v, v[l - 1] == '/' ? l - 1 : l);
+				_cleanup_free_ char *d =
+				    ag_xstrndup(v, v[l - 1] == '/' ? l - 1 : l);
 				if (!*d)
 					return malformed(g, err);
 				push_str(&g->subtrees, &g->nsubtrees, &galloc, d);
@@ -770,8 +772,7 @@ bool ag_ws_git_is_tracked(const struct ag_ws_gitinfo *g, const char *path)
 	return has_exact(g->tracked, g->ntracked, path);
 }
 
-enum ag_ws_git_incl ag_ws_git_included(const struct ag_ws_gitinfo *g, const char *path,
-				       bool is_dir)
+enum ag_ws_git_incl ag_ws_git_included(const struct ag_ws_gitinfo *g, const char *path, bool is_dir)
 {
 	/* at or below a submodule or nested repository: all of it belongs */
 	if (g->nsubtrees) {

@@ -67,7 +67,7 @@ struct ag_ws_capture_opts {
 	unsigned threads;		   /* 0: 2 */
 	ag_ws_hook_fn after_walk;	   /* tests: between walk and hashing */
 	void *hook_ctx;
-	ag_ws_progress_fn progress;	   /* may be NULL (snapshot.h) */
+	ag_ws_progress_fn progress; /* may be NULL (snapshot.h) */
 	void *progress_ctx;
 };
 

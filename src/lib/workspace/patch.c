@@ -42,13 +42,15 @@ static int open_parent(int root, const char *rel, char *copy, const char **leaf,
 		*slash = '\0';
 		if (!*p || strcmp(p, ".") == 0 || strcmp(p, "..") == 0) {
 			close(cur);
-			return ag_err(err, AG_E_UNSAFE_PATH, 0, "patch.path", "unusual path component");
+			return ag_err(err, AG_E_UNSAFE_PATH, 0, "patch.path",
+				      "unusual path component");
 		}
 		int next = openat(cur, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		int e = errno;
 		close(cur);
 		if (next < 0)
-			return ag_err(err, AG_E_IO, e, "patch.open", "cannot open a changed file's directory");
+			return ag_err(err, AG_E_IO, e, "patch.open",
+				      "cannot open a changed file's directory");
 		cur = next;
 	}
 	if (!*p || strcmp(p, ".") == 0 || strcmp(p, "..") == 0) {
@@ -100,7 +102,8 @@ static int read_side(int root, const char *rel, uint64_t *budget, struct side *s
 		if (fd >= 0)
 			close(fd);
 	} else {
-		ag_err(err, AG_E_UNSAFE_PATH, 0, "patch.special", "a changed entry is not a file or link");
+		ag_err(err, AG_E_UNSAFE_PATH, 0, "patch.special",
+		       "a changed entry is not a file or link");
 	}
 	close(dir);
 	return rc;
@@ -120,9 +123,9 @@ static int put_path(struct ag_buf *b, const char *prefix, const char *p, struct 
 	for (const unsigned char *c = (const unsigned char *)p; *c; c++) {
 		static const char from[] = "\a\b\t\n\v\f\r\"\\", to[] = "abtnvfr\"\\";
 		const char *k = *c ? strchr(from, *c) : NULL;
-		int rc = k ? ag_buf_addf(b, err, "\\%c", to[k - from])
-		       : (*c < 0x20 || *c >= 0x7f) ? ag_buf_addf(b, err, "\\%03o", *c)
-						   : ag_buf_add(b, c, 1, err);
+		int rc = k			     ? ag_buf_addf(b, err, "\\%c", to[k - from])
+			 : (*c < 0x20 || *c >= 0x7f) ? ag_buf_addf(b, err, "\\%03o", *c)
+						     : ag_buf_add(b, c, 1, err);
 		if (rc < 0)
 			return -1;
 	}
@@ -224,9 +227,11 @@ static int section(struct ag_buf *out, const char *a, const struct side *o, cons
 	int rc = 0;
 	if (!binary && git_patch_num_hunks(p) > 0) {
 		if (ag_buf_adds(out, "--- ", err) < 0 ||
-		    (o->mode ? put_path(out, "a/", pa, err) : ag_buf_adds(out, "/dev/null", err)) < 0 ||
+		    (o->mode ? put_path(out, "a/", pa, err) : ag_buf_adds(out, "/dev/null", err)) <
+			0 ||
 		    ag_buf_adds(out, "\n+++ ", err) < 0 ||
-		    (n->mode ? put_path(out, "b/", pb, err) : ag_buf_adds(out, "/dev/null", err)) < 0 ||
+		    (n->mode ? put_path(out, "b/", pb, err) : ag_buf_adds(out, "/dev/null", err)) <
+			0 ||
 		    ag_buf_adds(out, "\n", err) < 0)
 			rc = -1;
 	}
@@ -234,9 +239,11 @@ static int section(struct ag_buf *out, const char *a, const struct side *o, cons
 	if (rc == 0 && git_patch_print(p, print_line, &pc) != 0) {
 		rc = -1;
 		if (pc.no_data && !*err)
-			ag_err(err, AG_E_INTERNAL, 0, "patch.binary", "a binary file could not be encoded");
+			ag_err(err, AG_E_INTERNAL, 0, "patch.binary",
+			       "a binary file could not be encoded");
 		else if (!*err)
-			ag_err(err, AG_E_INTERNAL, 0, "patch.diff", "libgit2 could not print a file");
+			ag_err(err, AG_E_INTERNAL, 0, "patch.diff",
+			       "libgit2 could not print a file");
 	}
 	if (binary)
 		st->binary++;

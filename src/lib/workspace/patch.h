@@ -32,10 +32,10 @@ struct ag_buf;
 struct ag_ws_mutations;
 
 struct ag_patch_stats {
-	size_t files;	      /* file sections in the patch */
-	size_t binary;	      /* of which git binary patches */
-	size_t dirs_skipped;  /* directory changes (not representable) */
-	uint64_t bytes_read;  /* old + new content read */
+	size_t files;	     /* file sections in the patch */
+	size_t binary;	     /* of which git binary patches */
+	size_t dirs_skipped; /* directory changes (not representable) */
+	uint64_t bytes_read; /* old + new content read */
 };
 
 /* Appends the patch of m to out (bounded by out's own limit). */

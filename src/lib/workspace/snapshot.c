@@ -615,8 +615,8 @@ static int walk_dir(struct walk *w, int dirfd, size_t plen, uint64_t depth, stru
 		}
 		if (w->s->n >= w->l->max_entries) {
 			r = ag_err(err, AG_E_LIMIT, 0, R_ENTRIES,
-				   "tree has more than %" PRIu64 " entries (%s)%s", w->l->max_entries,
-				   R_ENTRIES, size_hint(w));
+				   "tree has more than %" PRIu64 " entries (%s)%s",
+				   w->l->max_entries, R_ENTRIES, size_hint(w));
 			goto out;
 		}
 		if (S_ISDIR(st.st_mode)) {
@@ -1285,8 +1285,11 @@ int ag_ws_snapshot_take(int rootfd, const struct ag_ws_snapshot_opts *opts,
 		uint64_t files = 0;
 		for (size_t i = 0; i < s.n; i++)
 			files += s.v[i].kind == AG_WS_FILE;
-		struct ag_ws_progress p = {.reading = true, .done = true, .entries = files,
-					   .entries_total = files, .bytes = s.total_bytes,
+		struct ag_ws_progress p = {.reading = true,
+					   .done = true,
+					   .entries = files,
+					   .entries_total = files,
+					   .bytes = s.total_bytes,
 					   .bytes_total = s.total_bytes};
 		progress_tick(opts, &w.progress_ms, &p, true);
 	}

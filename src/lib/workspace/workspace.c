@@ -775,8 +775,8 @@ const char *ag_ws_copy_rule_name(const struct ag_ws_prepared *p)
 }
 
 json_t *ag_ws_copy_json(const struct ag_ws_prepared *p, const char *const *patterns, size_t n,
-			const uint64_t *counts, json_t *(*pattern_json)(const char *pattern, void *ctx),
-			void *ctx)
+			const uint64_t *counts,
+			json_t *(*pattern_json)(const char *pattern, void *ctx), void *ctx)
 {
 	json_t *copy = json_object();
 	json_object_set_new(copy, "rule", json_string(ag_ws_copy_rule_name(p)));
@@ -810,7 +810,8 @@ int ag_ws_source_snapshot(int srcfd, const struct ag_ws_prepare_opts *opts,
 	const struct ag_ws_prepare_opts *o = opts ? opts : &defaults;
 	struct ag_ws_gitinfo git = {0};
 	if (!o->include_ignored) {
-		struct ag_ws_git_opts go = {.what = AG_WS_GIT_PATHS, .timeout_ms = o->git_timeout_ms};
+		struct ag_ws_git_opts go = {.what = AG_WS_GIT_PATHS,
+					    .timeout_ms = o->git_timeout_ms};
 		if (ag_ws_gitinfo_collect(srcfd, &go, &git, err) < 0)
 			return -1;
 	}
@@ -912,8 +913,7 @@ static int prepare_staged(int srcfd, int stagefd, const char *id,
 	out->total_bytes = snap.total_bytes;
 	out->text_bytes = text_bytes;
 
-	_cleanup_free_ char *meta =
-	    metadata_json(id, out, o, l, writable, am, em, git->nstatus);
+	_cleanup_free_ char *meta = metadata_json(id, out, o, l, writable, am, em, git->nstatus);
 	if (ag_write_file_atomic_at(evfd, AG_WS_METADATA_FILE, "evidence/" AG_WS_METADATA_FILE,
 				    meta, strlen(meta), 0600, true, err) < 0)
 		return -1;
