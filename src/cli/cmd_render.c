@@ -1,4 +1,5 @@
 #include "lib/base/ag.h"
+#include "lib/base/sanitize.h"
 #include "cli/cli.h"
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
@@ -155,7 +156,7 @@ static int render(const struct render_args *ra)
 	/* Values are never printed: every configured entry is a placeholder. */
 	_cleanup_strv_ struct ag_strv env = AG_STRV_INIT;
 	for (size_t i = 0; i < c->contained.n_env; i++)
-		ag_strv_pushf(&env, "%s=[REDACTED]", c->contained.env[i].name);
+		ag_strv_pushf(&env, "%s=" AG_PH_SECRET, c->contained.env[i].name);
 	_cleanup_free_ struct ag_label *labels =
 	    lkv->n ? ag_xcalloc(lkv->n, sizeof(*labels)) : NULL;
 	for (size_t i = 0; i < lkv->n; i++) {

@@ -8,6 +8,7 @@
 #include "lib/base/ag.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
+#include "lib/base/sanitize.h"
 #include "lib/config/imageref.h"
 #include "lib/docker/docker_json.h"
 #include "lib/docker/inspect.h"
@@ -17,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *s = (const char *)data;
-	char *san = ag_pf_sanitize(s, size);
+	char *san = ag_sanitize(NULL, AG_SANITIZE_ENGINE, s, size, AG_PF_DIAGNOSTIC_MAX_BYTES);
 	if (strlen(san) > AG_PF_DIAGNOSTIC_MAX_BYTES)
 		abort();
 	for (const char *p = san; *p; p++)

@@ -11,6 +11,7 @@
  * again (idempotent, bounded to 512 bytes).
  */
 #include "lib/base/ag.h"
+#include "lib/base/sanitize.h"
 #include "lib/base/error.h"
 #include "lib/egress/manifest.h"
 
@@ -40,8 +41,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size <= 4096) {
 		char *s = ag_xstrndup((const char *)data, size);
-		char *once = ag_egress_sanitize(s);
-		char *twice = ag_egress_sanitize(once);
+		char *once = ag_sanitize(NULL, AG_SANITIZE_EGRESS, s, strlen(s),
+					 AG_EGRESS_MANIFEST_MAX_STRING);
+		char *twice = ag_sanitize(NULL, AG_SANITIZE_EGRESS, once, strlen(once),
+					  AG_EGRESS_MANIFEST_MAX_STRING);
 		if (strlen(once) > AG_EGRESS_MANIFEST_MAX_STRING || strcmp(once, twice))
 			abort();
 		free(twice);

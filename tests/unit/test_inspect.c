@@ -151,40 +151,6 @@ static void test_json_path(void **state)
 	json_decref(v);
 }
 
-/* ---- sanitizer ---- */
-
-static void test_sanitize(void **state)
-{
-	(void)state;
-	static const struct {
-		const char *in, *out;
-	} cases[] = {
-	    {"plain text", "plain text"},
-	    {"a\x01\tb\n\nc", "a b c"},
-	    {"Cannot connect to unix:///var/run/docker.sock. Is it running?",
-	     "Cannot connect to <docker-endpoint> Is it running?"},
-	    {"dial tcp://10.0.0.1:2376 refused", "dial <docker-endpoint> refused"},
-	    {"open /home/alice/.docker/config.json: denied", "open <path>: denied"},
-	    {"stat /tmp/ag-x/wrapper failed", "stat <path> failed"},
-	    {"tmpfs /tmp ok", "tmpfs /tmp ok"},
-	    {"API_TOKEN=hunter2 leaked", "API_TOKEN=<redacted> leaked"},
-	    {"rc=1 fine", "rc=1 fine"},
-	    {"caf\xc3\xa9", "caf??"},
-	};
-	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
-		char *o = ag_pf_sanitize(cases[i].in, strlen(cases[i].in));
-		assert_string_equal(o, cases[i].out);
-		free(o);
-	}
-	char *big = ag_xmalloc(5000);
-	memset(big, 'x', 4999);
-	big[4999] = '\0';
-	char *o = ag_pf_sanitize(big, 4999);
-	assert_int_equal(strlen(o), AG_PF_DIAGNOSTIC_MAX_BYTES);
-	free(o);
-	free(big);
-}
-
 /* ---- version / info / platform ---- */
 
 static void facts_from(const char *version, const char *info, struct ag_engine_facts *e,
@@ -677,7 +643,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_json_bounds),
 	    cmocka_unit_test(test_json_path),
-	    cmocka_unit_test(test_sanitize),
 	    cmocka_unit_test(test_engine_real),
 	    cmocka_unit_test(test_engine_faults),
 	    cmocka_unit_test(test_version_shapes),

@@ -202,6 +202,9 @@
 #define AG_PF_PROBE_OUTPUT_MAX_BYTES 4096
 /* Longest diagnostic in evidence or on a terminal (contract: bounded). */
 #define AG_PF_DIAGNOSTIC_MAX_BYTES 512
+/* Longest description of an Engine API request in an error message (its
+ * path, sanitized: the rest of the message stays within the diagnostic). */
+#define AG_DOCKER_WHAT_MAX_BYTES 160
 /* Largest serialized preflight evidence object; protects reports. */
 #define AG_PF_EVIDENCE_MAX_BYTES (64 * 1024)
 /* Oldest Docker API with --read-only plus --tmpfs options (Docker 1.13). */

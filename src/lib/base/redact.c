@@ -1,5 +1,6 @@
 #include "lib/base/ag.h"
 #include "lib/base/redact.h"
+#include "lib/base/sanitize.h"
 #include "lib/base/bounds.h"
 #include "lib/base/termsafe.h"
 
@@ -421,7 +422,7 @@ static inline void lit_decide(struct lit *L, size_t p)
 	} else if (L->cov > p) {
 		lit_flush(L, p);
 		if (!L->in_sec)
-			out_adds(L->o, "[REDACTED]");
+			out_adds(L->o, AG_PH_SECRET);
 		L->in_sec = true;
 	} else if (L->plain == SIZE_MAX) {
 		L->plain = p;
@@ -717,7 +718,7 @@ static void scan(const char *s, size_t n, unsigned flags, struct out *o, uint64_
 			}
 			size_t vl = value_len(s + j, n - j);
 			if (vl)
-				out_adds(o, "[REDACTED]");
+				out_adds(o, AG_PH_SECRET);
 			st += j + vl - i;
 			i = plain = j + vl;
 			continue;
@@ -729,7 +730,7 @@ static void scan(const char *s, size_t n, unsigned flags, struct out *o, uint64_
 			st += w;
 			if (end) {
 				FLUSH();
-				out_adds(o, "[REDACTED_PRIVATE_KEY]");
+				out_adds(o, AG_PH_PRIVATE_KEY);
 				i = plain = (size_t)(end - s) + 16;
 				continue;
 			}
@@ -745,7 +746,7 @@ static void scan(const char *s, size_t n, unsigned flags, struct out *o, uint64_
 				at = j;
 			if (at) {
 				FLUSH();
-				out_adds(o, "://[REDACTED]@");
+				out_adds(o, "://" AG_PH_SECRET "@");
 				i = plain = at + 1;
 				continue;
 			}
@@ -754,7 +755,7 @@ static void scan(const char *s, size_t n, unsigned flags, struct out *o, uint64_
 			size_t t = token_shape(s + i, n - i, &st);
 			if (t) {
 				FLUSH();
-				out_adds(o, "[REDACTED]");
+				out_adds(o, AG_PH_SECRET);
 				i = plain = i + t;
 				continue;
 			}
@@ -765,7 +766,7 @@ static void scan(const char *s, size_t n, unsigned flags, struct out *o, uint64_
 			if (kr.minwl && kr.end - i >= kr.minwl) {
 				FLUSH();
 				out_add(o, s + i, kr.voff - i);
-				out_adds(o, "[REDACTED]");
+				out_adds(o, AG_PH_SECRET);
 				i = plain = kr.vend;
 				continue;
 			}
@@ -789,7 +790,7 @@ static void scan(const char *s, size_t n, unsigned flags, struct out *o, uint64_
 				if (vl) {
 					FLUSH();
 					out_add(o, s + i, j - i);
-					out_adds(o, "[REDACTED]");
+					out_adds(o, AG_PH_SECRET);
 					i = plain = j + vl;
 					continue;
 				}
@@ -810,7 +811,7 @@ static void scan(const char *s, size_t n, unsigned flags, struct out *o, uint64_
 					j++;
 				st += j - i;
 				FLUSH();
-				out_adds(o, "[REDACTED_PATH]");
+				out_adds(o, AG_PH_PATH);
 				i = plain = j;
 				continue;
 			}
@@ -854,7 +855,7 @@ char *ag_redact_counted(const struct ag_redactor *r, const char *s, size_t len, 
 	if (!o.s)
 		out_add(&o, "", 0);
 	bool cut = false;
-	static const char marker[] = "...[TRUNCATED]";
+	static const char marker[] = AG_PH_CUT;
 	if (o.len > max) {
 		cut = true;
 		size_t keep = max > sizeof(marker) - 1 ? max - (sizeof(marker) - 1) : 0;
@@ -1042,7 +1043,7 @@ char *ag_redact_argv_item(const struct ag_redactor *r, const char *const *argv, 
 	if (!cred_value(argv, i, &off, &secret))
 		return ag_redact(r, argv[i], strlen(argv[i]), max, 0, NULL);
 	char *head = ag_redact(r, argv[i], off, max, 0, NULL);
-	char *s = ag_xasprintf("%s[REDACTED]", head);
+	char *s = ag_xasprintf("%s" AG_PH_SECRET, head);
 	free(head);
 	if (strlen(s) > max) {
 		char *t = ag_redact(NULL, s, strlen(s), max, 0, NULL);
@@ -1059,7 +1060,7 @@ bool ag_argv_item_leaks_credential(const char *const *argv, size_t argc, size_t 
 	if (i >= argc || !cred_value(argv, i, &off, &secret))
 		return false;
 	const char *v = argv[i] + off;
-	return strcmp(v, "[REDACTED]") != 0 && strcmp(v, "[TRUNCATED]") != 0;
+	return strcmp(v, AG_PH_SECRET) != 0 && strcmp(v, AG_PH_TRUNCATED) != 0;
 }
 
 /* ------------------------------------------------------------------------

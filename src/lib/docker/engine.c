@@ -7,8 +7,8 @@
 #include "lib/docker/engine.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
+#include "lib/base/sanitize.h"
 #include "lib/docker/docker_json.h"
-#include "lib/docker/inspect.h"
 
 #include <curl/curl.h>
 #include <pthread.h>
@@ -212,9 +212,17 @@ static void setup_handle(struct ag_engine *e, CURL *h, struct prereq *q, int *fd
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)AG_DOCKER_CONTROL_TIMEOUT_MS);
 }
 
-static int transport_error(struct ag_engine *e, CURLcode c, bool over, size_t max, const char *what,
-			   struct ag_error **err)
+/* What a request was, for a message: its path with any id or name in it
+ * through the one sanitizer (a new string). */
+static char *safe_what(const char *what)
 {
+	return ag_sanitize(NULL, AG_SANITIZE_ENGINE, what, strlen(what), AG_DOCKER_WHAT_MAX_BYTES);
+}
+
+static int transport_error(struct ag_engine *e, CURLcode c, bool over, size_t max,
+			   const char *raw_what, struct ag_error **err)
+{
+	_cleanup_free_ char *what = safe_what(raw_what);
 	if (over)
 		return ag_err(err, AG_E_LIMIT, 0, "docker.response.too_large",
 			      "%s: the daemon's answer is larger than %zu bytes", what, max);
@@ -249,11 +257,36 @@ void ag_engine_reply_release(struct ag_engine_reply *r)
 	r->status = 0;
 }
 
+/*
+ * A request that makes an object: a create (container, network, exec) or a
+ * network connect. Sent once, never again by the transport: libcurl resends
+ * a request whose kept-alive connection ends before one byte of answer
+ * ("Connection died, retrying a fresh connect"), which for these would make
+ * a second object or a conflict naming the first. So it goes on a fresh
+ * connection (nothing to resend on), closed after it. A lost answer is the
+ * caller's to resolve, by the object's unique label (ledger.h).
+ */
+static bool makes_object(const char *method, const char *path)
+{
+	if (strcmp(method, "POST") != 0)
+		return false;
+	size_t n = strcspn(path, "?");
+	static const char *const tails[] = {"/create", "/exec", "/connect"};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(tails); i++) {
+		size_t k = strlen(tails[i]);
+		if (n >= k && memcmp(path + n - k, tails[i], k) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* The reused handle, reset and set up for one request; r emptied (its
- * body bounded by max, 0 = AG_PF_JSON_MAX_BYTES). NULL when closed. */
+ * body bounded by max, 0 = AG_PF_JSON_MAX_BYTES). NULL when closed. A
+ * request that makes an object gets its own connection (makes_object),
+ * whose socket is recorded in *once_fd, not as the kept-alive one. */
 static CURL *begin_request(struct ag_engine *e, const char *method, const char *path,
 			   unsigned timeout_ms, size_t max, struct ag_engine_reply *r,
-			   struct prereq *q, char **url, struct ag_error **err)
+			   struct prereq *q, int *once_fd, char **url, struct ag_error **err)
 {
 	if (!e || !e->curl) {
 		ag_err(err, AG_E_INTERNAL, 0, "docker.engine.closed",
@@ -266,8 +299,14 @@ static CURL *begin_request(struct ag_engine *e, const char *method, const char *
 	ag_buf_init(&r->body, max ? max : AG_PF_JSON_MAX_BYTES, "docker.response.too_large");
 	r->status = 0;
 	*url = ag_xasprintf("http://docker" AG_ENGINE_API_PATH "%s", path);
-	setup_handle(e, h, q, &e->sock_fd, method, *url,
+	bool once = makes_object(method, path);
+	*once_fd = -1;
+	setup_handle(e, h, q, once ? once_fd : &e->sock_fd, method, *url,
 		     timeout_ms ? timeout_ms : AG_DOCKER_CONTROL_TIMEOUT_MS);
+	if (once) {
+		curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
+		curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
+	}
 	return h;
 }
 
@@ -276,8 +315,9 @@ int ag_engine_call(struct ag_engine *e, const char *method, const char *path, co
 		   struct ag_error **err)
 {
 	struct prereq q;
+	int once_fd;
 	_cleanup_free_ char *url = NULL;
-	CURL *h = begin_request(e, method, path, timeout_ms, max, r, &q, &url, err);
+	CURL *h = begin_request(e, method, path, timeout_ms, max, r, &q, &once_fd, &url, err);
 	if (!h)
 		return -1;
 	struct sink s = {&r->body, false};
@@ -356,8 +396,9 @@ int ag_engine_get_stream(struct ag_engine *e, const char *path, unsigned timeout
 			 struct ag_error **err)
 {
 	struct prereq q;
+	int once_fd;
 	_cleanup_free_ char *url = NULL;
-	CURL *h = begin_request(e, "GET", path, timeout_ms, 0, r, &q, &url, err);
+	CURL *h = begin_request(e, "GET", path, timeout_ms, 0, r, &q, &once_fd, &url, err);
 	if (!h)
 		return -1;
 	struct stream_sink s = {.h = h, .fn = sink, .data = data, .errbody = &r->body, .max = max};
@@ -366,13 +407,15 @@ int ag_engine_get_stream(struct ag_engine *e, const char *path, unsigned timeout
 	e->peer_refused = false;
 	CURLcode c = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
-	if (s.stopped)
-		return ag_err(err, AG_E_DOCKER, 0, "docker.response.sink_stopped",
-			      "%s: the reader of the answer stopped", path);
-	if (s.over && s.mode == 1)
+	if (s.stopped || (s.over && s.mode == 1)) {
+		_cleanup_free_ char *what = safe_what(path);
+		if (s.stopped)
+			return ag_err(err, AG_E_DOCKER, 0, "docker.response.sink_stopped",
+				      "%s: the reader of the answer stopped", what);
 		return ag_err(err, AG_E_LIMIT, 0, "docker.response.too_large",
-			      "%s: the daemon's answer is larger than %llu bytes", path,
+			      "%s: the daemon's answer is larger than %llu bytes", what,
 			      (unsigned long long)max);
+	}
 	if (c != CURLE_OK)
 		return transport_error(e, c, s.over, r->body.max, path, err);
 	return 0;
@@ -382,7 +425,8 @@ int ag_engine_status_error(const struct ag_engine_reply *r, const char *what, st
 {
 	if (r->status >= 200 && r->status < 300)
 		return 0;
-	/* The daemon's {"message": ...}, sanitized and bounded. */
+	/* The daemon's {"message": ...}, through the one sanitizer: no id, no
+	 * other object's name, no host path or secret shape, one bounded line. */
 	char *msg = NULL;
 	json_t *v = NULL;
 	struct ag_error *pe = NULL;
@@ -390,7 +434,8 @@ int ag_engine_status_error(const struct ag_engine_reply *r, const char *what, st
 						AG_DOCKER_JSON_OBJECT, &v, &pe) == 0) {
 		const char *m = json_string_value(json_object_get(v, "message"));
 		if (m)
-			msg = ag_pf_sanitize(m, strlen(m));
+			msg = ag_sanitize(NULL, AG_SANITIZE_ENGINE, m, strlen(m),
+					  AG_PF_DIAGNOSTIC_MAX_BYTES);
 	}
 	ag_error_free(pe);
 	json_decref(v);
@@ -398,8 +443,10 @@ int ag_engine_status_error(const struct ag_engine_reply *r, const char *what, st
 			     : r->status == 409 ? "docker.api.conflict"
 			     : r->status >= 500 ? "docker.api.daemon_error"
 						: "docker.api.status";
-	ag_err(err, AG_E_DOCKER, 0, reason, "%s: the daemon answered %ld%s%s", what, r->status,
+	char *w = safe_what(what);
+	ag_err(err, AG_E_DOCKER, 0, reason, "%s: the daemon answered %ld%s%s", w, r->status,
 	       msg ? ": " : "", msg ? msg : "");
+	free(w);
 	free(msg);
 	return -1;
 }

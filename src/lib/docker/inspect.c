@@ -4,6 +4,7 @@
 #include "lib/docker/exec_spec.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
+#include "lib/base/sanitize.h"
 #include "lib/base/sha256.h"
 #include "lib/config/env_allowlist.h"
 #include "lib/docker/docker_json.h"
@@ -40,120 +41,11 @@ const char *ag_pf_claim_name(enum ag_pf_claim c)
 	}
 }
 
-/* ---- sanitizer ---- */
-
 /* A size Docker reports back ("16m", "65536"); -1 when it is not one. */
 static int64_t docker_size(const char *s)
 {
 	int64_t v;
 	return ag_size_parse(s, AG_SIZE_DOCKER, &v) == 0 ? v : -1;
-}
-
-static bool is_token_break(char c)
-{
-	return c == ' ' || c == '"' || c == '\'' || c == ',' || c == ';' || c == '(' || c == ')' ||
-	       c == '[' || c == ']' || c == '{' || c == '}' || c == '<' || c == '>';
-}
-
-static bool starts_with_ci(const char *s, const char *pfx)
-{
-	return strncasecmp(s, pfx, strlen(pfx)) == 0;
-}
-
-char *ag_pf_sanitize(const char *in, size_t len)
-{
-	static const char *const schemes[] = {"unix://", "tcp://",  "npipe://", "ssh://",
-					      "fd://",	 "http://", "https://"};
-	/* Pass 1: bytes to printable ASCII, whitespace collapsed. */
-	char *a = ag_xmalloc(len + 1);
-	size_t n = 0;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)in[i];
-		char o;
-		if (c < 0x20 || c == 0x7f)
-			o = ' ';
-		else if (c >= 0x80)
-			o = '?';
-		else
-			o = (char)c;
-		if (o == ' ' && (n == 0 || a[n - 1] == ' '))
-			continue;
-		a[n++] = o;
-	}
-	while (n > 0 && a[n - 1] == ' ')
-		n--;
-	a[n] = '\0';
-	/* Pass 2: endpoints, paths and NAME=value, token by token. */
-	size_t cap = n * 2 + 64;
-	char *o = ag_xmalloc(cap);
-	size_t m = 0;
-#define PUT(str)                                                                                   \
-	do {                                                                                       \
-		size_t l_ = strlen(str);                                                           \
-		if (m + l_ + 1 > cap) {                                                            \
-			cap = (m + l_ + 1) * 2;                                                    \
-			o = ag_xrealloc(o, cap);                                                   \
-		}                                                                                  \
-		memcpy(o + m, (str), l_);                                                          \
-		m += l_;                                                                           \
-	} while (0)
-	size_t i = 0;
-	while (i < n) {
-		bool at_start =
-		    i == 0 || is_token_break(a[i - 1]) || a[i - 1] == '=' || a[i - 1] == ':';
-		bool done = false;
-		for (size_t s = 0; s < AG_ARRAY_SIZE(schemes) && !done; s++) {
-			if (starts_with_ci(a + i, schemes[s])) {
-				PUT("<docker-endpoint>");
-				while (i < n && !is_token_break(a[i]))
-					i++;
-				done = true;
-			}
-		}
-		if (done)
-			continue;
-		if (at_start && a[i] == '/') {
-			/* An absolute path of two or more components: private. */
-			size_t j = i + 1;
-			bool second = false;
-			while (j < n && !is_token_break(a[j]) && a[j] != ':') {
-				if (a[j] == '/' && j + 1 < n && !is_token_break(a[j + 1]))
-					second = true;
-				j++;
-			}
-			if (second) {
-				PUT("<path>");
-				i = j;
-				continue;
-			}
-		}
-		if (at_start && (isupper((unsigned char)a[i]) || a[i] == '_')) {
-			size_t j = i;
-			while (j < n && (isupper((unsigned char)a[j]) ||
-					 isdigit((unsigned char)a[j]) || a[j] == '_'))
-				j++;
-			if (j < n && a[j] == '=') {
-				char save = a[j + 1];
-				a[j + 1] = '\0';
-				PUT(a + i);
-				a[j + 1] = save;
-				PUT("<redacted>");
-				i = j + 1;
-				while (i < n && a[i] != ' ')
-					i++;
-				continue;
-			}
-		}
-		char one[2] = {a[i], '\0'};
-		PUT(one);
-		i++;
-	}
-#undef PUT
-	free(a);
-	if (m > AG_PF_DIAGNOSTIC_MAX_BYTES)
-		m = AG_PF_DIAGNOSTIC_MAX_BYTES;
-	o[m] = '\0';
-	return o;
 }
 
 /* ---- findings ---- */
@@ -173,7 +65,8 @@ void ag_pf_findings_add(struct ag_pf_findings *f, const char *control, enum ag_p
 	    .control = control,
 	    .reason = reason,
 	    .verdict = verdict,
-	    .detail = ag_pf_sanitize(raw, strlen(raw)),
+	    .detail =
+		ag_sanitize(NULL, AG_SANITIZE_ENGINE, raw, strlen(raw), AG_PF_DIAGNOSTIC_MAX_BYTES),
 	};
 	free(raw);
 }
@@ -233,7 +126,8 @@ bool ag_is_image_id(const char *s)
  * only a sanitized copy of anything that ends up in evidence. */
 static char *san_dup(const char *s)
 {
-	return s ? ag_pf_sanitize(s, strlen(s)) : NULL;
+	return s ? ag_sanitize(NULL, AG_SANITIZE_ENGINE, s, strlen(s), AG_PF_DIAGNOSTIC_MAX_BYTES)
+		 : NULL;
 }
 
 static bool contains_ci(const char *hay, const char *needle)

@@ -58,7 +58,8 @@ struct ag_pf_findings {
 		NULL, 0, 0                                                                         \
 	}
 
-/* Appends a finding; detail is formatted, then sanitized and bounded. */
+/* Appends a finding; detail is formatted, then sanitized and bounded
+ * (ag_sanitize, AG_SANITIZE_ENGINE, AG_PF_DIAGNOSTIC_MAX_BYTES). */
 void ag_pf_findings_add(struct ag_pf_findings *f, const char *control, enum ag_pf_verdict verdict,
 			const char *reason, const char *fmt, ...) AG_PRINTF(5, 6);
 /* The worst verdict (unsafe beats unavailable); only when n > 0. */
@@ -68,17 +69,6 @@ ssize_t ag_pf_findings_find(const struct ag_pf_findings *f, const char *reason);
 void ag_pf_findings_release(struct ag_pf_findings *f);
 void ag_pf_findings_releasep(struct ag_pf_findings *f);
 #define _cleanup_findings_ _cleanup_(ag_pf_findings_releasep)
-
-/*
- * Sanitizes untrusted text (docker stderr, fields) for diagnostics and
- * evidence: control characters become spaces and non-ASCII bytes '?';
- * Docker endpoints (unix://, tcp://, npipe://, ssh://, fd://, http(s)://)
- * become <docker-endpoint>; absolute paths with two or more components
- * become <path>; values of NAME=value assignments with an upper-case NAME
- * become <redacted>; whitespace is collapsed; the result is cut to
- * AG_PF_DIAGNOSTIC_MAX_BYTES. Returns a new heap string.
- */
-char *ag_pf_sanitize(const char *s, size_t len);
 
 /* Facts about the client and the engine read from version and info. */
 struct ag_engine_facts {

@@ -3,6 +3,7 @@
 #include "lib/docker/ledger.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
+#include "lib/base/sanitize.h"
 #include "lib/base/strv.h"
 #include "lib/config/config.h"
 #include "lib/docker/engine.h"
@@ -121,7 +122,8 @@ static void pass(struct pf *p, const char *name, const char *diag)
 static void fail(struct pf *p, const char *name, enum ag_pf_verdict v, const char *reason,
 		 const char *raw_diag)
 {
-	char *d = ag_pf_sanitize(raw_diag, strlen(raw_diag));
+	char *d = ag_sanitize(NULL, AG_SANITIZE_ENGINE, raw_diag, strlen(raw_diag),
+			      AG_PF_DIAGNOSTIC_MAX_BYTES);
 	add_check(p, name, false, v == AG_PF_V_UNSAFE ? "unsafe" : "unavailable", reason, d);
 	if (!p->failed) {
 		p->failed = true;

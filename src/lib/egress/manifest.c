@@ -6,148 +6,24 @@
 #include "lib/egress/manifest.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
+#include "lib/base/sanitize.h"
 #include "lib/egress/authority.h"
 #include "lib/egress/policy.h"
 #include "lib/evidence/canon.h"
 
 #define FAIL(code, reason, key, ...) ag_err_at(err, code, reason, NULL, 0, 0, key, __VA_ARGS__)
 
-/* ---- sanitizing ---- */
-
-static const char *const private_prefixes[] = {
-    "/home/",	  "/root/", "/tmp/",   "/Users/",   "/var/folders/",	"/private/",
-    "/run/user/", "/mnt/",  "/media/", "/var/tmp/", "/var/lib/docker/",
-};
-
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* Characters that continue a name or path ("a.b/home/x" is not /home/). */
-static bool path_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       (c != '\0' && strchr("._~-/%+@", c));
-}
-
-/* A private path starts at i: at the start, after any character that
- * cannot continue a name (blank, quote, '=', ':', ';', '<', '|', '`', ...),
- * or right after an empty URL authority ("file:///home/..."). */
-static size_t private_path_at(const char *s, size_t i)
-{
-	bool after_scheme = i >= 3 && s[i - 1] == '/' && s[i - 2] == '/' && s[i - 3] == ':';
-	if (i > 0 && !after_scheme && path_char(s[i - 1]))
-		return 0;
-	for (size_t k = 0; k < AG_ARRAY_SIZE(private_prefixes); k++) {
-		size_t n = strlen(private_prefixes[k]);
-		if (strncmp(s + i, private_prefixes[k], n) == 0)
-			return n;
-	}
-	return 0;
-}
-
-static size_t token_end(const char *s, size_t i)
-{
-	while (s[i] && !is_blank(s[i]))
-		i++;
-	return i;
-}
-
-enum issue { ISSUE_NONE = 0, ISSUE_URL_QUERY, ISSUE_QUERY, ISSUE_PATH };
-
-/*
- * The first thing the sanitizer must change at or after `from` (a token
- * boundary) in s[0..n), one pass per blank-free token: a private path
- * (where a path may start, including right after "://"), a '?' inside a
- * URL (after "://" in the token: dropped with the rest of the token), a
- * '?' elsewhere with an '=' after it in the same token (replaced), or a
- * '#' after "://" (a fragment). Linear in n.
- */
-static enum issue find_issue(const char *s, size_t n, size_t from, size_t *at)
-{
-	for (size_t b = from; b < n;) {
-		if (is_blank(s[b])) {
-			b++;
-			continue;
-		}
-		size_t e = b, url = SIZE_MAX, last_eq = 0;
-		bool eq = false;
-		for (; e < n && !is_blank(s[e]); e++) {
-			if (s[e] == '=') {
-				last_eq = e;
-				eq = true;
-			}
-			if (url == SIZE_MAX && e + 2 < n && s[e] == ':' && s[e + 1] == '/' &&
-			    s[e + 2] == '/')
-				url = e;
-		}
-		for (size_t i = b; i < e; i++) {
-			if (private_path_at(s, i)) {
-				*at = i;
-				return ISSUE_PATH;
-			}
-			/* Inside a URL every '?' starts a query ("?SECRET" has no '='). */
-			if ((s[i] == '?' && ((eq && last_eq > i) || url < i)) ||
-			    (s[i] == '#' && url < i)) {
-				*at = i;
-				return url < i ? ISSUE_URL_QUERY : ISSUE_QUERY;
-			}
-		}
-		b = e;
-	}
-	return ISSUE_NONE;
-}
-
-static bool needs_sanitizing(const char *s, size_t n)
-{
-	size_t at;
-	return n > AG_EGRESS_MANIFEST_MAX_STRING || find_issue(s, n, 0, &at) != ISSUE_NONE;
-}
-
-/* Cuts s[0..n) to at most max bytes without splitting a UTF-8 sequence. */
-static size_t utf8_cut(const char *s, size_t n, size_t max)
-{
-	if (n <= max)
-		return n;
-	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
-		max--;
-	return max;
-}
-
-char *ag_egress_sanitize(const char *s)
-{
-	/* Only ever dropping content, so cut first: the scans below are then
-	 * bounded (a query or path cut short is still a query or path). */
-	size_t n = utf8_cut(s, strlen(s), 2 * AG_EGRESS_MANIFEST_MAX_STRING);
-	_cleanup_free_ char *in = ag_xstrndup(s, n);
-	struct ag_buf o = AG_BUF_INIT(4 * AG_EGRESS_MANIFEST_MAX_STRING, "egress.manifest.string");
-	struct ag_error *e = NULL;
-	int r = 0;
-	for (size_t i = 0; i < n && r == 0;) {
-		size_t at = n;
-		enum issue k = find_issue(in, n, i, &at);
-		r = ag_buf_add(&o, in + i, at - i, &e);
-		if (k == ISSUE_QUERY && r == 0)
-			r = ag_buf_adds(&o, "[REDACTED_QUERY]", &e);
-		else if (k == ISSUE_PATH && r == 0)
-			r = ag_buf_adds(&o, "[REDACTED_PATH]", &e);
-		i = k == ISSUE_NONE ? n : token_end(in, at);
-	}
-	ag_error_free(e); /* cannot happen: the output is at most the input plus markers */
-	o.buf[utf8_cut(o.buf, o.len, AG_EGRESS_MANIFEST_MAX_STRING)] = '\0';
-	size_t len;
-	return ag_buf_detach(&o, &len);
-}
+/* ---- sanitizing: the one sanitizer's egress profile (base/sanitize.h) ---- */
 
 static json_t *clean_string(const char *s)
 {
 	if (!s)
 		return json_null();
-	char *c = ag_egress_sanitize(s);
+	char *c =
+	    ag_sanitize(NULL, AG_SANITIZE_EGRESS, s, strlen(s), AG_EGRESS_MANIFEST_MAX_STRING);
 	json_t *j = json_string(c);
 	free(c);
-	return j ? j : json_string("[INVALID_UTF8]");
+	return j ? j : json_string(AG_PH_INVALID_UTF8);
 }
 
 /* ---- completion ---- */
@@ -355,7 +231,8 @@ static int shape(const json_t *v, unsigned depth, struct vctx *x)
 				return FAIL(AG_E_LIMIT, "egress.manifest.string", x->path,
 					    "key is empty or longer than %d bytes",
 					    AG_EGRESS_MANIFEST_MAX_STRING);
-			if (needs_sanitizing(k, kl))
+			if (ag_sanitize_finds(AG_SANITIZE_EGRESS, k, kl,
+					      AG_EGRESS_MANIFEST_MAX_STRING))
 				return FAIL(AG_E_CONFIG, "egress.manifest.query", x->path,
 					    "key is not sanitized");
 			snprintf(x->path + plen, sizeof(x->path) - plen, "%s%.40s", plen ? "." : "",
@@ -388,12 +265,12 @@ static int shape(const json_t *v, unsigned depth, struct vctx *x)
 			return FAIL(AG_E_LIMIT, "egress.manifest.string", x->path,
 				    "string is longer than %d bytes",
 				    AG_EGRESS_MANIFEST_MAX_STRING);
-		size_t at;
-		enum issue k = find_issue(s, n, 0, &at);
-		if (k == ISSUE_PATH)
+		const char *k =
+		    ag_sanitize_finds(AG_SANITIZE_EGRESS, s, n, AG_EGRESS_MANIFEST_MAX_STRING);
+		if (k && strcmp(k, AG_PH_PATH) == 0)
 			return FAIL(AG_E_CONFIG, "egress.manifest.private_path", x->path,
 				    "a private host path reached the manifest");
-		if (k != ISSUE_NONE)
+		if (k)
 			return FAIL(AG_E_CONFIG, "egress.manifest.query", x->path,
 				    "a query string or fragment reached the manifest");
 		return 0;

@@ -27,9 +27,10 @@
  *   otherwise ........................................ complete   complete
  * success_eligible is true exactly for "complete".
  *
- * SANITIZING: strings are cut to AG_EGRESS_MANIFEST_MAX_STRING bytes (at a
- * character boundary); a URL loses its query and fragment; any other
- * "?k=v" run becomes [REDACTED_QUERY]; a private host path (/home/,
+ * SANITIZING: every string passes the one sanitizer's egress profile
+ * (base/sanitize.h, AG_SANITIZE_EGRESS, bound AG_EGRESS_MANIFEST_MAX_STRING):
+ * cut at a character boundary; a URL loses its query and fragment; any
+ * other "?k=v" run becomes [REDACTED_QUERY]; a private host path (/home/,
  * /root/, /tmp/, /Users/, ...) becomes [REDACTED_PATH]. The validator
  * refuses any string the sanitizer would have changed.
  */
@@ -113,8 +114,5 @@ int ag_egress_manifest_dump(const json_t *m, char **out, size_t *len, struct ag_
  */
 int ag_egress_manifest_validate(const char *data, size_t len, const struct ag_egress_policy *policy,
 				struct ag_egress_completion *c, struct ag_error **err);
-
-/* Sanitizes one string (heap result; see above). */
-char *ag_egress_sanitize(const char *s);
 
 #endif

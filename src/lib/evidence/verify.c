@@ -1,4 +1,5 @@
 #include "lib/base/ag.h"
+#include "lib/base/sanitize.h"
 #include "lib/evidence/verify.h"
 #include "lib/config/env_allowlist.h"
 #include "lib/base/bounds.h"
@@ -165,7 +166,7 @@ static int check_string(const char *s, size_t len, struct ag_error **err)
 	char *r = ag_redact(NULL, s, len, len * 4 + 64, AG_REDACT_KEEP_NEWLINES, NULL);
 	int rc = 0;
 	if (strcmp(r, changed ? esc.buf : s) != 0) {
-		if (count_of(r, "[REDACTED_PATH]") > count_of(s, "[REDACTED_PATH]"))
+		if (count_of(r, AG_PH_PATH) > count_of(s, AG_PH_PATH))
 			rc = ag_err(err, AG_E_UNVERIFIED, 0, "evidence.host_path",
 				    "a value looks like a private host path");
 		else

@@ -1,4 +1,5 @@
 #include "lib/base/ag.h"
+#include "lib/base/sanitize.h"
 #include "lib/base/size.h"
 #include "lib/report/report.h"
 #include "lib/base/bounds.h"
@@ -106,7 +107,7 @@ static void val(struct out *o, enum esc mode, const char *s)
 			putn(o, s + i, 1);
 	}
 	if (cut)
-		put(o, "...[TRUNCATED]");
+		put(o, AG_PH_CUT);
 }
 
 /* ---- artifact access ---- */
