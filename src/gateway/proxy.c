@@ -32,7 +32,7 @@ struct gw_conn {
 	struct bufferevent *cli, *up;
 	struct event *total_timer;
 	char started[32];
-	/* The request, as judged. `url` is the sanitized URL (no query). */
+	/* The request, as judged. `url` is the URL's canonical form (no query). */
 	const char *protocol;
 	char *authority, *url;
 	char *upstream_head; /* plain HTTP: the head forwarded (origin-form) */

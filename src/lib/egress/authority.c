@@ -220,10 +220,10 @@ int ag_egress_authority_parse(const char *s, size_t len, struct ag_egress_target
 }
 
 int ag_egress_url_parse(const char *s, size_t len, struct ag_egress_target *t, bool *https,
-			char **sanitized, const char **reason)
+			char **canonical, const char **reason)
 {
-	if (sanitized)
-		*sanitized = NULL;
+	if (canonical)
+		*canonical = NULL;
 	if (!s || len == 0 || len > AG_EGRESS_AUTHORITY_MAX || memchr(s, '\0', len) ||
 	    has_control_or_space(s, len))
 		REFUSE("egress.url.syntax");
@@ -255,12 +255,12 @@ int ag_egress_url_parse(const char *s, size_t len, struct ag_egress_target *t, b
 	size_t plen = 0;
 	while (alen + plen < rest && path[plen] != '?' && path[plen] != '#')
 		plen++;
-	if (sanitized) {
+	if (canonical) {
 		bool v6 = t->ip_literal && t->addr.family == 6;
 		char port[8] = "";
 		if (explicit_port)
 			snprintf(port, sizeof(port), ":%d", t->port);
-		*sanitized = ag_xasprintf("%s://%s%s%s%s%.*s", *https ? "https" : "http",
+		*canonical = ag_xasprintf("%s://%s%s%s%s%.*s", *https ? "https" : "http",
 					  v6 ? "[" : "", t->host, v6 ? "]" : "", port,
 					  (int)(plen ? plen : 1), plen ? path : "/");
 	}

@@ -62,15 +62,16 @@ int ag_egress_authority_parse(const char *s, size_t len, struct ag_egress_target
 /*
  * Parses an absolute http:// or https:// URL (scheme case-insensitive; no
  * userinfo; printable ASCII only; at most AG_EGRESS_AUTHORITY_MAX bytes).
- * The port defaults to 80 / 443. *https tells the scheme. When `sanitized`
- * is not NULL it receives a heap copy of the URL with the query string and
- * fragment removed: "scheme://host[:port]/path" (query strings never reach
- * evidence). Returns 0 or -1 with *reason one of egress.url.syntax,
- * egress.url.scheme, egress.url.userinfo, egress.authority.port or an
+ * The port defaults to 80 / 443. *https tells the scheme. When `canonical`
+ * is not NULL it receives a heap copy of the URL's canonical form without
+ * the query string and fragment: "scheme://host[:port]/path" (query strings
+ * never reach evidence; what is recorded still passes the one sanitizer,
+ * base/sanitize.h, when the manifest is built). Returns 0 or -1 with *reason one of
+ * egress.url.syntax, egress.url.scheme, egress.url.userinfo, egress.authority.port or an
  * egress.host.* token.
  */
 int ag_egress_url_parse(const char *s, size_t len, struct ag_egress_target *t, bool *https,
-			char **sanitized, const char **reason);
+			char **canonical, const char **reason);
 
 /* ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$: trial and authorization ids (also
  * valid Docker label values). */
