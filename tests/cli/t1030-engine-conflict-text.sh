@@ -40,9 +40,13 @@ conflict_run() {
 		[ -n "$d" ] && break
 		sleep 0.005
 	done
-	NAME=agentguard-$(run_suffix "${d:-x}")
-	OTHER_ID=$("$AG_DOCKER" create --pull never --name "$NAME" --network none \
-		--label agentguard.test=t1030 --label "$AG_TEST_LABEL" "$AG_TEST_IMAGE" /bin/true 2>/dev/null) || OTHER_ID=''
+	NAME='' OTHER_ID=''
+	if [ -n "$d" ]; then
+		NAME=agentguard-$(run_suffix "$d")
+		OTHER_ID=$("$AG_DOCKER" create --pull never --name "$NAME" --network none \
+			--label agentguard.test=t1030 --label "$AG_TEST_LABEL" "$AG_TEST_IMAGE" \
+			/bin/true 2>/dev/null) || OTHER_ID=''
+	fi
 	AG_RC=0
 	wait "$pid" || AG_RC=$?
 	ledger_runs

@@ -262,9 +262,11 @@ void ag_engine_reply_release(struct ag_engine_reply *r)
  * network connect. Sent once, never again by the transport: libcurl resends
  * a request whose kept-alive connection ends before one byte of answer
  * ("Connection died, retrying a fresh connect"), which for these would make
- * a second object or a conflict naming the first. So it goes on a fresh
- * connection (nothing to resend on), closed after it. A lost answer is the
- * caller's to resolve, by the object's unique label (ledger.h).
+ * a second object or a conflict naming the first. So it goes on an easy
+ * handle of its own, made for it and cleaned up after it: a new connection
+ * (peer-checked like every other), which libcurl never retries on, and never
+ * kept. A lost answer is the caller's to resolve, by the object's unique
+ * label (ledger.h).
  */
 static bool makes_object(const char *method, const char *path)
 {
@@ -280,10 +282,10 @@ static bool makes_object(const char *method, const char *path)
 	return false;
 }
 
-/* The reused handle, reset and set up for one request; r emptied (its
- * body bounded by max, 0 = AG_PF_JSON_MAX_BYTES). NULL when closed. A
- * request that makes an object gets its own connection (makes_object),
- * whose socket is recorded in *once_fd, not as the kept-alive one. */
+/* One request's handle: the reused one, reset, or for a request that makes
+ * an object a handle of its own (makes_object; its socket is recorded in
+ * *once_fd, the caller cleans it up). Set up for the request; r emptied
+ * (its body bounded by max, 0 = AG_PF_JSON_MAX_BYTES). NULL when closed. */
 static CURL *begin_request(struct ag_engine *e, const char *method, const char *path,
 			   unsigned timeout_ms, size_t max, struct ag_engine_reply *r,
 			   struct prereq *q, int *once_fd, char **url, struct ag_error **err)
@@ -293,21 +295,27 @@ static CURL *begin_request(struct ag_engine *e, const char *method, const char *
 		       "the Docker engine connection is not open");
 		return NULL;
 	}
-	CURL *h = e->curl;
-	curl_easy_reset(h);
+	bool once = makes_object(method, path);
+	CURL *h = once ? curl_easy_init() : e->curl;
+	if (!h)
+		abort();
+	if (!once)
+		curl_easy_reset(h);
 	ag_buf_release(&r->body);
 	ag_buf_init(&r->body, max ? max : AG_PF_JSON_MAX_BYTES, "docker.response.too_large");
 	r->status = 0;
 	*url = ag_xasprintf("http://docker" AG_ENGINE_API_PATH "%s", path);
-	bool once = makes_object(method, path);
 	*once_fd = -1;
 	setup_handle(e, h, q, once ? once_fd : &e->sock_fd, method, *url,
 		     timeout_ms ? timeout_ms : AG_DOCKER_CONTROL_TIMEOUT_MS);
-	if (once) {
-		curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
-		curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
-	}
 	return h;
+}
+
+/* Ends a request's handle: the reused one stays, a handle of its own goes. */
+static void end_request(struct ag_engine *e, CURL *h)
+{
+	if (h && h != e->curl)
+		curl_easy_cleanup(h);
 }
 
 int ag_engine_call(struct ag_engine *e, const char *method, const char *path, const json_t *body,
@@ -327,9 +335,11 @@ int ag_engine_call(struct ag_engine *e, const char *method, const char *path, co
 	_cleanup_free_ char *payload = NULL;
 	if (body) {
 		payload = json_dumps(body, JSON_COMPACT);
-		if (!payload)
+		if (!payload) {
+			end_request(e, h);
 			return ag_err(err, AG_E_INTERNAL, 0, "docker.engine.body",
 				      "the request body cannot be serialized");
+		}
 		hdr = curl_slist_append(hdr, "Content-Type: application/json");
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));
@@ -343,9 +353,11 @@ int ag_engine_call(struct ag_engine *e, const char *method, const char *path, co
 	CURLcode c = curl_easy_perform(h);
 	curl_slist_free_all(hdr);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	if (c == CURLE_OK)
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+	end_request(e, h);
 	if (c != CURLE_OK)
 		return transport_error(e, c, s.over, r->body.max, path, err);
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
 	return 0;
 }
 

@@ -12,9 +12,10 @@
  * gets no request at all.
  *
  * A request that makes an object (POST .../create, .../exec, .../connect)
- * is sent at most once: on a fresh connection, closed after it, so libcurl
- * has no kept-alive connection to find dead and resend it on. When its
- * answer is lost the caller resolves it by the object's unique label.
+ * is sent at most once: on a handle and a new connection of its own,
+ * closed after it, so libcurl has no kept-alive connection to find dead
+ * and resend it on. When its answer is lost the caller resolves it by the
+ * object's unique label.
  *
  * Every request has a timeout and a response bound. Failures are typed
  * (reason tokens, AG_E_DOCKER unless said otherwise):
