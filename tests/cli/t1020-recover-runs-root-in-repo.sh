@@ -33,9 +33,9 @@ rr_remove() {
 	done
 }
 t_cleanup rr_remove
-rr_running() {
+rr_running() { # (30 s max: a loaded engine is slow to start a container)
 	local d s
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 300); do
 		d=$(rr_runs | tail -n 1)
 		if [ -n "$d" ]; then
 			s=$(run_suffix "$d")
@@ -62,7 +62,7 @@ runner=$!
 for _ in $(seq 1 50); do [ -s "$W/ag.pid" ] && break; sleep 0.1; done
 agpid=$(cat "$W/ag.pid")
 t_ok "crash: the run's container is running" rr_running
-kill -KILL "$agpid"
+kill -KILL "$agpid" 2>/dev/null || true
 wait "$runner" 2>/dev/null || true
 crashed=$(basename "$(rr_runs | tail -n 1)")
 t_like "crash: the run directory is in the repository's runs root" "$crashed" '-contained-'
