@@ -54,7 +54,7 @@ _agentguard()
 	local opts=""
 	case "$cmd" in
 	contained-run) opts="--repo --runs-root --timeout --allow-fail-result --json --quiet --docker-socket --signing-key --help --" ;;
-	cleanup) opts="--runs-root --probe-age --probe-label --docker-socket --json --help" ;;
+	cleanup) opts="--runs-root --probe-age --probe-label --docker-socket --signing-key --json --help" ;;
 	evidence)
 		if [ "$COMP_CWORD" -eq 2 ]; then
 			mapfile -t COMPREPLY < <(compgen -W "verify keygen public-key" -- "$cur")

@@ -1,15 +1,18 @@
 #include "lib/base/ag.h"
 #include "cli/cli.h"
+#include "cli/keys.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
 #include "lib/docker/engine.h"
+#include "lib/evidence/sign.h"
 #include "lib/run/recover.h"
 
 #include <ctype.h>
 
 static const char help[] =
     "Usage: agentguard cleanup [--runs-root DIR] [--probe-age SECONDS]\n"
-    "                          [--probe-label KEY=VALUE] [--docker-socket PATH] [--json]\n"
+    "                          [--probe-label KEY=VALUE] [--docker-socket PATH]\n"
+    "                          [--signing-key FILE] [--json]\n"
     "\n"
     "After a crash (AgentGuard killed with SIGKILL, a reboot mid-run), remove\n"
     "the containers and workspaces of runs in DIR (default\n"
@@ -19,6 +22,14 @@ static const char help[] =
     "valid marker naming that directory, a container listed by the run's label\n"
     "whose inspection shows the run's name and both owner labels. A run whose\n"
     "AgentGuard process is still alive is left alone. Each run is reported.\n"
+    "\n"
+    "A run is acted on only when its marker is signed by the signing key\n"
+    "(--signing-key FILE, default the local key that signs runs), so a directory\n"
+    "planted to look like a crashed run is left alone. When everything of a run\n"
+    "is verified gone, cleanup writes a recovery record in its directory\n"
+    "(recovered.json, outcome \"unknown\": the run left no result), signed with\n"
+    "that key; a repository whose runs root holds the run then stays usable,\n"
+    "and `report --list` shows the run as recovered (docs/evidence.md).\n"
     "\n"
     "Preflight probe containers orphaned by a crash are removed too: only those\n"
     "carrying all three probe labels (the name label equal to the container's\n"
@@ -70,9 +81,30 @@ static bool valid_label_part(const char *s, size_t n, size_t max)
 	return true;
 }
 
+/*
+ * The key that vouches for runs and signs recovery records: --signing-key
+ * (must load), else the local key when it exists (never created here: a new
+ * key could vouch for nothing). -1 after printing an error.
+ */
+static int load_key(const char *given, struct ag_sign_key **out)
+{
+	_cleanup_free_ char *def = given ? NULL : ag_cli_default_key_path();
+	*out = NULL;
+	if (!given && !def)
+		return 0;
+	_cleanup_err_ struct ag_error *err = NULL;
+	if (ag_sign_key_load(given ? given : def, 0, out, NULL, &err) == 0)
+		return 0;
+	if (!given && strcmp(err->reason, "evidence.key.missing") == 0)
+		return 0; /* no local key: no run can be vouched for (each is reported) */
+	ag_err_wrap(&err, "%s", given ? "--signing-key" : "the local signing key");
+	ag_cli_print_error(err);
+	return -1;
+}
+
 int ag_cmd_cleanup(int argc, char **argv)
 {
-	const char *runs = ".agentguard/contained-runs", *docker = NULL;
+	const char *runs = ".agentguard/contained-runs", *docker = NULL, *key_path = NULL;
 	int64_t probe_age = AG_RUN_PROBE_ORPHAN_SECONDS;
 	_cleanup_free_ char *probe_key = NULL;
 	const char *probe_value = NULL;
@@ -103,6 +135,10 @@ int ag_cmd_cleanup(int argc, char **argv)
 			probe_value = eq + 1;
 			continue;
 		}
+		if (strcmp(a, "--signing-key") == 0 && i + 1 < argc) {
+			key_path = argv[++i];
+			continue;
+		}
 		if ((strcmp(a, "--runs-root") == 0 || strcmp(a, "--docker-socket") == 0) &&
 		    i + 1 < argc) {
 			if (a[2] == 'r')
@@ -130,18 +166,25 @@ int ag_cmd_cleanup(int argc, char **argv)
 		return AG_EXIT_CONFIG;
 	}
 	_cleanup_err_ struct ag_error *err = NULL;
+	struct ag_sign_key *key = NULL;
+	if (load_key(key_path, &key) < 0) {
+		close(fd);
+		return AG_EXIT_CONFIG;
+	}
 	struct ag_engine cli = AG_ENGINE_INIT;
 	if (ag_engine_open(docker, &cli, &err) < 0) {
 		close(fd);
+		ag_sign_key_free(key);
 		ag_cli_print_error(err);
 		return err->code == AG_E_USAGE ? AG_EXIT_CONFIG : AG_EXIT_DOCKER;
 	}
 	struct ag_recover_report rep;
-	const struct ag_recover_options opt = {probe_age, probe_key, probe_value};
+	const struct ag_recover_options opt = {probe_age, probe_key, probe_value, key};
 	json_t *lines = ag_cli_json_mode ? json_array() : NULL;
 	int rc = ag_run_recover(fd, &cli, &opt, log_line, lines, &rep, &err);
 	close(fd);
 	ag_engine_close(&cli);
+	ag_sign_key_free(key);
 	if (rc < 0) {
 		json_decref(lines);
 		ag_cli_print_error(err);

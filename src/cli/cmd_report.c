@@ -7,6 +7,7 @@
 #include "lib/base/fsx.h"
 #include "lib/base/termsafe.h"
 #include "lib/evidence/verify.h"
+#include "lib/run/recover.h"
 #include "lib/report/report.h"
 
 #include <dirent.h>
@@ -34,7 +35,9 @@ static const char help[] =
     "first, one line each: run id, result, exit code, time (UTC), evidence state;\n"
     "with --json one object (docs/json-output.md, agentguard.run-list).\n"
     "A run that does not verify shows no result or exit code (its claims are not\n"
-    "evidence), only INVALID and the reason.\n"
+    "evidence), only INVALID and the reason; a run that crashed and was\n"
+    "recovered by `agentguard cleanup` (a signed recovery record) shows\n"
+    "`recovered`, also without a result.\n"
     "\n"
     "Exit codes: 0 written, 2 invalid artifact or usage error.\n";
 
@@ -77,29 +80,105 @@ static int print_list_json(struct row *rows, size_t n, bool exists, bool more)
 	return ag_cli_json_print(o, "agentguard.run-list") == 0 ? AG_EXIT_PASS : AG_EXIT_FAIL;
 }
 
-static int list_runs(const char *root, const struct ag_trust *trust)
+/* A run that does not verify but carries a valid recovery record (recover.h). */
+static bool is_recovered(int dfd, const char *name, const struct ag_trust *trust)
 {
+	int afd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (afd < 0)
+		return false;
+	struct ag_error *e = NULL;
+	bool ok = ag_run_recovered_check(afd, name, trust, &e) == 0;
+	ag_error_free(e);
+	close(afd);
+	return ok;
+}
+
+/* One run of the list: verified (its claims), recovered, or INVALID (no claims). */
+static void list_row(int dfd, const char *root, const char *name, time_t mt,
+		     const struct ag_trust *trust, struct row *row)
+{
+	char *path = ag_xasprintf("%s/%s", root, name);
+	struct ag_verify_report rep;
+	struct ag_error *err = NULL;
+	struct ag_verify_opts vo = {.trust = trust};
+	int rc = ag_evidence_verify(path, &vo, &rep, &err);
+	free(path);
+	bool recovered = rc < 0 && is_recovered(dfd, name, trust);
+	const char *state = rc == 0 ? "verified" : recovered ? "recovered" : "invalid";
+	int afd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (afd >= 0) {
+		struct stat as;
+		if (fstatat(afd, "contained-run.json", &as, AT_SYMLINK_NOFOLLOW) == 0)
+			mt = as.st_mtime;
+		close(afd);
+	}
+	struct ag_buf b = AG_BUF_INIT(4096, "limit.report.list");
+	put_field(&b, name);
+	const json_t *a = rc == 0 ? rep.artifact : NULL; /* unverified: no claims */
+	const char *result = json_string_value(json_object_get(a, "result"));
+	const json_t *ec = json_object_get(a, "exit_code");
+	char exitbuf[32] = "-";
+	if (json_is_integer(ec))
+		snprintf(exitbuf, sizeof(exitbuf), "%" JSON_INTEGER_FORMAT, json_integer_value(ec));
+	struct tm tm;
+	char when[32] = "-";
+	if (gmtime_r(&mt, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	bool invalid = rc < 0 && !recovered;
+	struct ag_error *e = NULL;
+	if (ag_buf_addf(&b, &e, "  %-4s  exit %-3s  %s  ",
+			result && strlen(result) <= 4 ? result : "-", exitbuf, when) < 0 ||
+	    ag_buf_adds(&b, invalid ? "INVALID [" : state, &e) < 0 ||
+	    (invalid && (ag_buf_adds(&b, err->reason, &e) < 0 || ag_buf_adds(&b, "]", &e) < 0)))
+		ag_error_free(e);
+	row->run_id = ag_xstrdup(name);
+	row->line = ag_buf_detach(&b, NULL);
+	row->obj =
+	    json_pack("{s:o, s:o, s:o, s:s, s:b, s:s, s:o}", "run_id", jstr_or_null(name), "result",
+		      jstr_or_null(result), "exit_code",
+		      json_is_integer(ec) ? json_integer(json_integer_value(ec)) : json_null(),
+		      "time", when, "verified", rc == 0, "state", state, "reason",
+		      invalid && err ? jstr_or_null(err->reason) : json_null());
+	row->mtime = mt;
+	ag_error_free(err);
+	ag_verify_report_release(&rep);
+}
+
+static int open_runs_root(const char *root, DIR **out)
+{
+	*out = NULL;
 	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		if (errno == ENOENT) {
-			if (ag_cli_json_mode)
-				return print_list_json(NULL, 0, false, false);
-			puts("no runs: the runs root does not exist");
-			return AG_EXIT_PASS;
-		}
+		if (errno == ENOENT)
+			return 1;
 		ag_cli_json_error("config", "report.runs_root", "cannot open the runs root", NULL);
 		fprintf(stderr,
 			"agentguard: error: cannot open the runs root: %s [report.runs_root]\n",
 			strerror(errno));
-		return AG_EXIT_CONFIG;
+		return -1;
 	}
-	DIR *d = fdopendir(fd);
-	if (!d) {
+	*out = fdopendir(fd);
+	if (!*out) {
 		close(fd);
 		ag_cli_json_error("config", "report.runs_root", "cannot read the runs root", NULL);
 		fprintf(stderr,
 			"agentguard: error: cannot read the runs root [report.runs_root]\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int list_runs(const char *root, const struct ag_trust *trust)
+{
+	DIR *d = NULL;
+	int orc = open_runs_root(root, &d);
+	if (orc < 0)
 		return AG_EXIT_CONFIG;
+	if (orc > 0) {
+		if (ag_cli_json_mode)
+			return print_list_json(NULL, 0, false, false);
+		puts("no runs: the runs root does not exist");
+		return AG_EXIT_PASS;
 	}
 	struct row *rows = NULL;
 	size_t n = 0;
@@ -116,54 +195,9 @@ static int list_runs(const char *root, const struct ag_trust *trust)
 			more = true;
 			break;
 		}
-		char *path = ag_xasprintf("%s/%s", root, de->d_name);
-		struct ag_verify_report rep;
-		struct ag_error *err = NULL;
-		struct ag_verify_opts vo = {.trust = trust};
-		int rc = ag_evidence_verify(path, &vo, &rep, &err);
-		free(path);
-		time_t mt = st.st_mtime;
-		int afd =
-		    openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (afd >= 0) {
-			struct stat as;
-			if (fstatat(afd, "contained-run.json", &as, AT_SYMLINK_NOFOLLOW) == 0)
-				mt = as.st_mtime;
-			close(afd);
-		}
-		struct ag_buf b = AG_BUF_INIT(4096, "limit.report.list");
-		put_field(&b, de->d_name);
-		const json_t *a = rc == 0 ? rep.artifact : NULL; /* unverified: no claims */
-		const char *result = json_string_value(json_object_get(a, "result"));
-		const json_t *ec = json_object_get(a, "exit_code");
-		char exitbuf[32] = "-";
-		if (json_is_integer(ec))
-			snprintf(exitbuf, sizeof(exitbuf), "%" JSON_INTEGER_FORMAT,
-				 json_integer_value(ec));
-		struct tm tm;
-		char when[32] = "-";
-		if (gmtime_r(&mt, &tm))
-			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		struct ag_error *e = NULL;
-		if (ag_buf_addf(&b, &e, "  %-4s  exit %-3s  %s  ",
-				result && strlen(result) <= 4 ? result : "-", exitbuf, when) < 0 ||
-		    ag_buf_adds(&b, rc == 0 ? "verified" : "INVALID [", &e) < 0 ||
-		    (rc < 0 &&
-		     (ag_buf_adds(&b, err->reason, &e) < 0 || ag_buf_adds(&b, "]", &e) < 0)))
-			ag_error_free(e);
 		rows = ag_xrealloc(rows, (n + 1) * sizeof(*rows));
-		rows[n].run_id = ag_xstrdup(de->d_name);
-		rows[n].line = ag_buf_detach(&b, NULL);
-		rows[n].obj = json_pack(
-		    "{s:o, s:o, s:o, s:s, s:b, s:o}", "run_id", jstr_or_null(de->d_name), "result",
-		    jstr_or_null(result), "exit_code",
-		    json_is_integer(ec) ? json_integer(json_integer_value(ec)) : json_null(),
-		    "time", when, "verified", rc == 0, "reason",
-		    rc < 0 && err ? jstr_or_null(err->reason) : json_null());
-		rows[n].mtime = mt;
+		list_row(dirfd(d), root, de->d_name, st.st_mtime, trust, &rows[n]);
 		n++;
-		ag_error_free(err);
-		ag_verify_report_release(&rep);
 	}
 	closedir(d);
 	if (n > 1)

@@ -104,7 +104,7 @@ t_unlike "fault: missing image: nothing was pulled or created" "$(cat "$FE_RULES
 fault '[{"method":"DELETE","path":"^/containers/","name":"agentguard-preflight-","action":"status","status":500,"body":"{\"message\":\"removal is already in progress\"}"}]'
 ag_must_fail 3 preflight.cleanup.failed "fault: removal fails -> unsafe (exit 3)" \
 	"$AG_BIN" preflight "$T/engine.yaml" --docker-socket "$FE_SOCK"
-t_like "fault: removal fails: reported as failed cleanup" "$AG_OUT" 'probe cleanup: remove_failed'
+t_like "fault: removal fails: reported as failed cleanup" "$AG_OUT" 'probe cleanup: cleanup_incomplete'
 # The probe really is still there; the test removes it by the name it logged.
 for n in $(grep -o 'name=agentguard-preflight-[0-9a-f]*' "$FE_RULES.log" | cut -d= -f2); do
 	docker rm -f "$n" >/dev/null 2>&1 || true

@@ -74,7 +74,7 @@ t_json "$AG_BIN" cleanup --json --runs-root "$T/none"
 check "cleanup --json (no runs root)" agentguard.cleanup 0
 t_json as_user "$AG_BIN" report --list --json
 check "report --list --json" agentguard.run-list 0
-t_like "report --list --json: the run, verified" "$J" '"result":"PASS","run_id":"[^"]+","time":"[0-9T:Z-]+","verified":true'
+t_like "report --list --json: the run, verified" "$J" '"result":"PASS","run_id":"[^"]+","state":"verified","time":"[0-9T:Z-]+","verified":true'
 t_json "$AG_BIN" report --list --json --runs-root "$T/none"
 check "report --list --json (no runs root)" agentguard.run-list 0
 

@@ -453,6 +453,12 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
 #define AG_RUNS_AUDIT_MAX_ENTRIES 4096
 /* Most entries in one run directory of such a runs root. */
 #define AG_RUNS_AUDIT_MAX_RUN_ENTRIES 16
+/* Largest recovery record (recovered.json) `agentguard cleanup` signs or
+ * the audit and `report --list` read back. */
+#define AG_RECOVER_RECORD_MAX_BYTES 8192
+/* Largest run file a recovery record hashes (an unsealed artifact, a
+ * changes.patch); a larger one leaves the run unrecorded (incomplete). */
+#define AG_RECOVER_FILE_MAX_BYTES (64u * 1024 * 1024)
 /* ---- egress gateway (src/gateway; docs/study-egress.md "The gateway") ---- */
 /* Most client connections open at once; one more gets 503 and a deny record. */
 #define AG_GW_MAX_CONNECTIONS 256

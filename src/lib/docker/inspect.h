@@ -23,6 +23,7 @@ enum ag_pf_status {
 	AG_PF_EXPERIMENTAL,
 	AG_PF_UNAVAILABLE,
 	AG_PF_UNSAFE,
+	AG_PF_STATUS__COUNT /* not a status: tests iterate to it */
 };
 
 /* Claim level attached to an outcome. */
@@ -30,6 +31,7 @@ enum ag_pf_claim {
 	AG_PF_CLAIM_NONE = 0,
 	AG_PF_CLAIM_LINUX_ENGINE,    /* "linux-docker-engine" */
 	AG_PF_CLAIM_DESKTOP_REDUCED, /* "docker-desktop-reduced" */
+	AG_PF_CLAIM__COUNT	     /* not a claim: tests iterate to it */
 };
 
 const char *ag_pf_status_name(enum ag_pf_status s);

@@ -141,7 +141,10 @@ const char *ag_cleanup_state_name(enum ag_cleanup_state s)
 		return "force_killed";
 	case AG_CLEANUP_INCOMPLETE:
 		return "cleanup_incomplete";
+	case AG_CLEANUP_UNOWNED_NOT_REMOVED:
+		return "unowned_not_removed";
 	case AG_CLEANUP_VERIFICATION_UNAVAILABLE:
+	case AG_CLEANUP__COUNT:
 	default:
 		return "verification_unavailable";
 	}
@@ -151,7 +154,27 @@ bool ag_cleanup_state_complete(enum ag_cleanup_state s)
 {
 	return s == AG_CLEANUP_NOT_CREATED || s == AG_CLEANUP_REMOVED ||
 	       s == AG_CLEANUP_ALREADY_ABSENT || s == AG_CLEANUP_CLEANLY_TERMINATED ||
-	       s == AG_CLEANUP_FORCE_KILLED;
+	       s == AG_CLEANUP_FORCE_KILLED || s == AG_CLEANUP_UNOWNED_NOT_REMOVED;
+}
+
+const char *ag_cleanup_state_manifest_word(enum ag_cleanup_state s)
+{
+	switch (s) {
+	case AG_CLEANUP_NOT_CREATED:
+	case AG_CLEANUP_UNOWNED_NOT_REMOVED:
+		return "not_created"; /* nothing of ours was there */
+	case AG_CLEANUP_ALREADY_ABSENT:
+		return "already_absent";
+	case AG_CLEANUP_REMOVED:
+	case AG_CLEANUP_CLEANLY_TERMINATED:
+	case AG_CLEANUP_FORCE_KILLED:
+		return "removed";
+	case AG_CLEANUP_INCOMPLETE:
+	case AG_CLEANUP_VERIFICATION_UNAVAILABLE:
+	case AG_CLEANUP__COUNT:
+	default:
+		return "incomplete";
+	}
 }
 
 /* A control request that succeeded, or whose target is already gone. */

@@ -70,20 +70,37 @@ void ag_ledger_remove(struct ag_engine *eng, const char *id, bool create_attempt
 		      const char *value, const struct ag_container_owner *owner,
 		      unsigned timeout_ms, struct ag_cleanup_result *out, size_t *skipped_foreign);
 
-/* Cleanup outcomes (contract: Containment Evidence, cleanup states). */
+/*
+ * Cleanup outcomes (contract: Containment Evidence, cleanup states), one
+ * enum for every object a run removes (probe, agent, gateway, networks).
+ * ag_cleanup_state_name is the one translation into evidence words; every
+ * word is in the schemas' cleanup enums (tests/unit/test_evidence_words.c
+ * renders each value up to AG_CLEANUP__COUNT into an artifact).
+ */
 enum ag_cleanup_state {
 	AG_CLEANUP_NOT_CREATED = 0,
 	AG_CLEANUP_REMOVED,
 	AG_CLEANUP_ALREADY_ABSENT,
 	AG_CLEANUP_CLEANLY_TERMINATED,
 	AG_CLEANUP_FORCE_KILLED,
-	AG_CLEANUP_INCOMPLETE, /* "cleanup_incomplete" */
+	AG_CLEANUP_INCOMPLETE, /* "cleanup_incomplete": removal failed or did not take */
 	AG_CLEANUP_VERIFICATION_UNAVAILABLE,
+	/* No usable id from create; a container with the object's unique label
+	 * exists but is not ours (name or labels differ): left alone. */
+	AG_CLEANUP_UNOWNED_NOT_REMOVED,
+	AG_CLEANUP__COUNT
 };
 
 const char *ag_cleanup_state_name(enum ag_cleanup_state s);
-/* removed, already_absent, cleanly_terminated, force_killed, not_created */
+/* removed, already_absent, cleanly_terminated, force_killed, not_created,
+ * unowned_not_removed (nothing of ours is left) */
 bool ag_cleanup_state_complete(enum ag_cleanup_state s);
+/*
+ * The live-study manifest's coarser vocabulary for the same states
+ * (live-study-egress-manifest-v1: removed, already_absent, not_created,
+ * incomplete): a projection of the enum, kept beside its translation.
+ */
+const char *ag_cleanup_state_manifest_word(enum ag_cleanup_state s);
 
 struct ag_cleanup_result {
 	enum ag_cleanup_state state;

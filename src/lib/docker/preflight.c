@@ -98,7 +98,8 @@ struct pf {
 	char name[sizeof(AG_PF_NAME_PREFIX) + 16];
 	char *container_id; /* the 64-hex id docker create printed, when valid */
 	bool created, started;
-	const char *cleanup_status;
+	enum ag_cleanup_state cleanup_state; /* AG_CLEANUP_NOT_CREATED (0) until removed */
+	const char *cleanup_status;	     /* ag_cleanup_state_name(cleanup_state) */
 };
 
 static void add_check(struct pf *p, const char *name, bool passed, const char *status,
@@ -338,7 +339,7 @@ static void random_name(char out[static sizeof(AG_PF_NAME_PREFIX) + 16])
  * The probe's removal through the ledger: by the id the daemon answered, or
  * (answer lost) by its unique name label, owner checked before any action.
  */
-static const char *remove_probe(struct pf *p, bool create_attempted)
+static enum ag_cleanup_state remove_probe(struct pf *p, bool create_attempted)
 {
 	const struct ag_label_expect le[] = {{AG_PF_LABEL_OWNER, AG_PF_LABEL_OWNER_VALUE},
 					     {AG_PF_LABEL_KIND, AG_PF_LABEL_KIND_VALUE},
@@ -348,26 +349,8 @@ static const char *remove_probe(struct pf *p, bool create_attempted)
 	size_t foreign = 0;
 	ag_ledger_remove(p->eng, p->container_id, create_attempted, AG_PF_LABEL_NAME, p->name, &own,
 			 p->control_ms, &cr, &foreign);
-	switch (cr.state) {
-	case AG_CLEANUP_NOT_CREATED:
-		return foreign ? "unowned_not_removed" : "not_created";
-	case AG_CLEANUP_REMOVED:
-	case AG_CLEANUP_CLEANLY_TERMINATED:
-	case AG_CLEANUP_FORCE_KILLED:
-	case AG_CLEANUP_ALREADY_ABSENT:
-		return "removed";
-	case AG_CLEANUP_INCOMPLETE:
-		return "remove_failed";
-	case AG_CLEANUP_VERIFICATION_UNAVAILABLE:
-	default:
-		return "verification_unavailable";
-	}
-}
-
-static bool cleanup_complete(const char *s)
-{
-	return strcmp(s, "removed") == 0 || strcmp(s, "not_created") == 0 ||
-	       strcmp(s, "unowned_not_removed") == 0;
+	return cr.state == AG_CLEANUP_NOT_CREATED && foreign ? AG_CLEANUP_UNOWNED_NOT_REMOVED
+							     : cr.state;
 }
 
 /* The daemon refused (unsafe: the boundary cannot be built) or did not answer
@@ -505,8 +488,9 @@ static void run_probe(struct pf *p)
 	ag_engine_stream_release(&st);
 out:
 	ag_error_free(e);
-	p->cleanup_status = remove_probe(p, attempted);
-	if (cleanup_complete(p->cleanup_status))
+	p->cleanup_state = remove_probe(p, attempted);
+	p->cleanup_status = ag_cleanup_state_name(p->cleanup_state);
+	if (ag_cleanup_state_complete(p->cleanup_state))
 		pass(p, "probe_cleanup", p->cleanup_status);
 	else
 		fail(p, "probe_cleanup", AG_PF_V_UNSAFE, "preflight.cleanup.failed",
@@ -601,7 +585,7 @@ static void finish(struct pf *p)
 	json_object_set_new(ev, "unavailable_or_ambiguous", json_incref(p->unavail));
 	json_object_set_new(ev, "cleanup",
 			    json_pack("{sssb}", "status", p->cleanup_status, "complete",
-				      cleanup_complete(p->cleanup_status)));
+				      ag_cleanup_state_complete(p->cleanup_state)));
 	json_t *dc = json_object();
 	bool explicit_socket = p->eng ? p->eng->explicit_socket : p->explicit_socket;
 	json_object_set_new(dc, "path_role", json_string(explicit_socket ? "explicit" : "default"));
@@ -657,6 +641,7 @@ int ag_preflight_run(const struct ag_config *cfg, struct ag_engine *eng,
 	    .checks = json_array(),
 	    .unavail = json_array(),
 	    .inspected = json_object(),
+	    .cleanup_state = AG_CLEANUP_NOT_CREATED,
 	    .cleanup_status = "not_created",
 	};
 	p.engine.ncpu = -1;

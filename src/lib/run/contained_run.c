@@ -24,6 +24,7 @@
 #include "lib/evidence/canon.h"
 #include "lib/evidence/seal.h"
 #include "lib/evidence/sign.h"
+#include "lib/run/recover.h"
 #include "lib/run/runs_audit.h"
 #include "lib/policy/checks.h"
 #include "lib/policy/pathmatch.h"
@@ -266,15 +267,9 @@ bool ag_process_alive(pid_t pid, unsigned long long start_ticks)
 
 static int write_marker(struct run *r, const char *state)
 {
-	/* The owner process identity lets `agentguard cleanup` tell a live run from a crash. */
-	json_t *m = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:I}", "schema",
-			      "agentguard.contained-run-artifact", "schema_version", 1, "owner",
-			      "agentguard", "artifact_kind", "contained-run", "run_id", r->run_id,
-			      "lifecycle_state", state, "owner_pid", (int)getpid(),
-			      "owner_start_ticks", (json_int_t)ag_process_start_ticks(getpid()));
+	/* Signed, so `agentguard cleanup` recovers only runs AgentGuard started (recover.h). */
 	struct ag_error *e = NULL;
-	int rc = write_json_file(r, AG_RUN_MARKER_FILE, m, &ag_canon_artifact_bounds, &e);
-	json_decref(m);
+	int rc = ag_run_marker_write(r->run_fd, r->run_id, state, r->o->signing_key, &e);
 	ag_error_free(e);
 	return rc;
 }

@@ -66,15 +66,18 @@ static int each_entry(int dirfd, size_t max, entry_fn fn, void *ctx, struct ag_e
 	return rc;
 }
 
-static bool is_run_file(const char *name, bool is_dir)
+bool ag_runs_audit_run_file(const char *name, bool is_dir)
 {
 	/* A study run (study.h) adds the gateway's evidence directory and the
-	 * egress manifest. */
+	 * egress manifest; `agentguard cleanup` the recovery record (recover.h). */
 	if (is_dir)
 		return strcmp(name, AG_RUN_LIFECYCLE_DIR) == 0 || strcmp(name, AG_STUDY_DIR) == 0;
 	return strcmp(name, AG_RUN_MARKER_FILE) == 0 || strcmp(name, AG_RUN_ARTIFACT_FILE) == 0 ||
 	       strcmp(name, AG_SEAL_FILE) == 0 || strcmp(name, AG_SIG_FILE) == 0 ||
-	       strcmp(name, "changes.patch") == 0 || strcmp(name, AG_EGRESS_MANIFEST_FILE) == 0;
+	       strcmp(name, "changes.patch") == 0 || strcmp(name, AG_EGRESS_MANIFEST_FILE) == 0 ||
+	       strcmp(name, AG_RUN_MARKER_SIG_FILE) == 0 ||
+	       strcmp(name, AG_RUN_RECOVERED_FILE) == 0 ||
+	       strcmp(name, AG_RUN_RECOVERED_SIG_FILE) == 0;
 }
 
 struct run_ctx {
@@ -87,7 +90,7 @@ static int check_run_entry(int dirfd, const char *name, void *vctx, struct ag_er
 	struct run_ctx *c = vctx;
 	struct stat st;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    !is_run_file(name, S_ISDIR(st.st_mode)) ||
+	    !ag_runs_audit_run_file(name, S_ISDIR(st.st_mode)) ||
 	    !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
 		return foreign(err, c->where, c->run_id,
 			       "the run directory holds an entry AgentGuard does not write");
@@ -159,10 +162,25 @@ static int check_root_entry(int dirfd, const char *name, void *vctx, struct ag_e
 		return 0; /* a run in progress (its owner process is running) */
 	}
 	if (rc < 0) {
-		char why[160];
-		snprintf(why, sizeof(why),
-			 "it does not verify as a run signed by a trusted key: %s",
-			 e ? e->reason : "the run id differs from the directory name");
+		/* A crashed run that `agentguard cleanup` recovered and signed for. */
+		struct ag_error *re = NULL;
+		if (ag_run_recovered_check(fd, name, c->trust, &re) == 0) {
+			ag_error_free(e);
+			return 0;
+		}
+		struct stat rs;
+		bool claims = fstatat(fd, AG_RUN_RECOVERED_FILE, &rs, AT_SYMLINK_NOFOLLOW) == 0;
+		char why[200];
+		if (claims)
+			snprintf(why, sizeof(why),
+				 "it claims to be a recovered run but its recovery record does not "
+				 "verify: %s",
+				 re ? re->reason : "unknown");
+		else
+			snprintf(why, sizeof(why),
+				 "it does not verify as a run signed by a trusted key: %s",
+				 e ? e->reason : "the run id differs from the directory name");
+		ag_error_free(re);
 		ag_error_free(e);
 		return foreign(err, c->where, name, why);
 	}

@@ -15,6 +15,8 @@
  *         chain) with a signature by a trusted key, and they hold only
  *         AgentGuard's run files (marker, artifact, seal, signature,
  *         workspace-lifecycle/, changes.patch); or
+ *       . recovered: `agentguard cleanup` recovered it after a crash and
+ *         signed a recovery record (recover.h, ag_run_recovered_check); or
  *       . in progress: a valid marker whose owner process is running, or
  *         still empty (just created; an empty directory carries no claim).
  * Anything else (a planted or forged run, an unsigned run, a file, a link)
@@ -28,6 +30,10 @@
 
 struct ag_error;
 struct ag_trust;
+
+/* True when `name` is a file (or, is_dir, a directory) a run writes in its
+ * run directory. */
+bool ag_runs_audit_run_file(const char *name, bool is_dir);
 
 /*
  * repo_fd: the source repository; runs_rel: the runs root relative to it

@@ -124,18 +124,7 @@ static int image_facts(struct ag_engine *eng, const char *ref, char **id, char *
 
 static const char *cleanup_word(const struct ag_cleanup_result *r)
 {
-	switch (r->state) {
-	case AG_CLEANUP_NOT_CREATED:
-		return "not_created";
-	case AG_CLEANUP_ALREADY_ABSENT:
-		return "already_absent";
-	case AG_CLEANUP_REMOVED:
-	case AG_CLEANUP_CLEANLY_TERMINATED:
-	case AG_CLEANUP_FORCE_KILLED:
-		return "removed";
-	default:
-		return "incomplete";
-	}
+	return ag_cleanup_state_manifest_word(r->state);
 }
 
 /* The endpoint keys of NetworkSettings.Networks, exactly `want` (n names). */

@@ -29,6 +29,7 @@ const char *ag_ws_source_kind_name(enum ag_ws_source_kind k)
 	case AG_WS_SOURCE_GIT_EMPTY:
 		return "git-empty";
 	case AG_WS_SOURCE_DIRECTORY:
+	case AG_WS_SOURCE__COUNT:
 		break;
 	}
 	return "directory";

@@ -27,6 +27,7 @@ enum ag_ws_source_kind {
 	AG_WS_SOURCE_DIRECTORY = 0, /* no .git at the source root */
 	AG_WS_SOURCE_GIT,	    /* .git present and HEAD resolves to a commit */
 	AG_WS_SOURCE_GIT_EMPTY,	    /* .git present, no commit yet */
+	AG_WS_SOURCE__COUNT	    /* not a kind: tests iterate to it */
 };
 const char *ag_ws_source_kind_name(enum ag_ws_source_kind k);
 
