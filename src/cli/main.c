@@ -1,6 +1,8 @@
 #include "lib/base/ag.h"
 #include "cli/cli.h"
 #include "lib/workspace/gitinfo.h"
+#include "lib/egress/manifest.h"
+#include "lib/evidence/verify.h"
 
 #include <sys/stat.h>
 
@@ -97,6 +99,8 @@ int main(int argc, char **argv)
 	/* while single-threaded: the image the git reader is started from; a
 	 * failure here fails only a run that reads a repository, closed */
 	(void)ag_ws_git_reader_enable();
+	/* verify does not depend on egress: the study manifest check plugs in here */
+	ag_verify_set_egress_check(ag_egress_manifest_check_run);
 	if (argc < 2) {
 		fputs(main_help, stderr);
 		return AG_EXIT_CONFIG;

@@ -13,6 +13,7 @@
 #include "lib/base/ag.h"
 #include "lib/base/error.h"
 #include "lib/base/sanitize.h"
+#include "lib/base/sha256.h"
 #include "lib/config/config.h"
 #include "lib/egress/decision.h"
 #include "lib/egress/manifest.h"
@@ -477,6 +478,97 @@ static void test_manifest_build(void **state)
 	ag_egress_policy_free(q);
 }
 
+/* The egress_manifest check `evidence verify` gets plugged in from above:
+ * the recorded file's exact bytes, and a manifest that validates. */
+static int check_run(const char *dir, json_t *study, const char **reason)
+{
+	json_t *art = json_object();
+	if (study)
+		json_object_set_new(art, "study_egress", study);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	struct ag_error *e = NULL;
+	int rc = ag_egress_manifest_check_run(fd, art, &e);
+	static char r[64];
+	snprintf(r, sizeof(r), "%s", rc == 0 ? "ok" : e->reason);
+	*reason = r;
+	ag_error_free(e);
+	close(fd);
+	json_decref(art);
+	return rc;
+}
+
+static void test_manifest_check_run(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/ag-egress-check-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	struct ag_egress_policy *p = pol(ONE_RULE);
+	json_t *ev = json_array();
+	json_array_append_new(ev, record(p, "https://api.example.com/v1"));
+	char *text = NULL;
+	build_status(p, ev, &text);
+	char *path = ag_xasprintf("%s/%s", dir, AG_EGRESS_MANIFEST_FILE);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%s\n", text);
+	fclose(f);
+	_cleanup_free_ char *line = ag_xasprintf("%s\n", text);
+	char hex[AG_SHA256_HEX_LEN + 1];
+	ag_sha256_hex(line, strlen(line), hex);
+	const char *why = NULL;
+	/* no study, or a study that wrote no manifest: nothing to check */
+	assert_int_equal(check_run(dir, NULL, &why), 0);
+	assert_int_equal(check_run(dir, json_object(), &why), 0);
+	/* the recorded file and hash: passes */
+	assert_int_equal(check_run(dir,
+				   json_pack("{s:s,s:s}", "manifest", AG_EGRESS_MANIFEST_FILE,
+					     "manifest_sha256", hex),
+				   &why),
+			 0);
+	/* half a record, another name, another hash */
+	assert_int_equal(check_run(dir, json_pack("{s:s}", "manifest_sha256", hex), &why), -1);
+	assert_string_equal(why, "evidence.egress_manifest.mismatch");
+	assert_int_equal(
+	    check_run(dir, json_pack("{s:s,s:s}", "manifest", "x.json", "manifest_sha256", hex),
+		      &why),
+	    -1);
+	assert_string_equal(why, "evidence.egress_manifest.mismatch");
+	hex[0] = hex[0] == 'a' ? 'b' : 'a';
+	assert_int_equal(check_run(dir,
+				   json_pack("{s:s,s:s}", "manifest", AG_EGRESS_MANIFEST_FILE,
+					     "manifest_sha256", hex),
+				   &why),
+			 -1);
+	assert_string_equal(why, "evidence.egress_manifest.mismatch");
+	/* the right hash of bytes that are no manifest */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{}\n", f);
+	fclose(f);
+	ag_sha256_hex("{}\n", 3, hex);
+	assert_int_equal(check_run(dir,
+				   json_pack("{s:s,s:s}", "manifest", AG_EGRESS_MANIFEST_FILE,
+					     "manifest_sha256", hex),
+				   &why),
+			 -1);
+	assert_true(!strncmp(why, "egress.manifest.", 16) ||
+		    !strcmp(why, "evidence.egress_manifest.invalid"));
+	/* gone */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(check_run(dir,
+				   json_pack("{s:s,s:s}", "manifest", AG_EGRESS_MANIFEST_FILE,
+					     "manifest_sha256", hex),
+				   &why),
+			 -1);
+	assert_string_equal(why, "evidence.egress_manifest.missing");
+	assert_int_equal(rmdir(dir), 0);
+	free(path);
+	free(text);
+	json_decref(ev);
+	ag_egress_policy_free(p);
+}
+
 static const char config_yaml[] =
     "task_id: t\ndescription: d\ntest_command: 'true'\nrepo_template: repo\n"
     "expected_modified_files: {min: 0, max: 3}\nsandbox:\n  type: docker\n"
@@ -758,6 +850,7 @@ int main(void)
 	    cmocka_unit_test(test_policy_digest),
 	    cmocka_unit_test(test_sanitize),
 	    cmocka_unit_test(test_manifest_build),
+	    cmocka_unit_test(test_manifest_check_run),
 	    cmocka_unit_test(test_plan_invariants),
 	    cmocka_unit_test(test_review_allow_to_unsafe_address),
 	    cmocka_unit_test(test_review_allow_outside_policy),

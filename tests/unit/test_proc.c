@@ -566,6 +566,59 @@ static void test_cwd_fd(void **state)
 	ag_proc_result_release(&r);
 }
 
+/* Any disposition, not only the reset list: SIGUSR1 ignored here is
+ * default in the child (an ignored signal survives exec otherwise). */
+static void test_every_ignored_signal_is_reset(void **state)
+{
+	(void)state;
+	struct sigaction old, ign = {.sa_handler = SIG_IGN};
+	sigaction(SIGUSR1, &ign, &old);
+	const char *argv[] = {"sh", fake("proc-self-signal.sh"), "USR1", NULL};
+	struct ag_proc_spec s = spec_of("/bin/sh", argv, NULL);
+	struct ag_proc_result r;
+	ag_proc_result_init(&r);
+	run_ok(&s, &r);
+	sigaction(SIGUSR1, &old, NULL);
+	assert_int_equal(r.status, AG_PROC_SIGNALED);
+	assert_int_equal(r.term_signal, SIGUSR1);
+	ag_proc_result_release(&r);
+}
+
+/* The program given as an open executable: it runs as fd 3 (the only fd
+ * beyond stdio), in the directory given, and a low fd is refused. */
+static void test_exe_fd(void **state)
+{
+	(void)state;
+	int fd = open("/bin/ls", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+	assert_true(hi >= 10);
+	close(fd);
+	int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	const char *argv[] = {"ls", "-1", "self/fd", NULL};
+	struct ag_proc_spec s = spec_of("/nonexistent/ignored", argv, NULL);
+	s.has_exe_fd = true;
+	s.exe_fd = hi;
+	s.has_cwd_fd = true;
+	s.cwd_fd = dfd;
+	struct ag_proc_result r;
+	ag_proc_result_init(&r);
+	run_ok(&s, &r);
+	assert_int_equal(r.status, AG_PROC_EXITED);
+	assert_int_equal(r.exit_code, 0);
+	/* 0-2, the image (3) and the directory ls opened (4) */
+	assert_string_equal(r.out.buf, "0\n1\n2\n3\n4\n");
+	s.exe_fd = 3;
+	struct ag_error *e = NULL;
+	assert_int_equal(ag_proc_run(&s, &r, &e), -1);
+	assert_string_equal(e->reason, "proc.exe_fd.low");
+	ag_error_free(e);
+	ag_proc_result_release(&r);
+	close(dfd);
+	close(hi);
+}
+
 static void test_both_streams_large(void **state)
 {
 	(void)state;
@@ -654,6 +707,8 @@ int main(void)
 	    cmocka_unit_test(test_duration_measured),
 	    cmocka_unit_test(test_sigpipe_ignored_in_parent_is_reset),
 	    cmocka_unit_test(test_cwd_fd),
+	    cmocka_unit_test(test_every_ignored_signal_is_reset),
+	    cmocka_unit_test(test_exe_fd),
 	    cmocka_unit_test(test_both_streams_large),
 	    cmocka_unit_test(test_eintr),
 	};

@@ -114,6 +114,12 @@
 /* Wall-clock limit of the git reader child; a hostile repo (a FIFO named
  * .gitignore, a huge history) cannot stall prepare. */
 #define AG_WS_GIT_TIMEOUT_MS 30000
+/* What the git reader may write on stderr (it writes nothing; a sanitizer
+ * report is kept this far); beyond it the reader is killed. */
+#define AG_WS_GIT_STDERR_MAX_BYTES 4096
+/* SIGTERM-to-SIGKILL grace for a git reader past its deadline: it holds no
+ * state worth a clean exit. */
+#define AG_WS_GIT_KILL_GRACE_MS 100
 /* Most git status entries recorded in the baseline. */
 #define AG_WS_GIT_STATUS_MAX_ENTRIES 200000
 /* Most symlinks followed while resolving one link inside the tree (as

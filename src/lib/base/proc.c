@@ -1,7 +1,8 @@
 /*
  * proc.c: the process runner (proc.h). posix_spawn with an explicit
- * environment, /dev/null stdin, only fds 0/1/2 in the child, its own
- * process group; stdout and stderr read together with poll() under byte
+ * environment, /dev/null stdin, only fds 0/1/2 (and 3: an executable given
+ * as an fd) in the child, default signal dispositions, its own process
+ * group; stdout and stderr read together with poll() under byte
  * caps and a CLOCK_MONOTONIC deadline; the group is always killed and the
  * child always reaped before returning.
  *
@@ -162,7 +163,12 @@ int ag_proc_run(const struct ag_proc_spec *spec, struct ag_proc_result *res, str
 	res->out.max = spec->stdout_max;
 	res->err.max = spec->stderr_max;
 
-	if (!spec->exe || spec->exe[0] != '/')
+	/* the child's view of an executable handed over as fd 3 */
+	const char *exe = spec->has_exe_fd ? "/proc/self/fd/3" : spec->exe;
+	if (spec->has_exe_fd && spec->exe_fd < 4)
+		return ag_err(err, AG_E_INTERNAL, 0, "proc.exe_fd.low",
+			      "an executable fd must be >= 4");
+	if (!exe || exe[0] != '/')
 		return ag_err(err, AG_E_INTERNAL, 0, "proc.exe.not_absolute",
 			      "program path must be absolute");
 	if (!spec->argv || !spec->argv[0])
@@ -172,8 +178,9 @@ int ag_proc_run(const struct ag_proc_spec *spec, struct ag_proc_result *res, str
 	 * glibc's posix_spawn reports exec failure itself; this early check
 	 * gives the same answer where it cannot (valgrind emulates the vfork
 	 * clone with a plain fork) and saves a spawn for the common cases.
+	 * An executable given as an fd was opened by the caller, who checked it.
 	 */
-	if (faccessat(AT_FDCWD, spec->exe, X_OK, AT_EACCESS) < 0) {
+	if (!spec->has_exe_fd && faccessat(AT_FDCWD, exe, X_OK, AT_EACCESS) < 0) {
 		res->status = AG_PROC_FAILED_TO_START;
 		res->start_errno = errno;
 		return 0;
@@ -207,22 +214,28 @@ int ag_proc_run(const struct ag_proc_spec *spec, struct ag_proc_result *res, str
 		return ag_err(err, AG_E_IO, rc, "proc.spawn_setup", "cannot prepare spawn: %s",
 			      strerror(rc));
 	}
+	/* every disposition back to default (an ignored signal survives exec) */
 	sigset_t none, dfl;
 	sigemptyset(&none);
-	sigemptyset(&dfl);
-	static const int reset[] = {SIGPIPE, SIGINT, SIGTERM, SIGCHLD, SIGHUP, SIGQUIT};
-	for (size_t i = 0; i < AG_ARRAY_SIZE(reset); i++)
-		sigaddset(&dfl, reset[i]);
-	/* Setup calls on initialised objects only fail with ENOMEM/EINVAL. */
-	rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	sigfillset(&dfl);
+	/*
+	 * Setup calls on initialised objects only fail with ENOMEM/EINVAL. In
+	 * this order, each action's source fd is still what the caller gave:
+	 * the fchdir first (cwd_fd may be any fd), the pipes (>= 3) onto 1 and
+	 * 2 before the executable (>= 4) goes onto 3.
+	 */
+	if (spec->has_cwd_fd)
+		rc = posix_spawn_file_actions_addfchdir_np(&fa, spec->cwd_fd);
+	if (rc == 0)
+		rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	if (rc == 0)
 		rc = posix_spawn_file_actions_adddup2(&fa, po[1], 1);
 	if (rc == 0)
 		rc = posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-	if (rc == 0 && spec->has_cwd_fd)
-		rc = posix_spawn_file_actions_addfchdir_np(&fa, spec->cwd_fd);
+	if (rc == 0 && spec->has_exe_fd)
+		rc = posix_spawn_file_actions_adddup2(&fa, spec->exe_fd, 3);
 	if (rc == 0)
-		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+		rc = posix_spawn_file_actions_addclosefrom_np(&fa, spec->has_exe_fd ? 4 : 3);
 	if (rc == 0)
 		rc = posix_spawnattr_setpgroup(&at, 0);
 	if (rc == 0)
@@ -235,7 +248,7 @@ int ag_proc_run(const struct ag_proc_spec *spec, struct ag_proc_result *res, str
 	pid_t pid = -1;
 	uint64_t start = now_ms();
 	if (rc == 0)
-		rc = posix_spawn(&pid, spec->exe, &fa, &at, (char *const *)spec->argv,
+		rc = posix_spawn(&pid, exe, &fa, &at, (char *const *)spec->argv,
 				 (char *const *)(spec->envp ? spec->envp : empty_env));
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);

@@ -3,9 +3,11 @@
  *
  * argv arrays only, never a shell; a complete environment built by the
  * caller (never inherited); stdin from /dev/null; every fd but 0/1/2
- * closed in the child; the child leads its own process group so a
- * timeout or a cap kills the whole tree; stdout and stderr read together
- * with poll() under per-stream byte caps and a wall-clock deadline.
+ * closed in the child (and 3, when the program is given as an open
+ * executable); all signal dispositions default and an empty mask; the
+ * child leads its own process group so a timeout or a cap kills the whole
+ * tree; stdout and stderr read together with poll() under per-stream byte
+ * caps and a wall-clock deadline.
  */
 #ifndef AG_PROC_H
 #define AG_PROC_H
@@ -59,6 +61,16 @@ struct ag_proc_spec {
 	 */
 	bool has_cwd_fd;
 	int cwd_fd;
+	/*
+	 * Optional: when has_exe_fd is true the program is the executable open
+	 * (O_RDONLY, close-on-exec) at exe_fd, which must be >= 4, and exe is
+	 * ignored. The child receives it as fd 3 and executes /proc/self/fd/3,
+	 * so the image is the one opened earlier even if its path has since
+	 * been replaced (the git reader re-executes AgentGuard this way). The
+	 * program should close fd 3 first thing. exe_fd stays the caller's.
+	 */
+	bool has_exe_fd;
+	int exe_fd;
 };
 
 struct ag_proc_result {
@@ -82,7 +94,8 @@ void ag_proc_result_release(struct ag_proc_result *r);
  * status, including timed out and failed to start) and fills *res; returns
  * -1 with *err only when AgentGuard itself could not supervise the child
  * (pipe/poll failure) or the spec is malformed (exe not absolute, argv
- * empty: AG_E_INTERNAL, reasons proc.exe.not_absolute, proc.argv.empty).
+ * empty, exe_fd below 4: AG_E_INTERNAL, reasons proc.exe.not_absolute,
+ * proc.argv.empty, proc.exe_fd.low).
  *
  * *res must have been initialised with ag_proc_result_init (it may hold a
  * previous result: it is released and reset first).

@@ -7,6 +7,8 @@
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
 #include "lib/base/sanitize.h"
+#include "lib/base/fsx.h"
+#include "lib/base/sha256.h"
 #include "lib/egress/authority.h"
 #include "lib/egress/policy.h"
 #include "lib/evidence/canon.h"
@@ -849,4 +851,38 @@ int ag_egress_manifest_dump(const json_t *m, char **out, size_t *len, struct ag_
 	if (ag_canon_dump(m, &manifest_bounds, out, len, err) < 0)
 		return ag_err_wrap(err, "egress manifest");
 	return 0;
+}
+
+int ag_egress_manifest_check_run(int run_fd, const json_t *artifact, struct ag_error **err)
+{
+	static const struct ag_read_reasons why = {
+	    "evidence.egress_manifest.symlink", "evidence.egress_manifest.not_regular",
+	    "evidence.egress_manifest.missing", "evidence.egress_manifest.too_large"};
+	const json_t *st = json_object_get(artifact, "study_egress");
+	const char *file = json_string_value(json_object_get(st, "manifest"));
+	const char *want = json_string_value(json_object_get(st, "manifest_sha256"));
+	if (!st || (!file && !want))
+		return 0; /* not a study run, or no manifest was written (the artifact says so) */
+	if (!file || !want || strcmp(file, AG_EGRESS_MANIFEST_FILE) != 0)
+		return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.egress_manifest.mismatch",
+			      "the artifact's egress manifest record is incomplete");
+	char *data = NULL;
+	size_t n = 0;
+	if (ag_read_file_at(run_fd, AG_EGRESS_MANIFEST_FILE, AG_EGRESS_MANIFEST_FILE,
+			    AG_EGRESS_MANIFEST_MAX_BYTES + 1, &why, &data, &n, err) < 0)
+		return -1;
+	char hex[AG_SHA256_HEX_LEN + 1];
+	ag_sha256_hex(data, n, hex);
+	struct ag_egress_completion c;
+	int rc = 0;
+	if (strcmp(hex, want) != 0)
+		rc = ag_err(err, AG_E_UNVERIFIED, 0, "evidence.egress_manifest.mismatch",
+			    "the egress manifest is not the one the sealed artifact records");
+	else if (n < 1 || data[n - 1] != '\n' ||
+		 ag_egress_manifest_validate(data, n - 1, NULL, &c, err) < 0)
+		rc = *err ? -1
+			  : ag_err(err, AG_E_UNVERIFIED, 0, "evidence.egress_manifest.invalid",
+				   "the egress manifest does not validate");
+	free(data);
+	return rc;
 }

@@ -115,4 +115,16 @@ int ag_egress_manifest_dump(const json_t *m, char **out, size_t *len, struct ag_
 int ag_egress_manifest_validate(const char *data, size_t len, const struct ag_egress_policy *policy,
 				struct ag_egress_completion *c, struct ag_error **err);
 
+/*
+ * The egress_manifest check of `evidence verify` (plugged into verify.h by
+ * the CLI): when the artifact records a study run's manifest, the file
+ * AG_EGRESS_MANIFEST_FILE in run_fd must be an O_NOFOLLOW regular file of
+ * at most AG_EGRESS_MANIFEST_MAX_BYTES whose SHA-256 is the recorded one,
+ * and a manifest that validates. An artifact without study_egress, or whose
+ * study wrote no manifest (both fields absent), passes. Reasons:
+ * evidence.egress_manifest.symlink/.not_regular/.missing/.too_large/
+ * .mismatch/.invalid, or the validator's own.
+ */
+int ag_egress_manifest_check_run(int run_fd, const json_t *artifact, struct ag_error **err);
+
 #endif

@@ -68,6 +68,18 @@ struct ag_verify_opts {
 	bool standalone;	      /* verify one run alone: no chain check */
 };
 
+/*
+ * The egress_manifest check belongs to the egress layer, which verify does
+ * not depend on: the layer above (the CLI, at start) plugs it in once,
+ * before any thread starts. The check gets the run directory and the
+ * parsed artifact, returns 0 (a run that is no study run passes) or -1 with
+ * *err. Without one, an artifact that records a study run fails closed
+ * (evidence.egress_manifest.unchecked); any other passes.
+ */
+typedef int (*ag_verify_artifact_check_fn)(int run_fd, const json_t *artifact,
+					   struct ag_error **err);
+void ag_verify_set_egress_check(ag_verify_artifact_check_fn fn);
+
 /* The check names, in order (for --json and docs). */
 extern const char *const ag_verify_check_names[AG_VERIFY_CHECKS];
 

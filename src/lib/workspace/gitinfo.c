@@ -2,6 +2,7 @@
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
+#include "lib/base/proc.h"
 #include "lib/workspace/gitinfo.h"
 
 #define GIT_DEPRECATE_HARD
@@ -9,15 +10,11 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
 
 static const char *R_GIT = "workspace.git_failed";
 
@@ -100,11 +97,11 @@ int ag_ws_git_forbid_exec(void)
 /*
  * The reader is a separate image: AgentGuard's own executable (opened once
  * by ag_ws_git_reader_enable, while the program is still single-threaded),
- * started with posix_spawn (glibc: clone(CLONE_VM|CLONE_VFORK) + exec, safe
- * in a multithreaded process) and an argv that its main() hands to
- * ag_ws_git_reader_main. Nothing of the parent's heap, locks or threads is
- * inherited, so a lock another thread held at the spawn (malloc arenas, the
- * sanitizer allocator, libcurl, OpenSSL) cannot stall it.
+ * started by the process runner (proc.h: posix_spawn, in glibc
+ * clone(CLONE_VM|CLONE_VFORK) + exec, safe in a multithreaded process) with
+ * an argv that its main() hands to ag_ws_git_reader_main. Nothing of the parent's heap, locks or
+ * threads is inherited, so a lock another thread held at the spawn (malloc arenas, the sanitizer
+ * allocator, libcurl, OpenSSL) cannot stall it.
  *
  * Records the reader writes on fd 1, each NUL-terminated:
  *   H<hex oid> | U (unborn HEAD)
@@ -428,144 +425,52 @@ int ag_ws_git_reader_main(int argc, char **argv)
 
 /* ------------------------------------------------------ the parent's side */
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
- * Starts the reader with posix_spawn: argv only, an empty environment,
- * stdin and stderr on /dev/null, stdout the pipe's write end, the source
- * directory as its working directory, every other fd closed, default
- * signal dispositions and an empty mask. The image is the one opened by
- * ag_ws_git_reader_enable, executed through /proc/self/fd/3 in the child.
+ * Runs the reader with the process runner (proc.h): argv only, an empty
+ * environment, the image opened by ag_ws_git_reader_enable as fd 3, the
+ * source directory as its working directory, every other fd closed, its
+ * own process group killed and reaped whatever happens. Its records
+ * (r->out) are read under the output cap and the deadline. *status is its
+ * exit status (-1 when killed by a signal).
  */
-static int spawn_reader(int srcfd, unsigned what, int wfd, pid_t *pid)
-{
-	char what_s[16], parent_s[24];
-	snprintf(what_s, sizeof(what_s), "%u", what);
-	snprintf(parent_s, sizeof(parent_s), "%ld", (long)getpid());
-	static char name[] = "agentguard-git-reader", arg[] = AG_WS_GIT_READER_ARG;
-	char *const argv[] = {name, arg, what_s, parent_s, NULL};
-	static char *const envp[] = {NULL};
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	int rc = posix_spawn_file_actions_init(&fa);
-	if (rc)
-		return rc;
-	rc = posix_spawnattr_init(&at);
-	if (rc) {
-		posix_spawn_file_actions_destroy(&fa);
-		return rc;
-	}
-	sigset_t none, dfl;
-	sigemptyset(&none);
-	sigfillset(&dfl);
-	/* in this order: each step's source fd is still what it was */
-	rc = posix_spawn_file_actions_addfchdir_np(&fa, srcfd);
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, wfd, 1);
-	if (!rc)
-		rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (!rc)
-		rc = posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, reader_exe_fd, 3);
-	if (!rc)
-		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 4);
-	if (!rc)
-		rc = posix_spawnattr_setsigmask(&at, &none);
-	if (!rc)
-		rc = posix_spawnattr_setsigdefault(&at, &dfl);
-	if (!rc)
-		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	if (!rc)
-		rc = posix_spawn(pid, "/proc/self/fd/3", &fa, &at, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	return rc;
-}
-
-/*
- * Starts the reader, collects its records under the byte cap and the
- * deadline, SIGKILLs and reaps it on any failure. *status is its exit
- * status (-1 when killed by a signal).
- */
-static int run_child(int srcfd, unsigned what, unsigned timeout_ms, struct ag_buf *out, int *status,
-		     struct ag_error **err)
+static int run_child(int srcfd, unsigned what, unsigned timeout_ms, struct ag_proc_result *r,
+		     int *status, struct ag_error **err)
 {
 	if (reader_exe_fd < 0)
 		return ag_err(err, AG_E_INTERNAL, 0, R_GIT,
 			      "the git reader is not available in this program");
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return ag_err(err, AG_E_IO, errno, R_GIT,
-			      "cannot create a pipe for the git reader");
-	pid_t pid = -1;
-	int rc = spawn_reader(srcfd, what, p[1], &pid);
-	close(p[1]);
-	if (rc) {
-		close(p[0]);
-		return ag_err(err, AG_E_IO, rc, R_GIT, "cannot start the git reader");
+	char what_s[16], parent_s[24];
+	snprintf(what_s, sizeof(what_s), "%u", what);
+	snprintf(parent_s, sizeof(parent_s), "%ld", (long)getpid());
+	const char *const argv[] = {"agentguard-git-reader", AG_WS_GIT_READER_ARG, what_s, parent_s,
+				    NULL};
+	const struct ag_proc_spec spec = {
+	    .argv = argv,
+	    .stdout_max = AG_WS_GIT_OUTPUT_MAX_BYTES,
+	    .stderr_max = AG_WS_GIT_STDERR_MAX_BYTES,
+	    .cap_policy = AG_PROC_CAP_KILL,
+	    .timeout_ms = timeout_ms ? timeout_ms : AG_WS_GIT_TIMEOUT_MS,
+	    .kill_grace_ms = AG_WS_GIT_KILL_GRACE_MS,
+	    .has_cwd_fd = true,
+	    .cwd_fd = srcfd,
+	    .has_exe_fd = true,
+	    .exe_fd = reader_exe_fd,
+	};
+	struct ag_error *e = NULL;
+	if (ag_proc_run(&spec, r, &e) < 0) {
+		ag_error_free(e);
+		return ag_err(err, AG_E_IO, 0, R_GIT, "cannot run the git reader");
 	}
-	int64_t deadline = now_ms() + (timeout_ms ? timeout_ms : AG_WS_GIT_TIMEOUT_MS);
-	const char *fail = NULL;
-	char chunk[65536];
-	struct pollfd pf = {p[0], POLLIN, 0};
-	for (;;) {
-		int64_t left = deadline - now_ms();
-		if (left <= 0) {
-			fail = "workspace.git_timeout";
-			break;
-		}
-		int pr = poll(&pf, 1, (int)left);
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr < 0) {
-			fail = R_GIT;
-			break;
-		}
-		if (pr == 0)
-			continue;
-		ssize_t r = read(p[0], chunk, sizeof(chunk));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		struct ag_error *e2 = NULL;
-		if (ag_buf_add(out, chunk, (size_t)r, &e2) < 0) {
-			ag_error_free(e2);
-			fail = "limit.workspace.git_output";
-			break;
-		}
-	}
-	close(p[0]);
-	int st = 0;
-	while (!fail) {
-		pid_t w = waitpid(pid, &st, WNOHANG);
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			fail = R_GIT;
-			break;
-		}
-		if (now_ms() >= deadline) {
-			fail = "workspace.git_timeout";
-			break;
-		}
-		struct timespec nap = {0, 2 * 1000 * 1000};
-		nanosleep(&nap, NULL);
-	}
-	if (fail) {
-		kill(pid, SIGKILL);
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
-		return ag_err(err, strcmp(fail, R_GIT) ? AG_E_LIMIT : AG_E_IO, 0, fail,
+	if (r->status == AG_PROC_FAILED_TO_START)
+		return ag_err(err, AG_E_IO, r->start_errno, R_GIT, "cannot start the git reader");
+	const char *fail = r->status == AG_PROC_TIMED_OUT ? "workspace.git_timeout"
+			   : r->stdout_truncated || r->stderr_truncated
+			       ? "limit.workspace.git_output"
+			       : NULL;
+	if (fail)
+		return ag_err(err, AG_E_LIMIT, 0, fail,
 			      "the git reader did not finish within its bounds");
-	}
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	*status = r->status == AG_PROC_EXITED ? r->exit_code : -1;
 	return 0;
 }
 
@@ -723,18 +628,19 @@ int ag_ws_gitinfo_collect(int srcfd, const struct ag_ws_git_opts *opts, struct a
 		return ag_err(err, AG_E_UNSAFE_PATH, 0, R_GIT,
 			      "source .git is not a directory or file");
 	unsigned what = opts && opts->what ? opts->what : AG_WS_GIT_STATUS;
-	_cleanup_buf_ struct ag_buf out =
-	    AG_BUF_INIT(AG_WS_GIT_OUTPUT_MAX_BYTES, "limit.workspace.git_output");
-	int status = -1;
-	if (run_child(srcfd, what, opts ? opts->timeout_ms : 0, &out, &status, err) < 0)
-		return -1;
-	if (status == READER_NOT_TOP)
-		return ag_err(err, AG_E_IO, 0, R_GIT,
-			      "source is not the top of a usable Git work tree");
-	if (status != 0)
-		return ag_err(err, AG_E_IO, 0, R_GIT,
-			      "the repository cannot be read (git reader status %d)", status);
-	return parse_records(out.buf, out.len, g, err);
+	struct ag_proc_result r;
+	ag_proc_result_init(&r);
+	int status = -1, rc = run_child(srcfd, what, opts ? opts->timeout_ms : 0, &r, &status, err);
+	if (rc == 0 && status == READER_NOT_TOP)
+		rc = ag_err(err, AG_E_IO, 0, R_GIT,
+			    "source is not the top of a usable Git work tree");
+	else if (rc == 0 && status != 0)
+		rc = ag_err(err, AG_E_IO, 0, R_GIT,
+			    "the repository cannot be read (git reader status %d)", status);
+	if (rc == 0)
+		rc = parse_records(r.out.buf, r.out.len, g, err);
+	ag_proc_result_release(&r);
+	return rc;
 }
 
 /* ------------------------------------------------------------ path queries */

@@ -6,8 +6,9 @@
  * core.sshCommand, credential helpers, include.path) cannot run anything.
  *
  * The reading happens in a separate process, AgentGuard's own executable
- * started afresh (posix_spawn + exec, argv only, an empty environment) as
- * the hidden reader (ag_ws_git_reader_main). Before it opens the repository
+ * started afresh by the process runner (base/proc.h: posix_spawn + exec,
+ * argv only, an empty environment, its own process group) as the hidden
+ * reader (ag_ws_git_reader_main). Before it opens the repository
  * it forbids execve/execveat with a seccomp filter; it is bounded by a
  * wall-clock timeout and an output cap, and hands its findings back as
  * NUL-separated records over a pipe, which the parent validates. So a
