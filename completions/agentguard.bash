@@ -64,10 +64,13 @@ _agentguard()
 		;;
 	study-egress)
 		if [ "$COMP_CWORD" -eq 2 ]; then
-			mapfile -t COMPREPLY < <(compgen -W "policy decide manifest plan schema" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "run policy decide manifest plan schema" -- "$cur")
 			return 0
 		fi
-		opts="--policy --trial-id --gateway-image --json --help --"
+		opts="--policy --trial-id --gateway-image --gateway-dns --resolver --study-subnet --outbound-network --outbound-internal --json --help --"
+		if [ "${COMP_WORDS[2]}" = run ]; then
+			opts="$opts --repo --runs-root --timeout --allow-fail-result --quiet --docker-socket --signing-key"
+		fi
 		;;
 	runtime-image)
 		if [ "$COMP_CWORD" -eq 2 ]; then
