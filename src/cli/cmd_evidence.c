@@ -172,7 +172,8 @@ static int cmd_verify(int argc, char **argv)
 		ag_cli_json_print(o, "agentguard.evidence-verify");
 	}
 	if (rc < 0) {
-		ag_cli_print_error(err);
+		if (!as_json) /* with --json the document above says it all: stdout only */
+			ag_cli_print_error(err);
 		ag_verify_report_release(&rep);
 		return AG_EXIT_CONFIG;
 	}
