@@ -84,7 +84,7 @@ _agentguard()
 	preflight) opts="--json --docker-socket --help" ;;
 	render) opts="--workspace --name --label --mode --format --json --help --" ;;
 	validate) opts="--json --help" ;;
-	init) opts="--preset --force --dry-run --help" ;;
+	init) opts="--preset --image --docker-socket --force --dry-run --help" ;;
 	schema) opts="--help" ;;
 	help)
 		mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")

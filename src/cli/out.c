@@ -81,6 +81,12 @@ static const char *next_step(const char *reason, const char *key, const char *im
 		}
 		return "the image is not present locally (AgentGuard never pulls): docker pull it";
 	}
+	if (strcmp(reason, "images.image.no_digest") == 0)
+		return "push the image to a registry (a local one will do: docker tag IMAGE "
+		       "127.0.0.1:5000/NAME:TAG, docker push 127.0.0.1:5000/NAME:TAG) and give "
+		       "that reference; the push records the digest (README.md, Getting a digest)";
+	if (strcmp(reason, "images.image.absent") == 0)
+		return "build or pull the image first (docker images lists what is local)";
 	if (strncmp(reason, "cleanup.", 8) == 0)
 		return "run agentguard cleanup to remove what the run left behind";
 	return NULL;
