@@ -38,8 +38,10 @@ fi
 t_run "$AG_BIN" --version
 t_like "--version names the version" "$AG_OUT" '^agentguard [0-9]+\.[0-9]+\.[0-9]+ \(commit '
 if [ "$(git -C "$AG_ROOT" rev-parse --show-toplevel 2>/dev/null)" = "$AG_ROOT" ]; then
-	head=$(git -C "$AG_ROOT" rev-parse --short=12 HEAD)
-	t_like "--version names the commit it was built from" "$AG_OUT" "\\(commit $head(-dirty)?\\)"
+	# the commit of the build (HEAD when the binary is fresh), one of this repository's
+	c=$(printf '%s\n' "$AG_OUT" | sed -n 's/.*(commit \([0-9a-f]\{12\}\)\(-dirty\)\{0,1\})$/\1/p')
+	t_like "--version names a 12-digit commit" "$c" '^[0-9a-f]{12}$'
+	t_ok "that commit is one of this repository's" git -C "$AG_ROOT" cat-file -e "${c:-none}^{commit}"
 else
 	t_skip "--version names the commit it was built from" "not a git checkout"
 fi
