@@ -42,7 +42,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/%)
 SCHEMA_JSON := data/schemas/agentguard-config-v1.schema.json
 
-.PHONY: all check check-asan check-valgrind fuzz fuzz-long install clean tests format-check dist
+.PHONY: FORCE all check check-asan check-valgrind fuzz fuzz-long install clean tests format-check dist
 
 all: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-gateway
 
@@ -64,6 +64,23 @@ $(BUILD)/src/cli/egress_schema_blob.o: data/schemas/live-study-egress-policy-v1.
 # The evidence schemas are compiled into the library for `agentguard evidence verify`.
 $(BUILD)/src/lib/evidence/schema_data.o: data/schemas/contained-run-v1.schema.json \
 	data/schemas/containment-evidence-v1.schema.json
+
+# `agentguard --version` names the commit the binary was built from: in a
+# git checkout (this directory is the top of it) the commit, "-dirty" when
+# tracked files differ from it; elsewhere (a tarball build) "unknown". The
+# header is rewritten only when that changes, so main.c rebuilds then.
+$(BUILD)/gen/build_info.h: FORCE
+	@mkdir -p $(dir $@)
+	@c=unknown; \
+	if [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ]; then \
+		c=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
+		git diff --quiet HEAD -- 2>/dev/null || c="$$c-dirty"; \
+	fi; \
+	printf '#define AG_BUILD_COMMIT "%s"\n' "$$c" >$@.tmp; \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+$(BUILD)/src/cli/main.o: $(BUILD)/gen/build_info.h
+$(BUILD)/src/cli/main.o: CPPFLAGS += -I$(BUILD)/gen
+FORCE:
 
 $(BUILD)/libagentguard.a: $(LIB_OBJ)
 	@rm -f $@

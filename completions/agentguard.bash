@@ -64,10 +64,13 @@ _agentguard()
 		;;
 	study-egress)
 		if [ "$COMP_CWORD" -eq 2 ]; then
-			mapfile -t COMPREPLY < <(compgen -W "policy decide manifest plan schema" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "run policy decide manifest plan schema" -- "$cur")
 			return 0
 		fi
-		opts="--policy --trial-id --gateway-image --json --help --"
+		opts="--policy --trial-id --gateway-image --gateway-dns --resolver --study-subnet --outbound-network --outbound-internal --json --help --"
+		if [ "${COMP_WORDS[2]}" = run ]; then
+			opts="$opts --repo --runs-root --timeout --allow-fail-result --quiet --docker-socket --signing-key"
+		fi
 		;;
 	runtime-image)
 		if [ "$COMP_CWORD" -eq 2 ]; then
@@ -81,7 +84,7 @@ _agentguard()
 	preflight) opts="--json --docker-socket --help" ;;
 	render) opts="--workspace --name --label --mode --format --json --help --" ;;
 	validate) opts="--json --help" ;;
-	init) opts="--preset --force --dry-run --help" ;;
+	init) opts="--preset --image --docker-socket --force --dry-run --help" ;;
 	schema) opts="--help" ;;
 	help)
 		mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")

@@ -14,6 +14,20 @@ struct ag_error;
 /* Exit codes: lib/base/exit.h (the library decides them, the CLI returns them). */
 
 /* Prints "agentguard: error: ..." for an error on stderr, sanitized. */
+/*
+ * "agentguard: next step: ..." for a failure a person can fix (by its reason
+ * token): root or a wrong uid, the Docker socket's permission, an image not
+ * present locally (docker pull IMAGE) or the starter's placeholder image, an
+ * incomplete cleanup. Nothing for any other reason. key, image, socket: the
+ * error's key path, the configured image, the --docker-socket (may be NULL).
+ */
+#define AG_CLI_NEXT_STEP_MAX 1024
+void ag_cli_next_step(FILE *f, const char *reason, const char *key, const char *image,
+		      const char *socket);
+/* "The agent's changes: no patch, WHY [reason]" when the run's patch was omitted. */
+void ag_cli_patch_missing(FILE *f, const char *status, const char *reason);
+/* ag_cli_put_sanitized for a person: the backticks that quote names become plain quotes. */
+void ag_cli_put_human(FILE *f, const char *s);
 void ag_cli_print_error(const struct ag_error *e);
 /* Prints a usage error for `cmd` and returns AG_EXIT_CONFIG. */
 int ag_cli_usage(const char *cmd, const char *fmt, ...) AG_PRINTF(2, 3);

@@ -147,7 +147,7 @@ static bool key_inside(const char *key_path, const char *repo_abs)
 	return strncmp(real, repo_abs, n) == 0 && (real[n] == '/' || real[n] == '\0' || n == 1);
 }
 
-static void print_failure(const struct ag_run_outcome *o)
+static void print_failure(const struct ag_run_outcome *o, const char *image, const char *socket)
 {
 	if (!o->failure_stage)
 		return;
@@ -160,6 +160,9 @@ static void print_failure(const struct ag_run_outcome *o)
 	fputs("]\n", stderr);
 	if (o->cleanup_failure_reason)
 		fprintf(stderr, "Cleanup failure: [%s]\n", o->cleanup_failure_reason);
+	ag_cli_next_step(stderr, o->failure_reason, NULL, image, socket);
+	if (o->cleanup_failure_reason)
+		ag_cli_next_step(stderr, o->cleanup_failure_reason, NULL, NULL, NULL);
 }
 
 int ag_cmd_contained_run(int argc, char **argv)
@@ -487,14 +490,16 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 			ext->report(ext->data, j);
 		ag_cli_json_print(j,
 				  ext ? ext->summary_schema : "agentguard.contained-run-summary");
-		print_failure(&out);
+		print_failure(&out, c->sandbox.image, docker);
 	} else {
 		puts("AgentGuard Contained Run");
 		fputs("Task: ", stdout);
 		ag_cli_put_sanitized(stdout, c->task_id);
 		putchar('\n');
 		printf("Result: %s\n", out.pass ? "PASS" : "FAIL");
-		if (out.score_known)
+		if (out.cancelled) /* a score of what was cut short would mislead */
+			puts("Score: none (the run was cancelled)");
+		else if (out.score_known)
 			printf("Score: %d/100\n", out.score);
 		else
 			puts("Score: none (the agent did not run)");
@@ -502,7 +507,7 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 			puts("Failed checks:");
 			for (size_t i = 0; i < out.failed_checks.n; i++) {
 				fputs("- ", stdout);
-				ag_cli_put_sanitized(stdout, out.failed_checks.v[i]);
+				ag_cli_put_human(stdout, out.failed_checks.v[i]);
 				putchar('\n');
 			}
 		}
@@ -534,7 +539,7 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 		if (out.changes_known) {
 			puts("Changed files:");
 			if (out.changed_files.n == 0)
-				puts("- None");
+				puts("- none");
 		} else if (out.capture_reason) {
 			printf("Changed files: unknown (the workspace capture failed [%s])\n",
 			       out.capture_reason);
@@ -559,9 +564,9 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 		if (ext)
 			ext->report(ext->data, NULL);
 		fflush(stdout);
-		print_failure(&out);
+		print_failure(&out, c->sandbox.image, docker);
 		printf("Cleanup complete: %s (container %s, workspace %s)\n",
-		       out.cleanup_complete ? "True" : "False", out.cleanup_status,
+		       out.cleanup_complete ? "yes" : "NO", out.cleanup_status,
 		       out.workspace_status);
 		if (out.artifact_written) {
 			fputs("Contained run report path: ", stdout);
@@ -574,6 +579,8 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 			fputs("The agent's changes: agentguard patch ", stdout);
 			ag_cli_put_sanitized(stdout, runs);
 			printf("/%s (review before git apply)\n", out.run_id);
+		} else {
+			ag_cli_patch_missing(stdout, out.patch_status, out.patch_reason);
 		}
 	}
 	if (out.seal_failed)

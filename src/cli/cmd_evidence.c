@@ -99,6 +99,20 @@ static int cmd_public_key(int argc, char **argv)
 	return pem ? AG_EXIT_PASS : AG_EXIT_CONFIG;
 }
 
+/* Why a run starts a chain segment, for people (lib/evidence/seal.h). */
+static const char *chain_start_text(const char *why)
+{
+	if (strcmp(why, "empty") == 0)
+		return "it is the first run sealed in this runs root, so there is no earlier run "
+		       "to link to; this is normal";
+	if (strcmp(why, "lock_timeout") == 0 || strcmp(why, "cancelled") == 0)
+		return "the chain lock was not taken, so the run was sealed outside the chain";
+	if (strncmp(why, "head_", 5) == 0)
+		return "the runs root's newest seal could not be verified under this signing key, "
+		       "so the run did not link to it";
+	return "no earlier run to link to";
+}
+
 static int cmd_verify(int argc, char **argv)
 {
 	const char *path = NULL;
@@ -158,7 +172,8 @@ static int cmd_verify(int argc, char **argv)
 		ag_cli_json_print(o, "agentguard.evidence-verify");
 	}
 	if (rc < 0) {
-		ag_cli_print_error(err);
+		if (!as_json) /* with --json the document above says it all: stdout only */
+			ag_cli_print_error(err);
 		ag_verify_report_release(&rep);
 		return AG_EXIT_CONFIG;
 	}
@@ -175,7 +190,8 @@ static int cmd_verify(int argc, char **argv)
 			     "whether runs before or after it were removed or replaced is not "
 			     "known");
 		else if (rep.chain_start)
-			printf("chain: this run starts a chain segment (%s)\n", rep.chain_start);
+			printf("chain: this run starts a chain segment (%s): %s\n", rep.chain_start,
+			       chain_start_text(rep.chain_start));
 	}
 	ag_verify_report_release(&rep);
 	return AG_EXIT_PASS;

@@ -4,24 +4,36 @@
 #include "lib/base/error.h"
 #include "lib/base/fsx.h"
 #include "lib/config/config.h"
+#include "lib/config/imageref.h"
+#include "lib/docker/engine.h"
+#include "lib/images/images.h"
 
 #include <inttypes.h>
 #include <sys/stat.h>
 
 static const char help[] =
-    "Usage: agentguard init [DIR] [--preset untrusted-agent] [--force] [--dry-run]\n"
+    "Usage: agentguard init [DIR] [--preset untrusted-agent] [--image REF]\n"
+    "                       [--docker-socket PATH] [--force] [--dry-run]\n"
     "\n"
     "Write a commented starter agentguard.yaml into DIR (default: the current\n"
     "directory) for running an untrusted agent with 'contained-run', and add\n"
     "'.agentguard/' (where evidence is written) to DIR/.gitignore.\n"
     "\n"
     "The starter file validates as written; replace its placeholder image with\n"
-    "your agent's image pinned by digest before a real run. required_uid and\n"
+    "your agent's image pinned by digest before a real run, or give --image.\n"
+    "required_uid and\n"
     "required_gid are set to the invoking user's ids (1000 when run as root,\n"
     "since a container identity is never root).\n"
     "\n"
     "Options:\n"
     "  --preset NAME  the starter to write; only 'untrusted-agent' exists\n"
+    "  --image REF    the agent image: a reference pinned by digest is used as\n"
+    "                 given; otherwise the local image's digest is read from\n"
+    "                 the Docker engine (its RepoDigests, recorded when it was\n"
+    "                 pushed or pulled) and pinned. Refused when the engine\n"
+    "                 knows no digest for it; never pulls\n"
+    "  --docker-socket PATH  the engine socket for --image (default\n"
+    "                 /var/run/docker.sock)\n"
     "  --force        replace an existing agentguard.yaml\n"
     "  --dry-run      print what would be written; write nothing\n"
     "  -h, --help     show this help\n"
@@ -29,7 +41,11 @@ static const char help[] =
     "Exit codes: 0 written, 1 agentguard.yaml exists (use --force), 2 usage or\n"
     "I/O error.\n";
 
-static char *render_template(long long uid, long long gid)
+#define PLACEHOLDER_IMAGE                                                                          \
+	"registry.example.invalid/your-agent@sha256:"                                              \
+	"0000000000000000000000000000000000000000000000000000000000000000"
+
+static char *render_template(long long uid, long long gid, const char *image)
 {
 	return ag_xasprintf(
 	    "# agentguard.yaml: starter for running an untrusted coding agent with\n"
@@ -64,10 +80,9 @@ static char *render_template(long long uid, long long gid)
 	    "\n"
 	    "sandbox:\n"
 	    "  type: docker\n"
-	    "  # REPLACE with your agent image, pinned by digest (name@sha256:...).\n"
+	    "%s"
 	    "  # A tag alone is refused: it can change under you.\n"
-	    "  image: \"registry.example.invalid/your-agent@sha256:"
-	    "0000000000000000000000000000000000000000000000000000000000000000\"\n"
+	    "  image: \"%s\"\n"
 	    "  network: none\n"
 	    "\n"
 	    "contained_execution:\n"
@@ -98,7 +113,9 @@ static char *render_template(long long uid, long long gid)
 	    "    #   source: host\n"
 	    "    #   required: true\n"
 	    "    #   allow_sensitive: true\n",
-	    uid, gid);
+	    image ? "  # Your agent image, pinned by digest (agentguard init --image).\n"
+		  : "  # REPLACE with your agent image, pinned by digest (name@sha256:...).\n",
+	    image ? image : PLACEHOLDER_IMAGE, uid, gid);
 }
 
 static int write_gitignore(int dirfd, bool dry_run, bool *changed, struct ag_error **err)
@@ -142,9 +159,28 @@ static int write_gitignore(int dirfd, bool dry_run, bool *changed, struct ag_err
 				       false, err);
 }
 
+/* --image REF: pinned as given, or by the engine's RepoDigests (never pulled). */
+static int resolve_image(const char *image, const char *docker, char **pinned,
+			 struct ag_error **err)
+{
+	struct ag_image_ref r = {0};
+	if (ag_image_ref_parse(image, &r, err) < 0)
+		return -1;
+	bool is_pinned = ag_image_ref_pinned(&r);
+	ag_image_ref_release(&r);
+	if (is_pinned) {
+		*pinned = ag_xstrdup(image);
+		return 0;
+	}
+	_cleanup_engine_ struct ag_engine eng = AG_ENGINE_INIT;
+	if (ag_engine_open(docker, &eng, err) < 0)
+		return -1;
+	return ag_images_local_pinned_ref(&eng, image, pinned, err);
+}
+
 int ag_cmd_init(int argc, char **argv)
 {
-	const char *dir = NULL, *preset = "untrusted-agent";
+	const char *dir = NULL, *preset = "untrusted-agent", *image = NULL, *docker = NULL;
 	bool force = false, dry_run = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -161,6 +197,13 @@ int ag_cmd_init(int argc, char **argv)
 			preset = argv[++i];
 		} else if (strncmp(a, "--preset=", 9) == 0) {
 			preset = a + 9;
+		} else if (strcmp(a, "--image") == 0 || strcmp(a, "--docker-socket") == 0) {
+			if (i + 1 >= argc)
+				return ag_cli_usage("init", "%s needs a value", a);
+			if (strcmp(a, "--image") == 0)
+				image = argv[++i];
+			else
+				docker = argv[++i];
 		} else if (a[0] == '-' && a[1]) {
 			return ag_cli_usage("init", "unknown option '%s'", a);
 		} else if (dir) {
@@ -174,13 +217,20 @@ int ag_cmd_init(int argc, char **argv)
 				    preset);
 	if (!dir)
 		dir = ".";
+	if (docker && docker[0] != '/')
+		return ag_cli_usage("init", "--docker-socket PATH must be absolute");
+	_cleanup_err_ struct ag_error *err = NULL;
+	_cleanup_free_ char *pinned = NULL;
+	if (image && resolve_image(image, docker, &pinned, &err) < 0) {
+		ag_cli_print_error(err);
+		return AG_EXIT_CONFIG;
+	}
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
-	_cleanup_free_ char *text =
-	    render_template(uid ? (long long)uid : 1000, gid && uid ? (long long)gid : 1000);
+	_cleanup_free_ char *text = render_template(uid ? (long long)uid : 1000,
+						    gid && uid ? (long long)gid : 1000, pinned);
 
 	/* Self-check: the starter must validate exactly as written. */
-	_cleanup_err_ struct ag_error *err = NULL;
 	struct ag_config *check = NULL;
 	if (ag_config_load_mem(text, strlen(text), "agentguard.yaml", &check, &err) < 0) {
 		ag_cli_print_error(err);
@@ -228,7 +278,14 @@ int ag_cmd_init(int argc, char **argv)
 	}
 	printf("wrote agentguard.yaml (preset %s)%s\n", preset,
 	       gi_changed ? "; added .agentguard/ to .gitignore" : "");
-	puts("next: pin sandbox.image to your agent image by digest, then run\n"
-	     "  agentguard validate agentguard.yaml");
+	if (pinned) {
+		fputs("image: ", stdout);
+		ag_cli_put_sanitized(stdout, pinned);
+		puts("\nnext: agentguard validate agentguard.yaml");
+	} else {
+		puts("next: pin sandbox.image to your agent image by digest (agentguard init\n"
+		     "  --image REF --force does it for a local image), then run\n"
+		     "  agentguard validate agentguard.yaml");
+	}
 	return AG_EXIT_PASS;
 }

@@ -38,7 +38,7 @@ static const char help[] =
     "Exit codes: 0 supported or experimental, 3 unavailable or unsafe,\n"
     "2 other config errors or usage error.\n";
 
-static void print_text(const struct ag_preflight_result *r)
+static void print_text(const struct ag_preflight_result *r, const char *image, const char *socket)
 {
 	printf("Docker preflight: %s; claim: %s\n", ag_pf_status_name(r->status),
 	       ag_pf_claim_name(r->claim));
@@ -56,6 +56,8 @@ static void print_text(const struct ag_preflight_result *r)
 		printf("  failed: %s: %s: ", name ? name : "?", status ? status : "?");
 		ag_cli_put_sanitized(stdout, diag ? diag : "");
 		printf(" [%s]\n", reason ? reason : "preflight.unknown");
+		fflush(stdout);
+		ag_cli_next_step(stderr, reason, NULL, image, socket);
 	}
 	const char *cleanup =
 	    json_string_value(json_object_get(json_object_get(r->evidence, "cleanup"), "status"));
@@ -148,7 +150,7 @@ int ag_cmd_preflight(int argc, char **argv)
 	if (as_json) {
 		ag_cli_json_print(json_incref(r.evidence), "agentguard.docker-preflight");
 	} else {
-		print_text(&r);
+		print_text(&r, c->sandbox.image, docker);
 	}
 	return ag_preflight_passed(&r) ? AG_EXIT_PASS : AG_EXIT_PREFLIGHT;
 }

@@ -30,7 +30,8 @@ static const char help[] =
     "       agentguard study-egress run CONFIG --policy POLICY --trial-id ID\n"
     "                     --gateway-image REF [...] -- ARGV...   (see run --help)\n"
     "\n"
-    "Live-study egress helpers (experimental). They decide and record; they\n"
+    "Live-study egress (experimental). run is a contained run behind an\n"
+    "allowlisting gateway; the other subcommands decide and record: they\n"
     "never call Docker and never touch the network.\n"
     "\n"
     "  policy validate  check a destination policy (exact host:port rules) and\n"
@@ -54,8 +55,8 @@ static json_t *error_json(const struct ag_error *err)
 	json_t *e = json_object();
 	json_object_set_new(e, "reason", json_string(err->reason));
 	json_object_set_new(e, "key", err->key ? json_string(err->key) : json_null());
-	json_object_set_new(e, "line", json_integer(err->line));
-	json_object_set_new(e, "column", json_integer(err->column));
+	json_object_set_new(e, "line", err->line ? json_integer(err->line) : json_null());
+	json_object_set_new(e, "column", err->column ? json_integer(err->column) : json_null());
 	json_object_set_new(e, "message", json_string(err->msg ? err->msg : ""));
 	return e;
 }

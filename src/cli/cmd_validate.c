@@ -178,8 +178,11 @@ int ag_cmd_validate(int argc, char **argv)
 			json_object_set_new(e, "reason", json_string(err->reason));
 			json_object_set_new(e, "key",
 					    err->key ? json_string(err->key) : json_null());
-			json_object_set_new(e, "line", json_integer(err->line));
-			json_object_set_new(e, "column", json_integer(err->column));
+			/* as in the error envelope: unknown (an I/O error) is null, not 0 */
+			json_object_set_new(e, "line",
+					    err->line ? json_integer(err->line) : json_null());
+			json_object_set_new(e, "column",
+					    err->column ? json_integer(err->column) : json_null());
 			json_object_set_new(e, "message", json_string(err->msg));
 			json_object_set_new(o, "error", e);
 			ag_cli_json_print(o, "agentguard.validate");

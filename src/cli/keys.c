@@ -40,8 +40,8 @@ int ag_cli_signing_key(const char *given, struct ag_sign_key **out, char **path_
 		*path_out = ag_xstrdup(given ? given : def);
 	if (created)
 		fprintf(stderr,
-			"agentguard: created the local evidence signing key (%s); `agentguard "
-			"evidence public-key` prints its public half\n",
+			"agentguard: created the local evidence signing key (%s); agentguard "
+			"evidence public-key prints its public half\n",
 			ag_sign_key_fingerprint(*out));
 	return AG_EXIT_PASS;
 }

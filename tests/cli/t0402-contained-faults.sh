@@ -34,6 +34,7 @@ run --docker-socket "$FE_SOCK" -- /bin/true
 t_is "fault: cleanup failure after a passing agent exits 8" "$AG_RC" 8
 t_is "fault: cleanup state" "$(art '(a["cleanup"]["status"], a["cleanup_complete"], a["failure"]["stage"])')" "('cleanup_incomplete', False, 'cleanup')"
 t_is "fault: the workspace is retained while the container lives" "$(art 'a["cleanup"]["workspace_status"]')" retained
+t_like "fault: the output names the next step" "$AG_OUT" 'next step: run agentguard cleanup'
 t_is "fault: liveness not verified" "$(art 'a["containment_evidence"]["cleanup"]["liveness_verified"]')" False
 d=$(ls -1d "$W"/.agentguard/contained-runs/*/ | sort | tail -n 1)
 t_ok "fault: the container really is still there" test -n "$("$AG_DOCKER" ps -aq --filter label=agentguard.owner=contained-run --filter "label=agentguard.contained-run.id=$(run_suffix "$d")")"
@@ -41,6 +42,7 @@ t_ok "fault: the container really is still there" test -n "$("$AG_DOCKER" ps -aq
 run --docker-socket "$FE_SOCK" --timeout 2 -- /bin/sh -c 'trap "" TERM; while :; do sleep 1; done'
 t_is "fault: timeout stays the primary failure (exit 7)" "$AG_RC" 7
 t_is "fault: the cleanup failure is recorded separately" "$(art '(a["failure"]["stage"], a["cleanup_failure"]["stage"], a["cleanup_failure"]["exit_code"])')" "('timeout', 'cleanup', 8)"
+t_like "fault: a secondary cleanup failure names the next step too" "$AG_OUT" 'next step: run agentguard cleanup'
 
 # --- the engine makes the container but its create answer is lost
 fault '[{"method":"POST","path":"^/containers/create$","not_name":"agentguard-preflight-","action":"lost"}]'

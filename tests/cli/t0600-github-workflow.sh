@@ -130,9 +130,46 @@ if git -C "$AG_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
 		report) t_like "pinned: report has --public-key and md/sarif" "$AG_OUT" '--public-key FILE(.|'$'\n'')*md (.|'$'\n'')*sarif' ;;
 		esac
 	done
+	# Drift: every --option the run blocks pass to agentguard is in that
+	# command's --help at the pin; the pin has live output (contained-run
+	# --quiet turns it off); and it is at most one release behind HEAD
+	# (AG_VERSION at the pin is HEAD's or the one released before it).
+	mapfile -t OPTS < <(wf '"\n".join(sorted({c + " " + o for r in runs for m in re.finditer(r"(?ms)^\s*agentguard ([a-z-]+(?: (?:keygen|public-key|verify))?)((?:[^\n]*\\\n)*[^\n]*)", r) for c in [m.group(1)] for o in re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", m.group(2))}))')
+	t_like "the run blocks pass options to agentguard" "${OPTS[*]}" 'contained-run --signing-key'
+	for co in "${OPTS[@]}"; do
+		read -ra words <<<"$co"
+		opt=${words[-1]}
+		unset 'words[-1]'
+		t_run "$PIN" "${words[@]}" --help
+		t_like "pinned: agentguard ${words[*]} has $opt" "$AG_OUT" "(^|[^a-z-])$opt([^a-z-]|\$)"
+	done
+	t_run "$PIN" contained-run --help
+	t_like "pinned: contained-run has live output (--quiet)" "$AG_OUT" '--quiet'
+	ver() { git -C "$AG_ROOT" show "$1:src/lib/base/ag.h" | sed -n 's/^#define AG_VERSION "\(.*\)"/\1/p'; }
+	head_ver=$(ver HEAD)
+	pin_ver=$(ver "$REF")
+	# the releases in order: each AG_VERSION value the history had, oldest first
+	mapfile -t RELS < <(git -C "$AG_ROOT" log --reverse --format=%H -G'define AG_VERSION' HEAD -- src/lib/base/ag.h |
+		while read -r c; do ver "$c"; done | awk '!seen[$0]++')
+	prev=""
+	for ((k = 0; k < ${#RELS[@]}; k++)); do [ "${RELS[k]}" = "$head_ver" ] && [ "$k" -gt 0 ] && prev=${RELS[k - 1]}; done
+	t_ok "the pin ($pin_ver) is at most one release behind HEAD ($head_ver)" \
+		test "$pin_ver" = "$head_ver" -o \( -n "$prev" -a "$pin_ver" = "$prev" \)
 else
 	t_skip "AGENTGUARD_REF is a commit of this repository" "not a git checkout"
 fi
+
+# --- docs/github-actions.md says what the YAML does: packages, install path
+DOC="$AG_ROOT/docs/github-actions.md"
+doc_pkgs=$("$PY" -c '
+import re, sys
+t = " ".join(open(sys.argv[1]).read().split())
+m = re.search(r"it installs: `([^`]*)`", t)
+print(" ".join(sorted(m.group(1).split())) if m else "")' "$DOC")
+yml_pkgs=$(wf '" ".join(sorted(re.search(r"apt-get install -y -q --no-install-recommends \\\n((?:[^\n]*\\\n)*[^\n]*)", step("build-agentguard")["run"]).group(1).replace("\\", " ").split()))')
+t_is "the docs list exactly the packages the YAML installs" "$doc_pkgs" "$yml_pkgs"
+yml_path=$(wf 're.search(r"install -D -m 0755 -t (\S+)", step("build-agentguard")["run"]).group(1)')
+t_like "the docs name the YAML's install path ($yml_path)" "$(tr -s ' \n' '  ' <"$DOC")" "installs .{0,120}under \`$yml_path\`"
 
 # --- config: digest-pinned image, network none, runner uid/gid
 t_like "AGENTGUARD_IMAGE is digest-pinned" "$(wf 'd["env"]["AGENTGUARD_IMAGE"]')" '^[a-z0-9._/-]+@sha256:[0-9a-f]{64}$'

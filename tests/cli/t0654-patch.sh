@@ -131,7 +131,8 @@ ag_must_fail 2 evidence.patch.symlink "a patch that is a symlink is refused" "$A
 
 # --- secrets never reach the patch
 run -- /bin/sh -c 'cd /agentguard-workspace && echo "token=$AGENT_API_TOKEN" > src/leak.txt'
-t_is "a configured secret in a file: patch omitted, reason named" "$(art '(a["patch"]["status"], a["patch"]["reason"], a["patch"]["file"])')" "('omitted', 'patch.secret', None)"
+# the secret scan finds a configured secret first (t1055), so the patch is withheld for it
+t_is "a configured secret in a file: patch omitted, reason named" "$(art '(a["patch"]["status"], a["patch"]["reason"], a["patch"]["file"])')" "('omitted', 'patch.secret_scan', None)"
 t_ok "a configured secret in a file: the value is in no file of the run directory" \
 	bash -c '! grep -rqF CANARY-SENSITIVE-91c2 "$1"' _ "$(dirname "$REPORT")"
 config s "secret_content_patterns: [{id: canary-lit, contains: CANARY-LIT-0a9b8c7d}]"
@@ -143,7 +144,13 @@ t_ok "a secret-scan finding: no changes.patch" test ! -e "$(dirname "$REPORT")/c
 
 # --- over the bound (AG_PATCH_MAX_BYTES, 32 MiB): 30 MiB of random bytes
 # make a git binary patch of about 37.5 MiB: not written, the reason recorded
+# (a config with no configured secret: with one, the secret scan would read
+# the 30 MiB file, find it over its per-file bound and fail closed, t1055)
+sed '/AGENT_API_TOKEN/d' "$W/c.yaml" >"$W/c-nosecret.yaml"
+cp "$W/c.yaml" "$W/c-saved.yaml"
+cp "$W/c-nosecret.yaml" "$W/c.yaml"
 run -- /bin/sh -c 'dd if=/dev/urandom of=/agentguard-workspace/big.bin bs=1048576 count=30 2>/dev/null'
+cp "$W/c-saved.yaml" "$W/c.yaml"
 t_is "over the bound: the run itself passes" "$AG_RC" 0
 t_is "over the bound: patch omitted with the bound's reason" "$(art '(a["patch"]["status"], a["patch"]["reason"], a["patch"]["sha256"])')" "('omitted', 'limit.patch.size', None)"
 t_ok "over the bound: no changes.patch" test ! -e "$(dirname "$REPORT")/changes.patch"

@@ -16,6 +16,7 @@
 #include "lib/base/redact.h"
 #include "lib/config/config.h"
 #include "lib/policy/checks.h"
+#include "lib/config/env_allowlist.h"
 #include "lib/policy/pathmatch.h"
 #include "lib/workspace/mutation.h"
 #include "lib/workspace/snapshot.h"
@@ -159,6 +160,7 @@ struct run_in {
 	size_t argc;
 	bool blocked;
 	const struct ag_scan_limits *lim;
+	const struct ag_env_resolved *env;
 };
 
 static void eval(const struct ag_config *c, const struct run_in *ri, struct ag_checks *out)
@@ -173,6 +175,7 @@ static void eval(const struct ag_config *c, const struct run_in *ri, struct ag_c
 	    .policy_blocked = ri->blocked,
 	    .workspace_fd = ri->wsfd,
 	    .limits = ri->lim,
+	    .env = ri->env,
 	};
 	struct ag_error *e = NULL;
 	assert_int_equal(ag_checks_evaluate(&in, out, &e), 0);
@@ -311,6 +314,22 @@ static void test_rename_both_ends(void **state)
 	assert_int_equal(k.v[AG_CK_SCOPE_ADHERENCE].evidence_total, 1);
 	assert_true(k.v[AG_CK_TEST_TAMPERING].passed);
 	ag_checks_release(&k);
+	ag_config_free(c);
+
+	/* but a rename counts as ONE changed file toward the scope and diff limits */
+	c = cfg("expected_modified_files: {min: 1, max: 1}\n"
+		"diff_limits: {max_files_changed: 1}\n");
+	eval(c, &ri, &k);
+	assert_true(k.v[AG_CK_SCOPE_ADHERENCE].passed);
+	assert_string_equal(k.v[AG_CK_SCOPE_ADHERENCE].message,
+			    "Changed 1 files within the expected scope.");
+	assert_true(k.v[AG_CK_DIFF_SIZE].passed);
+	ag_checks_release(&k);
+	ag_config_free(c);
+	c = cfg("forbidden_paths: ['secrets/**']\n"
+		"secret_patterns: ['secrets/**']\n"
+		"allowed_paths: ['src/**']\n"
+		"test_paths: ['tests/**']\n");
 	ag_ws_mutations_release(&m);
 
 	/* the destination end */
@@ -976,6 +995,52 @@ static void test_evidence_hostile_path(void **state)
 	ag_config_free(c);
 }
 
+/* A configured secret (a sensitive environment value) in a changed file: a
+ * content match naming the file and line, never the value; short values and
+ * values of entries that are not sensitive are not searched for. */
+static void test_configured_secret(void **state)
+{
+	(void)state;
+	struct ag_config *c = cfg(""); /* no detector, no literal pattern */
+	puts_file("notes.txt", "hello\nsee tok-0123456789 here\n");
+	puts_file("mode.txt", "batch mode\nab\n");
+	struct ag_ws_mutations m = {0};
+	add(&m, AG_WS_ADDED, "mode.txt", NULL, AG_WS_LINES_EXACT, 2, 0);
+	add(&m, AG_WS_ADDED, "notes.txt", NULL, AG_WS_LINES_EXACT, 2, 0);
+	struct ag_env_resolved env = {0};
+	ag_strv_push(&env.assignments, "AGENT_MODE=batch mode");
+	ag_strv_push(&env.assignments, "API_TOKEN=tok-0123456789");
+	ag_strv_push(&env.assignments, "SHORT_TOKEN=ab");
+	ag_strv_push(&env.sensitive, "API_TOKEN");
+	ag_strv_push(&env.sensitive, "SHORT_TOKEN");
+	int fd = ws_fd();
+	struct ag_checks k;
+	struct run_in ri = {.mut = &m, .ran = true, .wsfd = fd, .env = &env};
+	eval(c, &ri, &k);
+	assert_true(k.scan.configured);
+	assert_int_equal(k.scan.n_matches, 1);
+	assert_string_equal(k.scan.matches[0].path, "notes.txt");
+	assert_int_equal(k.scan.matches[0].line, 2);
+	assert_string_equal(k.scan.matches[0].detector, "configured-secret");
+	assert_false(k.v[AG_CK_SECRET_SCAN].passed);
+	assert_true(has_ev(&k.v[AG_CK_SECRET_SCAN],
+			   "`notes.txt:2` matched secret-content detector `configured-secret`"));
+	for (size_t i = 0; i < k.v[AG_CK_SECRET_SCAN].evidence.n; i++)
+		assert_null(strstr(k.v[AG_CK_SECRET_SCAN].evidence.v[i], "tok-0123456789"));
+	ag_checks_release(&k);
+	/* without the environment: nothing configured, the check passes */
+	ri.env = NULL;
+	eval(c, &ri, &k);
+	assert_false(k.scan.configured);
+	assert_true(k.v[AG_CK_SECRET_SCAN].passed);
+	ag_checks_release(&k);
+	close(fd);
+	ag_strv_release(&env.assignments);
+	ag_strv_release(&env.sensitive);
+	ag_ws_mutations_release(&m);
+	ag_config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -991,6 +1056,7 @@ int main(void)
 	    cmocka_unit_test(test_severity_and_score),
 	    cmocka_unit_test(test_detectors),
 	    cmocka_unit_test_setup_teardown(test_content_scan_files, ws_setup, ws_teardown),
+	    cmocka_unit_test_setup_teardown(test_configured_secret, ws_setup, ws_teardown),
 	    cmocka_unit_test_setup_teardown(test_scan_bound_files, ws_setup, ws_teardown),
 	    cmocka_unit_test_setup_teardown(test_scan_bound_bytes, ws_setup, ws_teardown),
 	    cmocka_unit_test_setup_teardown(test_scan_bound_line, ws_setup, ws_teardown),

@@ -265,6 +265,9 @@
 #define AG_REPORT_VALUE_MAX 512
 /* Most evidence lines shown per check in text/md/html/SARIF/JUnit. */
 #define AG_REPORT_EVIDENCE_ITEMS 6
+/* Last lines of each agent output stream shown in text/md/html (each line
+ * bounded by AG_REPORT_VALUE_MAX); the artifact keeps the whole capture. */
+#define AG_REPORT_OUTPUT_LINES 20
 /* Most run directories listed by `agentguard report --list`. */
 #define AG_REPORT_LIST_RUNS_MAX 4096
 

@@ -541,9 +541,11 @@ int ag_evidence_patch_read(int run_fd, const json_t *artifact, char **out, size_
 	if (!status || strcmp(status, "written") != 0) {
 		if (!out)
 			return 0;
+		const char *reason = json_string_value(json_object_get(p, "reason"));
 		return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.patch.none",
-			      "this run has no changes.patch (patch status %s)",
-			      status ? status : "not recorded");
+			      "this run has no changes.patch: %s%s%s%s",
+			      ag_patch_why_missing(status, reason), reason ? " (" : "",
+			      reason ? reason : "", reason ? ")" : "");
 	}
 	if (!want || !json_is_integer(bytes))
 		return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.patch.mismatch",

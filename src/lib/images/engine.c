@@ -7,11 +7,13 @@
 #include "lib/images/images.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
+#include "lib/config/imageref.h"
 #include "lib/docker/engine.h"
 #include "lib/docker/ledger.h"
 
 #include "lib/docker/exec_spec.h"
 
+#include <jansson.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -41,6 +43,64 @@ int ag_images_engine_inspect(struct ag_engine *eng, const char *ref, char **json
 		*len = strlen(*json);
 	}
 	ag_engine_reply_release(&r);
+	return rc;
+}
+
+int ag_images_local_pinned_ref(struct ag_engine *eng, const char *ref, char **pinned,
+			       struct ag_error **err)
+{
+	*pinned = NULL;
+	struct ag_image_ref r = {0};
+	_cleanup_free_ char *js = NULL;
+	size_t jl = 0;
+	if (ag_image_ref_parse(ref, &r, err) < 0)
+		return -1;
+	int rc = -1;
+	if (ag_image_ref_pinned(&r)) {
+		*pinned = ag_xstrdup(ref);
+		rc = 0;
+		goto out;
+	}
+	struct ag_error *ie = NULL;
+	if (ag_images_engine_inspect(eng, ref, &js, &jl, &ie) < 0) {
+		if (strcmp(ie->reason, "docker.api.not_found") == 0) {
+			ag_error_free(ie);
+			ag_err(err, AG_E_CONFIG, 0, "images.image.absent",
+			       "the image is not present locally (AgentGuard never pulls)");
+		} else {
+			*err = ie;
+		}
+		goto out;
+	}
+	json_error_t je;
+	json_t *arr = json_loadb(js, jl, 0, &je);
+	const json_t *rd = json_object_get(json_array_get(arr, 0), "RepoDigests");
+	size_t rl = strlen(r.repository), i;
+	const json_t *d;
+	json_array_foreach(rd, i, d)
+	{
+		const char *v = json_string_value(d);
+		struct ag_image_ref dr = {0};
+		struct ag_error *pe = NULL;
+		/* the entry for REF's repository, itself a valid pinned reference */
+		if (v && strncmp(v, r.repository, rl) == 0 && v[rl] == '@' &&
+		    ag_image_ref_parse(v, &dr, &pe) == 0 && ag_image_ref_pinned(&dr) && !dr.tag)
+			*pinned = ag_xstrdup(v);
+		ag_image_ref_release(&dr);
+		ag_error_free(pe);
+		if (*pinned)
+			break;
+	}
+	json_decref(arr);
+	if (*pinned)
+		rc = 0;
+	else
+		ag_err(
+		    err, AG_E_CONFIG, 0, "images.image.no_digest",
+		    "the engine knows no digest for this image's repository (an image built "
+		    "locally has one only after it is pushed to a registry or pulled by digest)");
+out:
+	ag_image_ref_release(&r);
 	return rc;
 }
 

@@ -140,6 +140,17 @@ int ag_image_identity_compute(struct ag_engine *cli, const char *image, enum ag_
 int ag_images_engine_inspect(struct ag_engine *cli, const char *ref, char **json, size_t *len,
 			     struct ag_error **err);
 /*
+ * A local image's digest-pinned reference (`agentguard init --image REF`):
+ * REF itself when it is pinned already; otherwise the entry of the image's
+ * RepoDigests (what the engine recorded when the image was pushed or
+ * pulled) for REF's repository, "repository@sha256:<hex>". Refused with
+ * images.image.absent when the engine has no such image and
+ * images.image.no_digest when it knows no digest for it (an image built
+ * here and never pushed or pulled has none). Never pulls.
+ */
+int ag_images_local_pinned_ref(struct ag_engine *cli, const char *ref, char **pinned,
+			       struct ag_error **err);
+/*
  * The canonical rootfs digest of IMAGE (digest-pinned) without keeping its
  * filesystem anywhere: a container is created (never started) through the
  * ledger, owned by the labels below, as uid:uid; its export streams from

@@ -7,6 +7,7 @@
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
 #include "lib/base/redact.h"
+#include "lib/config/env_allowlist.h"
 #include "lib/policy/pathmatch.h"
 #include "lib/workspace/mutation.h"
 #include "lib/workspace/snapshot.h"
@@ -310,14 +311,44 @@ static const struct {
 
 /* ---- content scan ---- */
 
+/*
+ * A configured secret (the value of a sensitive environment entry) found in
+ * a changed file is a match like a detector's. Values shorter than this are
+ * not searched for: a two-character "secret" would match ordinary text.
+ */
+#define CONFIGURED_SECRET_MIN 6
+#define CONFIGURED_SECRET_ID "configured-secret"
+
 struct scanner {
 	const struct ag_config *cfg;
 	const struct ag_scan_limits *lim;
 	struct ag_content_scan *s;
 	size_t alloc;
-	uint64_t *per_file; /* N_BUILTINS + literal patterns */
+	uint64_t *per_file; /* N_BUILTINS + literal patterns + configured secrets */
 	bool stop;
+	const char **secrets; /* configured secret values (borrowed from the env) */
+	size_t n_secrets;
 };
+
+/* The values of the run's sensitive environment entries, long enough to search for. */
+static size_t configured_secrets(const struct ag_env_resolved *env, const char ***out)
+{
+	size_t n = 0;
+	*out = NULL;
+	for (size_t i = 0; env && i < env->sensitive.n; i++) {
+		size_t nl = strlen(env->sensitive.v[i]);
+		for (size_t k = 0; k < env->assignments.n; k++) {
+			const char *a = env->assignments.v[k];
+			if (strncmp(a, env->sensitive.v[i], nl) == 0 && a[nl] == '=' &&
+			    strlen(a + nl + 1) >= CONFIGURED_SECRET_MIN) {
+				*out = ag_xrealloc(*out, (n + 1) * sizeof(**out));
+				(*out)[n++] = a + nl + 1;
+				break;
+			}
+		}
+	}
+	return n;
+}
 
 static void incomplete(struct ag_content_scan *s, const char *reason)
 {
@@ -363,6 +394,15 @@ static void scan_line(struct scanner *sc, const char *shown, const unsigned char
 		if (memmem(l, n, p->contains, pl)) {
 			sc->per_file[N_BUILTINS + k]++;
 			record(sc, shown, lineno, p->id);
+		}
+	}
+	uint64_t *cs = &sc->per_file[N_BUILTINS + c->n_secret_content_patterns];
+	for (size_t k = 0; k < sc->n_secrets && !sc->stop && *cs < sc->lim->max_per_detector_file;
+	     k++) {
+		if (memmem(l, n, sc->secrets[k], strlen(sc->secrets[k]))) {
+			(*cs)++;
+			record(sc, shown, lineno, CONFIGURED_SECRET_ID);
+			break; /* one match per line: which secret is never said */
 		}
 	}
 }
@@ -434,7 +474,8 @@ static void content_scan(const struct ag_check_input *in, struct ag_content_scan
 		incomplete(s, "policy.scan.no_capture");
 		return;
 	}
-	sc.per_file = ag_xcalloc(N_BUILTINS + c->n_secret_content_patterns, sizeof(uint64_t));
+	sc.n_secrets = configured_secrets(in->env, &sc.secrets);
+	sc.per_file = ag_xcalloc(N_BUILTINS + c->n_secret_content_patterns + 1, sizeof(uint64_t));
 	for (size_t i = 0; i < in->mut->n && !sc.stop; i++) {
 		const struct ag_ws_change *ch = &in->mut->v[i];
 		if (ch->kind == AG_WS_DELETED)
@@ -473,7 +514,7 @@ static void content_scan(const struct ag_check_input *in, struct ag_content_scan
 		}
 		char *shown = ag_ws_path_display(ch->path);
 		memset(sc.per_file, 0,
-		       (N_BUILTINS + c->n_secret_content_patterns) * sizeof(uint64_t));
+		       (N_BUILTINS + c->n_secret_content_patterns + 1) * sizeof(uint64_t));
 		const unsigned char *p = (const unsigned char *)buf;
 		uint64_t lineno = 0;
 		size_t off = 0;
@@ -491,6 +532,7 @@ static void content_scan(const struct ag_check_input *in, struct ag_content_scan
 		free(buf);
 	}
 	free(sc.per_file);
+	free(sc.secrets);
 }
 
 /* ---- the checks ---- */
@@ -596,9 +638,10 @@ static void check_scope(const struct ag_check_input *in, struct ag_check_result 
 		return;
 	}
 	bool ok = true;
-	if ((int64_t)ne < c->expected_min || (int64_t)ne > c->expected_max) {
+	size_t nf = in->mut->n; /* files: a rename is one, though both its ends are judged */
+	if ((int64_t)nf < c->expected_min || (int64_t)nf > c->expected_max) {
 		ok = false;
-		ev(r, "Changed %zu files; expected between %" PRId64 " and %" PRId64 ".", ne,
+		ev(r, "Changed %zu files; expected between %" PRId64 " and %" PRId64 ".", nf,
 		   c->expected_min, c->expected_max);
 	}
 	size_t outside = 0;
@@ -626,7 +669,7 @@ static void check_scope(const struct ag_check_input *in, struct ag_check_result 
 	}
 	r->passed = ok && outside == 0;
 	if (r->passed)
-		set_msg(r, "Changed %zu files within the expected scope.", ne);
+		set_msg(r, "Changed %zu files within the expected scope.", nf);
 	else
 		set_msg(r,
 			"Changed %zu files; %zu outside allowed paths; expected %" PRId64
@@ -634,7 +677,7 @@ static void check_scope(const struct ag_check_input *in, struct ag_check_result 
 			ne, outside, c->expected_min, c->expected_max);
 }
 
-static void check_diff(const struct ag_check_input *in, struct ag_check_result *r, size_t ne,
+static void check_diff(const struct ag_check_input *in, struct ag_check_result *r,
 		       const char *status)
 {
 	const struct ag_config *c = in->cfg;
@@ -649,9 +692,10 @@ static void check_diff(const struct ag_check_input *in, struct ag_check_result *
 		return;
 	}
 	bool ok = true;
-	if (c->max_files_changed.set && (int64_t)ne > c->max_files_changed.v) {
+	size_t nf = in->mut->n; /* a rename is one changed file */
+	if (c->max_files_changed.set && (int64_t)nf > c->max_files_changed.v) {
 		ok = false;
-		ev(r, "Changed %zu files; limit is %" PRId64 ".", ne, c->max_files_changed.v);
+		ev(r, "Changed %zu files; limit is %" PRId64 ".", nf, c->max_files_changed.v);
 	}
 	bool lines = c->max_lines_added.set || c->max_lines_deleted.set;
 	if (lines && strcmp(status, "exact") != 0) {
@@ -679,7 +723,7 @@ static void check_diff(const struct ag_check_input *in, struct ag_check_result *
 		set_msg(r,
 			"The diff is within the configured limits (%zu files, +%" PRIu64
 			" -%" PRIu64 " lines).",
-			ne, in->mut->lines_added, in->mut->lines_deleted);
+			nf, in->mut->lines_added, in->mut->lines_deleted);
 	else
 		set_msg(r, "The diff exceeds the configured limits or cannot be measured.");
 }
@@ -690,7 +734,10 @@ static void check_secrets(const struct ag_check_input *in, struct ag_checks *out
 {
 	const struct ag_config *c = in->cfg;
 	struct ag_content_scan *s = &out->scan;
-	s->configured = c->builtin_detectors != 0 || c->n_secret_content_patterns != 0;
+	const char **cs = NULL;
+	size_t ncs = configured_secrets(in->env, &cs);
+	free(cs);
+	s->configured = c->builtin_detectors != 0 || c->n_secret_content_patterns != 0 || ncs;
 	if (c->secret_patterns.n == 0 && !s->configured) {
 		r->passed = true;
 		set_msg(r, "No secret patterns or content detectors configured.");
@@ -760,7 +807,7 @@ int ag_checks_evaluate(const struct ag_check_input *in, struct ag_checks *out,
 		check_paths(in, &out->v[AG_CK_TEST_TAMPERING], e, ne, &c->test_paths, "test ",
 			    "test paths", steps);
 		check_scope(in, &out->v[AG_CK_SCOPE_ADHERENCE], e, ne, steps);
-		check_diff(in, &out->v[AG_CK_DIFF_SIZE], ne, out->line_count_status);
+		check_diff(in, &out->v[AG_CK_DIFF_SIZE], out->line_count_status);
 		check_secrets(in, out, &out->v[AG_CK_SECRET_SCAN], e, ne, steps);
 	}
 	endpoints_free(e, ne);

@@ -34,6 +34,7 @@
 #include <jansson.h>
 
 struct ag_ws_mutations;
+struct ag_env_resolved;
 struct ag_redactor;
 struct ag_error;
 
@@ -78,6 +79,13 @@ struct ag_check_input {
 	size_t argc;
 	bool policy_blocked; /* the argv was blocked before launch (enforce) */
 	int workspace_fd;    /* the workspace tree for the content scan; -1: unavailable */
+	/*
+	 * The run's resolved environment: the values of its sensitive entries
+	 * are searched for in the agent's changed files like a detector
+	 * (id "configured-secret"); NULL: none. Only where they were found is
+	 * recorded, never a value.
+	 */
+	const struct ag_env_resolved *env;
 	const struct ag_scan_limits *limits; /* NULL: defaults */
 	uint64_t pathmatch_max_steps;	     /* 0: AG_PATHMATCH_MAX_STEPS */
 };

@@ -11,7 +11,13 @@
 #include <inttypes.h>
 #include <math.h>
 
-enum esc { ESC_TEXT, ESC_MD, ESC_HTML, ESC_XML };
+/*
+ * ESC_TERM is ESC_TEXT for a person (the text report): a backtick, which
+ * check evidence uses to quote a name, becomes a plain quote. ESC_MD and
+ * ESC_HTML turn backtick-quoted spans into <code> elements. ESC_TEXT
+ * (SARIF) and ESC_XML keep them as they are.
+ */
+enum esc { ESC_TEXT, ESC_TERM, ESC_MD, ESC_HTML, ESC_XML };
 
 /* An output buffer that latches its first error, so renderers stay linear. */
 struct out {
@@ -44,14 +50,12 @@ AG_PRINTF(2, 3) static void putf(struct out *o, const char *fmt, ...)
 	free(s);
 }
 
-/* Writes an untrusted value, bounded and escaped for `mode`. */
-static void val(struct out *o, enum esc mode, const char *s)
+/*
+ * Writes n bytes of an untrusted value, bounded and escaped for `mode`;
+ * with `spans`, backtick-quoted names are shown as ESC_TERM/MD/HTML say.
+ */
+static void valn(struct out *o, enum esc mode, const char *s, size_t n, bool spans)
 {
-	if (!s) {
-		put(o, "-");
-		return;
-	}
-	size_t n = strlen(s);
 	bool cut = false;
 	if (n > AG_REPORT_VALUE_MAX) {
 		n = AG_REPORT_VALUE_MAX;
@@ -59,11 +63,21 @@ static void val(struct out *o, enum esc mode, const char *s)
 			n--;
 		cut = true;
 	}
+	bool code = false; /* inside a backtick-quoted span (MD, HTML) */
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		char e[16];
 		const char *r = NULL;
 		size_t adv = 1;
+		if (c == '`' && spans && mode == ESC_TERM) {
+			put(o, "'");
+			continue;
+		}
+		if (c == '`' && spans && (mode == ESC_MD || mode == ESC_HTML)) {
+			put(o, code ? "</code>" : "<code>");
+			code = !code;
+			continue;
+		}
 		/* controls, C1, bidi, line separators, invalid UTF-8: the one escaper */
 		if (ag_termsafe_step(s + i, n - i, e, &adv)) {
 			put(o, e);
@@ -106,8 +120,19 @@ static void val(struct out *o, enum esc mode, const char *s)
 		else
 			putn(o, s + i, 1);
 	}
+	if (code)
+		put(o, "</code>");
 	if (cut)
 		put(o, AG_PH_CUT);
+}
+
+/* Writes an untrusted value ("-" for none), bounded and escaped for `mode`. */
+static void val(struct out *o, enum esc mode, const char *s)
+{
+	if (!s)
+		put(o, "-");
+	else
+		valn(o, mode, s, strlen(s), true);
 }
 
 /* ---- artifact access ---- */
@@ -190,6 +215,8 @@ static bool agent_ran(const json_t *a)
 /* The score, or a plain statement that there is none. */
 static const char *score_text(const json_t *a, char buf[64])
 {
+	if (json_is_true(jget(a, "command_result.cancelled")))
+		return "none (the run was cancelled)"; /* a score of a cut-short run misleads */
 	return agent_ran(a) ? jtext(a, "score", buf) : "none (the agent never ran)";
 }
 
@@ -267,7 +294,7 @@ static void fmt_scalar(const json_t *x, char *buf, size_t n)
 	else if (json_is_real(x))
 		snprintf(buf, n, "%g", json_real_value(x));
 	else if (json_is_boolean(x))
-		snprintf(buf, n, "%s", json_is_true(x) ? "true" : "false");
+		snprintf(buf, n, "%s", json_is_true(x) ? "yes" : "no");
 	else if (json_is_array(x)) {
 		size_t i, o = 0;
 		const json_t *e;
@@ -415,6 +442,88 @@ static const char *kind_name(char k)
 	return k == 'M' ? "modified" : k == 'A' ? "added" : k == 'D' ? "deleted" : "renamed";
 }
 
+/* ---- the agent's output (its last lines) and what the copy left out ---- */
+
+/* The last lines of one captured stream, from the artifact's redacted text. */
+struct tail {
+	const char *name; /* "stdout" or "stderr" */
+	const char *s;	  /* the stream; lines [start, n) are shown */
+	size_t start, n, total, shown;
+	bool truncated; /* the capture itself was cut (max_output_bytes) */
+};
+
+static bool output_tail(const json_t *a, const char *name, struct tail *t)
+{
+	const json_t *cr = json_object_get(a, "command_result");
+	const json_t *x = json_object_get(cr, name);
+	if (!json_is_string(x) || json_string_length(x) == 0)
+		return false;
+	const char *s = json_string_value(x);
+	size_t n = json_string_length(x);
+	if (s[n - 1] == '\n') /* it ends the last line; it starts none */
+		n--;
+	*t = (struct tail){.name = name, .s = s, .n = n, .total = 1};
+	char tk[32];
+	snprintf(tk, sizeof(tk), "%s_truncated", name);
+	t->truncated = json_is_true(json_object_get(cr, tk));
+	for (size_t i = 0; i < n; i++)
+		t->total += s[i] == '\n';
+	size_t end = n;
+	while (t->shown < AG_REPORT_OUTPUT_LINES) {
+		const char *nl = memrchr(s, '\n', end);
+		t->shown++;
+		if (!nl) {
+			t->start = 0;
+			break;
+		}
+		t->start = (size_t)(nl - s) + 1;
+		end = (size_t)(nl - s);
+	}
+	return true;
+}
+
+/* "stdout, the last 2 of 40 lines (redacted; the capture was cut)" */
+static void tail_head(struct out *o, const struct tail *t)
+{
+	if (t->shown == t->total)
+		putf(o, "%s, %zu line%s (redacted%s)", t->name, t->total, t->total == 1 ? "" : "s",
+		     t->truncated ? "; the capture was cut at max_output_bytes" : "");
+	else
+		putf(o, "%s, the last %zu of %zu lines (redacted%s)", t->name, t->shown, t->total,
+		     t->truncated ? "; the capture was cut at max_output_bytes" : "");
+}
+
+/* Each shown line: prefix, the line escaped for mode and bounded, suffix. */
+static void tail_lines(struct out *o, enum esc mode, const struct tail *t, const char *prefix,
+		       const char *suffix)
+{
+	size_t p = t->start;
+	for (;;) {
+		const char *nl = memchr(t->s + p, '\n', t->n - p);
+		size_t len = nl ? (size_t)(nl - (t->s + p)) : t->n - p;
+		put(o, prefix);
+		valn(o, mode, t->s + p, len, false);
+		put(o, suffix);
+		if (!nl)
+			break;
+		p += len + 1;
+	}
+}
+
+/* "N ignored files left out of the copy (rule R)", or NULL when not recorded. */
+static const char *copy_text(const json_t *a, char buf[160])
+{
+	const json_t *c = jget(a, "containment_evidence.workspace.copy");
+	const json_t *k = json_object_get(c, "excluded_ignored_entries");
+	if (!json_is_integer(k))
+		return NULL;
+	char rb[64];
+	json_int_t v = json_integer_value(k);
+	snprintf(buf, 160, "%" JSON_INTEGER_FORMAT " ignored file%s left out of the copy (rule %s)",
+		 v, v == 1 ? "" : "s", jtext(c, "rule", rb));
+	return buf;
+}
+
 /* ---- text ---- */
 
 static void text_change(struct out *o, enum esc mode, char k, const char *p, const char *np)
@@ -451,16 +560,16 @@ static void render_text(const json_t *a, struct out *o)
 	char b1[64], b2[64], b3[64];
 	const json_t *ce = json_object_get(a, "containment_evidence");
 	put(o, "AgentGuard contained run ");
-	val(o, ESC_TEXT, jstr(a, "run_id"));
+	val(o, ESC_TERM, jstr(a, "run_id"));
 	put(o, " (task ");
-	val(o, ESC_TEXT, jstr(a, "task_id"));
+	val(o, ESC_TERM, jstr(a, "task_id"));
 	put(o, ")\n");
 	bool pass = jstr(a, "result") && strcmp(jstr(a, "result"), "PASS") == 0;
 	bool failed_stage = json_is_object(json_object_get(a, "failure"));
 	put(o, pass ? "Passed:     yes\n" : "Passed:     no");
 	if (!pass && failed_stage) {
 		put(o, ", it failed at the ");
-		val(o, ESC_TEXT, jstr(a, "failure.stage"));
+		val(o, ESC_TERM, jstr(a, "failure.stage"));
 		put(o, " stage\n");
 	} else if (!pass && count_failed(json_object_get(a, "checks")) > 0) {
 		putf(o, ", it failed at the checks stage (%zu failed)\n",
@@ -473,20 +582,20 @@ static void render_text(const json_t *a, struct out *o)
 	     score_text(a, b2), jtext(a, "exit_code", b3), jtext(a, "duration_seconds", b1));
 	if (failed_stage) {
 		put(o, "Failure:    stage ");
-		val(o, ESC_TEXT, jstr(a, "failure.stage"));
+		val(o, ESC_TERM, jstr(a, "failure.stage"));
 		put(o, " [");
-		val(o, ESC_TEXT, jstr(a, "failure.reason"));
+		val(o, ESC_TERM, jstr(a, "failure.reason"));
 		put(o, "] ");
-		val(o, ESC_TEXT, jstr(a, "failure.message"));
+		val(o, ESC_TERM, jstr(a, "failure.message"));
 		put(o, "\n");
 	}
 	put(o, "Preflight:  ");
-	val(o, ESC_TEXT, jstr(ce, "preflight.status"));
+	val(o, ESC_TERM, jstr(ce, "preflight.status"));
 	put(o, " (claim ");
-	val(o, ESC_TEXT, jstr(ce, "security_claim_level"));
+	val(o, ESC_TERM, jstr(ce, "security_claim_level"));
 	put(o, ")\n");
 	put(o, "Command:    ");
-	val(o, ESC_TEXT,
+	val(o, ESC_TERM,
 	    jstr(a, "command_result.outcome") ? jstr(a, "command_result.outcome") : "not executed");
 	if (json_is_object(json_object_get(a, "command_result")))
 		putf(o, ", exit status %s", jtext(a, "command_result.exit_code", b1));
@@ -497,7 +606,20 @@ static void render_text(const json_t *a, struct out *o)
 	     m.renamed);
 	putf(o, "+%s/-%s lines (%s)\n", jtext(a, "diff_summary.lines_added", b2),
 	     jtext(a, "diff_summary.lines_deleted", b3), m.line_status ? m.line_status : "-");
-	each_change(a, text_change, o, ESC_TEXT);
+	each_change(a, text_change, o, ESC_TERM);
+	char cb[160];
+	if (copy_text(a, cb))
+		putf(o, "Copy:       %s\n", cb);
+	static const char *const streams[] = {"stdout", "stderr"};
+	for (size_t k = 0; k < AG_ARRAY_SIZE(streams); k++) {
+		struct tail t;
+		if (!output_tail(a, streams[k], &t))
+			continue;
+		put(o, "Agent output: ");
+		tail_head(o, &t);
+		put(o, "\n");
+		tail_lines(o, ESC_TERM, &t, "  | ", "\n");
+	}
 	const json_t *checks = json_object_get(a, "checks");
 	size_t nf = count_failed(checks);
 	putf(o, "Checks:     %zu passed, %zu failed\n", json_array_size(checks) - nf, nf);
@@ -508,13 +630,13 @@ static void render_text(const json_t *a, struct out *o)
 		if (json_is_true(json_object_get(c, "passed")))
 			continue;
 		put(o, "  FAIL [");
-		val(o, ESC_TEXT, jstr(c, "severity"));
+		val(o, ESC_TERM, jstr(c, "severity"));
 		put(o, "] ");
-		val(o, ESC_TEXT, jstr(c, "name"));
+		val(o, ESC_TERM, jstr(c, "name"));
 		put(o, ": ");
-		val(o, ESC_TEXT, jstr(c, "message"));
+		val(o, ESC_TERM, jstr(c, "message"));
 		put(o, "\n");
-		evidence_lines(o, ESC_TEXT, c, "      - ", "\n");
+		evidence_lines(o, ESC_TERM, c, "      - ", "\n");
 	}
 	putf(o, "Cleanup:    container %s, liveness %s, workspace %s, overall %s\n",
 	     jtext(ce, "cleanup.container_status", b1),
@@ -572,11 +694,11 @@ static void render_md(const json_t *a, struct out *o)
 	putf(o, " | **%s** | %s | %s | %s s |\n\n", pass ? "PASS" : "FAIL", score_text(a, b1),
 	     jtext(a, "exit_code", b2), jtext(a, "duration_seconds", b3));
 	if (json_is_object(json_object_get(a, "failure"))) {
-		put(o, "**Failure:** stage `");
+		put(o, "**Failure:** stage <code>");
 		val(o, ESC_HTML, jstr(a, "failure.stage"));
-		put(o, "`, reason `");
+		put(o, "</code>, reason <code>");
 		val(o, ESC_HTML, jstr(a, "failure.reason"));
-		put(o, "`: ");
+		put(o, "</code>: ");
 		val(o, ESC_MD, jstr(a, "failure.message"));
 		put(o, "\n\n");
 	}
@@ -614,6 +736,23 @@ static void render_md(const json_t *a, struct out *o)
 		put(o, "| Change | Path |\n|---|---|\n");
 		each_change(a, md_change, o, ESC_MD);
 		put(o, "\n");
+	}
+	char cb[160];
+	if (copy_text(a, cb))
+		putf(o, "%s.\n\n", cb);
+	static const char *const streams[] = {"stdout", "stderr"};
+	bool head = false;
+	for (size_t k = 0; k < AG_ARRAY_SIZE(streams); k++) {
+		struct tail t;
+		if (!output_tail(a, streams[k], &t))
+			continue;
+		if (!head)
+			put(o, "## Agent output\n\n");
+		head = true;
+		tail_head(o, &t);
+		put(o, ":\n\n<pre>\n");
+		tail_lines(o, ESC_HTML, &t, "", "\n");
+		put(o, "</pre>\n\n");
 	}
 
 	put(o, "## Containment Evidence\n\n");
@@ -693,7 +832,8 @@ static void render_md(const json_t *a, struct out *o)
 		val(o, ESC_MD, json_string_value(n));
 		put(o, "\n");
 	}
-	put(o, "\n_Evidence verified by `agentguard evidence verify` (schema, canonical form, "
+	put(o, "\n_Evidence verified by <code>agentguard evidence verify</code> (schema, "
+	       "canonical form, "
 	       "seal, chain) before this report was written._\n");
 }
 
@@ -855,6 +995,24 @@ static void render_html(const json_t *a, struct out *o)
 		put(o, "<table><tr><th>Change</th><th>Path</th></tr>\n");
 		each_change(a, html_change, o, ESC_HTML);
 		put(o, "</table>\n");
+	}
+	char cb[160];
+	if (copy_text(a, cb))
+		putf(o, "<p id=\"copy\">%s.</p>\n", cb);
+	static const char *const streams[] = {"stdout", "stderr"};
+	bool head = false;
+	for (size_t k = 0; k < AG_ARRAY_SIZE(streams); k++) {
+		struct tail t;
+		if (!output_tail(a, streams[k], &t))
+			continue;
+		if (!head)
+			put(o, "<h2>Agent output</h2>\n");
+		head = true;
+		put(o, "<p>");
+		tail_head(o, &t);
+		putf(o, ":</p>\n<pre id=\"agent-%s\">", t.name);
+		tail_lines(o, ESC_HTML, &t, "", "\n");
+		put(o, "</pre>\n");
 	}
 
 	put(o, "<h2>Containment Evidence</h2>\n<table>\n");

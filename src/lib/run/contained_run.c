@@ -1062,6 +1062,7 @@ static void stage_checks(struct run *r)
 	    .argc = r->o->argc,
 	    .policy_blocked = r->policy_blocked,
 	    .workspace_fd = wsfd,
+	    .env = r->o->env, /* configured secrets: the secret scan looks for them */
 	};
 	if (ag_checks_evaluate(&in, &r->checks, &e) == 0)
 		r->checks_ok = true;
@@ -1260,6 +1261,8 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out, st
 	if (r->ws_prepared)
 		stage_source_integrity(r);
 	stage_patch(r);
+	r->out->patch_status = r->patch_recorded ? r->patch.status : NULL; /* static */
+	r->out->patch_reason = r->patch.reason;
 	LAP(checks);
 	stage_workspace_cleanup(r);
 	record_cleanup_failure(r);

@@ -114,7 +114,9 @@ struct ag_run_outcome {
 	bool source_unchanged_known, source_unchanged;
 	bool artifact_written;
 	bool patch_written; /* changes.patch is beside the artifact */
-	bool seal_failed;   /* the artifact exists but could not be sealed */
+	/* static: the artifact's patch status and reason (NULL: not recorded, none) */
+	const char *patch_status, *patch_reason;
+	bool seal_failed; /* the artifact exists but could not be sealed */
 	/* Wall time of each stage in ms (0: the stage did not run). The
 	 * preflight includes the engine connection; container is create +
 	 * verification + fingerprint; execution is attach to stream end. */

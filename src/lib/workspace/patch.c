@@ -295,3 +295,35 @@ int ag_patch_build(int old_rootfd, int new_rootfd, const struct ag_ws_mutations 
 	git_libgit2_shutdown();
 	return rc;
 }
+
+const char *ag_patch_why_missing(const char *status, const char *reason)
+{
+	static const struct {
+		const char *reason, *text;
+	} why[] = {
+	    {"patch.secret_scan",
+	     "withheld: the secret scan found a secret in the agent's changed files (see the "
+	     "secret-scan check)"},
+	    {"patch.secret", "withheld: a configured secret value is in the agent's changed files"},
+	    {"patch.source_changed",
+	     "not made: the source repository changed during the run, so the patch's old side "
+	     "is not known"},
+	    {"limit.patch.size", "not written: the patch is over its size limit (32 MiB)"},
+	    {"limit.patch.input",
+	     "not written: the changed files are over the patch's input limit"},
+	    {"patch.workspace", "not made: the workspace could not be opened"},
+	    {"patch.write", "not written: the run directory could not be written"},
+	};
+	if (!status)
+		return "not recorded: this run's artifact has no patch record";
+	if (strcmp(status, "none") == 0)
+		return "none: the agent changed nothing a patch carries";
+	if (strcmp(status, "not_captured") == 0)
+		return "not made: the agent's changes were not captured";
+	if (strcmp(status, "written") == 0)
+		return "written";
+	for (size_t i = 0; reason && i < AG_ARRAY_SIZE(why); i++)
+		if (strcmp(reason, why[i].reason) == 0)
+			return why[i].text;
+	return "not made: the patch could not be built";
+}

@@ -42,4 +42,11 @@ struct ag_patch_stats {
 int ag_patch_build(int old_rootfd, int new_rootfd, const struct ag_ws_mutations *m,
 		   struct ag_buf *out, struct ag_patch_stats *st, struct ag_error **err);
 
+/*
+ * Why a run has no changes.patch, for people: a sentence for the artifact's
+ * patch status and reason ("omitted" and "patch.secret_scan": "withheld: the
+ * secret scan found a secret in the agent's changed files"). Never NULL.
+ */
+const char *ag_patch_why_missing(const char *status, const char *reason);
+
 #endif
