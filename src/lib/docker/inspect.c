@@ -880,6 +880,16 @@ static int64_t spec_bytes(const char *size)
 	return size && ag_size_parse(size, AG_SIZE_CONFIG, &b) == 0 ? b : -1;
 }
 
+static int add_ro_bind(struct ag_probe_expect *x, const char *source, const char *target,
+		       struct ag_error **err)
+{
+	if (x->n_ro_binds >= AG_INSPECT_RO_BINDS_MAX)
+		return ag_err(err, AG_E_LIMIT, 0, "inspect.expect.mounts",
+			      "the spec renders more read-only binds than inspection judges");
+	x->ro_binds[x->n_ro_binds++] = (struct ag_bind_expect){source, target};
+	return 0;
+}
+
 int ag_inspect_expect_from_spec(const struct ag_exec_spec *s, const struct ag_inspect_created *c,
 				struct ag_probe_expect *x, struct ag_error **err)
 {
@@ -926,9 +936,8 @@ int ag_inspect_expect_from_spec(const struct ag_exec_spec *s, const struct ag_in
 	};
 	/* Every read-only bind the spec renders, each exactly once (one
 	 * line here per such spec field). */
-	if (s->probe_host_path)
-		x->ro_binds[x->n_ro_binds++] =
-		    (struct ag_bind_expect){s->probe_host_path, AG_EXEC_PROBE_PATH};
+	if (s->probe_host_path && add_ro_bind(x, s->probe_host_path, AG_EXEC_PROBE_PATH, err) < 0)
+		return -1;
 	return 0;
 }
 

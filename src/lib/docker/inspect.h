@@ -235,8 +235,9 @@ struct ag_probe_expect {
  * cap-drop ALL, no health check, private cgroupns, restart policy "no",
  * the tmpfs options) are checked by ag_inspect_container itself. Reasons:
  * every render.* reason of ag_exec_spec_validate; inspect.expect.id when
- * the id is not 64 hex; inspect.expect.networks when the container would
- * be on more than AG_INSPECT_NETWORKS_MAX networks.
+ * the id is not 64 hex; inspect.expect.networks when the connected
+ * network is the one it was created on; inspect.expect.mounts when the spec
+ * renders more than AG_INSPECT_RO_BINDS_MAX read-only binds.
  */
 int ag_inspect_expect_from_spec(const struct ag_exec_spec *spec,
 				const struct ag_inspect_created *created, struct ag_probe_expect *x,
