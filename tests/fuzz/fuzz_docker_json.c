@@ -27,11 +27,41 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(san);
 
 	struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
-	const struct ag_probe_expect px = {.uid = 2001,
-					   .gid = 2001,
-					   .memory_bytes = 134217728,
-					   .pids_limit = 64,
-					   .network = AG_NET_NONE};
+	/* The expectation comes from a spec, as in every caller. */
+	static const struct ag_label labels[] = {
+	    {"agentguard.owner", "preflight"},
+	    {"agentguard.preflight", "resource-controls"},
+	    {"agentguard.preflight.name", "agentguard-preflight-0123456789abcdef"},
+	};
+	static const char *const cmd[] = {"/agentguard-workspace"};
+	const struct ag_exec_spec spec = {
+	    .image = "127.0.0.1:5000/agentguard-test@sha256:"
+		     "544b34f68a79d02183f4ffcc9a70bc8c09b0650b1449effa4efaaeb3c29c7c47",
+	    .network = AG_NET_NONE,
+	    .uid = 2001,
+	    .gid = 2001,
+	    .cpu_limit = 1.0,
+	    .memory_limit = "128m",
+	    .pids_limit = 64,
+	    .tmpfs_path = "/tmp",
+	    .tmpfs_size = "256m",
+	    .workspace_container_path = "/agentguard-workspace",
+	    .container_name = "agentguard-preflight-0123456789abcdef",
+	    .probe_host_path = "/usr/libexec/agentguard-probe",
+	    .entrypoint = "/agentguard-probe",
+	    .labels = labels,
+	    .n_labels = 3,
+	    .command = cmd,
+	    .n_command = 1,
+	};
+	const struct ag_inspect_created made = {
+	    AG_INSPECT_PREFLIGHT_PROBE,
+	    "0d8a852c6d70735e685f00a877aafbcd62feafc75c979a9064c6100beb866306",
+	    "sha256:5a6f72bf07494de44803a393e87fa18d81b1adb5d4b3962f3c6d190b9c6448c7", NULL};
+	struct ag_probe_expect px;
+	struct ag_error *xe = NULL;
+	if (ag_inspect_expect_from_spec(&spec, &made, &px, &xe) < 0)
+		abort();
 	ag_inspect_probe_output(s, size, false, &px, &f);
 	ag_pf_findings_release(&f);
 
@@ -64,24 +94,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ag_image_facts_release(&im);
 	ag_image_ref_release(&ref);
 
-	const struct ag_probe_expect x = {
-	    .id = "0d8a852c6d70735e685f00a877aafbcd62feafc75c979a9064c6100beb866306",
-	    .name = "agentguard-preflight-0123456789abcdef",
-	    .owner = "preflight",
-	    .kind = "resource-controls",
-	    .image_id = "sha256:5a6f72bf07494de44803a393e87fa18d81b1adb5d4b3962f3c6d190b9c6448c7",
-	    .uid = 2001,
-	    .gid = 2001,
-	    .memory_bytes = 512LL << 20,
-	    .pids_limit = 256,
-	    .cpu = 1.0,
-	    .tmpfs_bytes = 256LL << 20,
-	    .workspace_bytes = 256LL << 20,
-	    .workspace = "/agentguard-workspace",
-	    .network = AG_NET_NONE,
-	};
 	json_t *insp = json_object();
-	ag_inspect_container(v, &x, insp, &f);
+	ag_inspect_container(v, &px, insp, &f);
 	/* Every finding detail is sanitized and bounded. */
 	for (size_t i = 0; i < f.n; i++)
 		if (!f.v[i].reason || strlen(f.v[i].detail) > AG_PF_DIAGNOSTIC_MAX_BYTES)

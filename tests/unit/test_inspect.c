@@ -331,29 +331,73 @@ static void test_image(void **state)
 
 /* ---- container inspect ---- */
 
-static const struct ag_probe_expect expect = {
-    .id = CID,
-    .name = PNAME,
-    .owner = "preflight",
-    .kind = "resource-controls",
-    .image_id = IMG_ID,
-    .uid = 2001,
-    .gid = 2001,
-    .memory_bytes = 512LL * 1024 * 1024,
-    .pids_limit = 256,
-    .cpu = 1.0,
-    .tmpfs_bytes = 256LL * 1024 * 1024,
-    .workspace_bytes = 256LL * 1024 * 1024,
-    .workspace = "/agentguard-workspace",
-    .network = AG_NET_NONE,
+/*
+ * The spec that rendered the recorded container (tests/fixtures/docker/
+ * container.json): every expectation below is derived from it, never
+ * written by hand.
+ */
+#define FIXTURE_IMAGE                                                                              \
+	"127.0.0.1:5000/agentguard-test@sha256:"                                                   \
+	"544b34f68a79d02183f4ffcc9a70bc8c09b0650b1449effa4efaaeb3c29c7c47"
+static const struct ag_label fixture_labels[] = {
+    {"agentguard.owner", "preflight"},
+    {"agentguard.preflight", "resource-controls"},
+    {"agentguard.preflight.name", PNAME},
 };
+static const char *const fixture_cmd[] = {"/bin/sh", "-c", "true"};
+
+static struct ag_exec_spec fixture_spec(void)
+{
+	return (struct ag_exec_spec){
+	    .image = FIXTURE_IMAGE,
+	    .network = AG_NET_NONE,
+	    .uid = 2001,
+	    .gid = 2001,
+	    .cpu_limit = 1.0,
+	    .memory_limit = "512m",
+	    .pids_limit = 256,
+	    .tmpfs_path = "/tmp",
+	    .tmpfs_size = "256m",
+	    .workspace_container_path = "/agentguard-workspace",
+	    .container_name = PNAME,
+	    .labels = fixture_labels,
+	    .n_labels = AG_ARRAY_SIZE(fixture_labels),
+	    .command = fixture_cmd,
+	    .n_command = AG_ARRAY_SIZE(fixture_cmd),
+	};
+}
+
+static struct ag_probe_expect expect_of(const struct ag_exec_spec *s, enum ag_inspect_role role,
+					const char *connected)
+{
+	struct ag_probe_expect x;
+	struct ag_error *err = NULL;
+	const struct ag_inspect_created made = {role, CID, IMG_ID, connected};
+	if (ag_inspect_expect_from_spec(s, &made, &x, &err) < 0)
+		fail_msg("expectation: %s", err->reason);
+	return x;
+}
+
+/*
+ * The recorded answer predates --no-healthcheck in the create request;
+ * the renderer now always sends Healthcheck {"Test":["NONE"]}.
+ */
+static json_t *container_fixture(const char *name)
+{
+	json_t *v = fixture(name);
+	json_object_set_new(json_object_get(v, "Config"), "Healthcheck",
+			    json_pack("{s:[s]}", "Test", "NONE"));
+	return v;
+}
 
 static void test_container_real(void **state)
 {
 	(void)state;
-	json_t *v = fixture("container.json");
+	json_t *v = container_fixture("container.json");
 	json_t *insp = json_object();
 	_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+	const struct ag_exec_spec spec = fixture_spec();
+	const struct ag_probe_expect expect = expect_of(&spec, AG_INSPECT_PREFLIGHT_PROBE, NULL);
 	ag_inspect_container(v, &expect, insp, &f);
 	for (size_t i = 0; i < f.n; i++)
 		print_message("finding: %s %s\n", f.v[i].reason, f.v[i].detail);
@@ -371,9 +415,11 @@ static void test_container_real(void **state)
 
 static void container_fault(const char *name, const char *reason)
 {
-	json_t *v = fixture(name);
+	json_t *v = container_fixture(name);
 	json_t *insp = json_object();
 	_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+	const struct ag_exec_spec spec = fixture_spec();
+	const struct ag_probe_expect expect = expect_of(&spec, AG_INSPECT_PREFLIGHT_PROBE, NULL);
 	ag_inspect_container(v, &expect, insp, &f);
 	if (ag_pf_findings_find(&f, reason) < 0)
 		fail_msg("%s: no %s", name, reason);
@@ -478,8 +524,10 @@ static void test_container_mutations(void **state)
 	    {"", "Mounts", "[{\"Type\":\"volume\",\"Name\":\"x\",\"Destination\":\"/data\"}]",
 	     "preflight.probe.mounts"},
 	};
+	const struct ag_exec_spec spec = fixture_spec();
+	const struct ag_probe_expect expect = expect_of(&spec, AG_INSPECT_PREFLIGHT_PROBE, NULL);
 	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
-		json_t *v = fixture("container.json");
+		json_t *v = container_fixture("container.json");
 		json_t *obj = *cases[i].section ? json_object_get(v, cases[i].section) : v;
 		if (cases[i].json) {
 			json_error_t je;
@@ -502,22 +550,243 @@ static void test_container_mutations(void **state)
 	}
 }
 
+/*
+ * Drift: every spec field the inspection judges changes the expectation.
+ * The recorded container was created from fixture_spec(); a spec that
+ * differs in one field (as a later change to what AgentGuard asks for
+ * would) must make inspection of that old container fail with the named
+ * reason, so what is asked for and what is checked cannot part ways.
+ */
+static const char *const study_dns[] = {"127.0.0.1"};
+static const struct ag_label extra_label[] = {
+    {"agentguard.owner", "preflight"},
+    {"agentguard.preflight", "resource-controls"},
+    {"agentguard.preflight.name", PNAME},
+    {"agentguard.contained-run.id", "0123456789abcdef"},
+};
+static const struct ag_label other_value[] = {
+    {"agentguard.owner", "contained-run"},
+    {"agentguard.preflight", "resource-controls"},
+    {"agentguard.preflight.name", PNAME},
+};
+static const char *const other_cmd[] = {"/bin/busybox", "sh", "-c", "true"};
+
+static void edit_pids(struct ag_exec_spec *s)
+{
+	s->pids_limit = 512;
+}
+static void edit_memory(struct ag_exec_spec *s)
+{
+	s->memory_limit = "1g";
+}
+static void edit_cpu(struct ag_exec_spec *s)
+{
+	s->cpu_limit = 2.0;
+}
+static void edit_uid(struct ag_exec_spec *s)
+{
+	s->uid = 2002;
+}
+static void edit_gid(struct ag_exec_spec *s)
+{
+	s->gid = 2002;
+}
+static void edit_tmpfs_size(struct ag_exec_spec *s)
+{
+	s->tmpfs_size = "128m";
+}
+static void edit_ws_size(struct ag_exec_spec *s)
+{
+	s->workspace_tmpfs_size = "64m";
+}
+static void edit_tmpfs_path(struct ag_exec_spec *s)
+{
+	s->tmpfs_path = "/scratch";
+}
+static void edit_ws_path(struct ag_exec_spec *s)
+{
+	s->workspace_container_path = "/work";
+}
+static void edit_ws_bind(struct ag_exec_spec *s)
+{
+	s->workspace_host_path = "/srv/ws";
+}
+static void edit_probe_mount(struct ag_exec_spec *s)
+{
+	s->probe_host_path = "/usr/lib/probe";
+}
+static void edit_extra_label(struct ag_exec_spec *s)
+{
+	s->labels = extra_label;
+	s->n_labels = AG_ARRAY_SIZE(extra_label);
+}
+static void edit_label_value(struct ag_exec_spec *s)
+{
+	s->labels = other_value;
+	s->n_labels = AG_ARRAY_SIZE(other_value);
+}
+static void edit_name(struct ag_exec_spec *s)
+{
+	s->container_name = "agentguard-preflight-other";
+}
+static void edit_entrypoint(struct ag_exec_spec *s)
+{
+	s->entrypoint = "/agentguard-probe";
+}
+static void edit_command0(struct ag_exec_spec *s)
+{
+	s->command = other_cmd;
+	s->n_command = AG_ARRAY_SIZE(other_cmd);
+}
+static void edit_network(struct ag_exec_spec *s)
+{
+	s->network = AG_NET_BRIDGE;
+}
+static void edit_study_net(struct ag_exec_spec *s)
+{
+	s->network_name = "agentguard-study-net";
+	s->dns = study_dns;
+	s->n_dns = 1;
+}
+static void edit_dns(struct ag_exec_spec *s)
+{
+	edit_study_net(s);
+}
+static void edit_sysctl(struct ag_exec_spec *s)
+{
+	edit_study_net(s);
+	s->ip_forward_off = true;
+}
+static void edit_group(struct ag_exec_spec *s)
+{
+	edit_study_net(s);
+	s->group_add = 2000;
+}
+static void edit_alias(struct ag_exec_spec *s)
+{
+	edit_study_net(s);
+	s->network_alias = "gateway";
+}
+static void edit_ipv4(struct ag_exec_spec *s)
+{
+	edit_study_net(s);
+	s->ipv4_address = "198.51.100.2";
+}
+
+static void test_expect_follows_spec(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *what;
+		void (*edit)(struct ag_exec_spec *);
+		enum ag_inspect_role role;
+		const char *connected;
+		const char *reason;
+	} cases[] = {
+	    {"pids limit", edit_pids, AG_INSPECT_AGENT, NULL, "preflight.probe.pids"},
+	    {"memory", edit_memory, AG_INSPECT_AGENT, NULL, "preflight.probe.memory"},
+	    {"memory (swap)", edit_memory, AG_INSPECT_AGENT, NULL, "preflight.probe.memory_swap"},
+	    {"cpu", edit_cpu, AG_INSPECT_AGENT, NULL, "preflight.probe.cpu"},
+	    {"uid", edit_uid, AG_INSPECT_AGENT, NULL, "preflight.probe.user"},
+	    {"uid (tmpfs owner)", edit_uid, AG_INSPECT_AGENT, NULL,
+	     "preflight.probe.tmpfs_options"},
+	    {"gid", edit_gid, AG_INSPECT_AGENT, NULL, "preflight.probe.user"},
+	    {"tmpfs size", edit_tmpfs_size, AG_INSPECT_AGENT, NULL,
+	     "preflight.probe.tmpfs_options"},
+	    {"workspace tmpfs size", edit_ws_size, AG_INSPECT_AGENT, NULL,
+	     "preflight.probe.tmpfs_options"},
+	    {"tmpfs path", edit_tmpfs_path, AG_INSPECT_AGENT, NULL, "preflight.probe.tmpfs"},
+	    {"workspace path", edit_ws_path, AG_INSPECT_AGENT, NULL, "preflight.probe.tmpfs"},
+	    {"workspace path (workdir)", edit_ws_path, AG_INSPECT_AGENT, NULL,
+	     "preflight.probe.workdir"},
+	    {"workspace bind mount", edit_ws_bind, AG_INSPECT_AGENT, NULL,
+	     "preflight.probe.workspace_bind"},
+	    {"probe mount", edit_probe_mount, AG_INSPECT_AGENT, NULL, "preflight.probe.mounts"},
+	    {"extra label", edit_extra_label, AG_INSPECT_AGENT, NULL,
+	     "preflight.probe.identity_labels"},
+	    {"label value", edit_label_value, AG_INSPECT_AGENT, NULL,
+	     "preflight.probe.identity_labels"},
+	    {"name", edit_name, AG_INSPECT_AGENT, NULL, "preflight.probe.identity_name"},
+	    {"entrypoint", edit_entrypoint, AG_INSPECT_AGENT, NULL, "preflight.probe.entrypoint"},
+	    {"argv[0]", edit_command0, AG_INSPECT_AGENT, NULL, "preflight.probe.entrypoint"},
+	    {"network mode", edit_network, AG_INSPECT_AGENT, NULL, "preflight.probe.network"},
+	    {"network endpoints", edit_network, AG_INSPECT_AGENT, NULL, "preflight.probe.networks"},
+	    {"connected network", NULL, AG_INSPECT_AGENT, "agentguard-out",
+	     "preflight.probe.networks"},
+	    {"study network", edit_study_net, AG_INSPECT_AGENT, NULL, "study.agent.networks"},
+	    {"dns", edit_dns, AG_INSPECT_AGENT, NULL, "study.agent.dns"},
+	    {"sysctl", edit_sysctl, AG_INSPECT_GATEWAY, NULL, "study.gateway.sysctl"},
+	    {"group", edit_group, AG_INSPECT_GATEWAY, NULL, "preflight.probe.group_add"},
+	    {"alias", edit_alias, AG_INSPECT_GATEWAY, NULL, "study.gateway.study_address"},
+	    {"ipv4 address", edit_ipv4, AG_INSPECT_GATEWAY, NULL, "study.gateway.study_address"},
+	    {"dns (study probe)", edit_dns, AG_INSPECT_STUDY_PROBE, NULL, "study.selftest.dns"},
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
+		json_t *v = container_fixture("container.json");
+		struct ag_exec_spec spec = fixture_spec();
+		/* the unchanged spec: the old container passes */
+		struct ag_probe_expect x = expect_of(&spec, cases[i].role, NULL);
+		json_t *insp = json_object();
+		_cleanup_findings_ struct ag_pf_findings ok = AG_PF_FINDINGS_INIT;
+		ag_inspect_container(v, &x, insp, &ok);
+		assert_int_equal(ok.n, 0);
+		/* one field changed: it fails, by name */
+		if (cases[i].edit)
+			cases[i].edit(&spec);
+		x = expect_of(&spec, cases[i].role, cases[i].connected);
+		_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+		ag_inspect_container(v, &x, insp, &f);
+		if (ag_pf_findings_find(&f, cases[i].reason) < 0)
+			fail_msg("spec field %s: no %s", cases[i].what, cases[i].reason);
+		assert_int_equal(ag_pf_findings_worst(&f), AG_PF_V_UNSAFE);
+		json_decref(insp);
+		json_decref(v);
+	}
+}
+
+/* What cannot be turned into an expectation is refused, not guessed. */
+static void test_expect_refusals(void **state)
+{
+	(void)state;
+	struct ag_exec_spec spec = fixture_spec();
+	struct ag_probe_expect x;
+	struct ag_error *err = NULL;
+	struct ag_inspect_created made = {AG_INSPECT_AGENT, "not-an-id", IMG_ID, NULL};
+	assert_int_equal(ag_inspect_expect_from_spec(&spec, &made, &x, &err), -1);
+	assert_string_equal(err->reason, "inspect.expect.id");
+	ag_error_free(err);
+	err = NULL;
+	made.id = CID;
+	made.connected = "none";
+	assert_int_equal(ag_inspect_expect_from_spec(&spec, &made, &x, &err), -1);
+	assert_string_equal(err->reason, "inspect.expect.networks");
+	ag_error_free(err);
+	err = NULL;
+	made.connected = NULL;
+	spec.pids_limit = 0; /* the renderer would refuse it: so does the expectation */
+	assert_int_equal(ag_inspect_expect_from_spec(&spec, &made, &x, &err), -1);
+	assert_string_equal(err->reason, "render.pids.invalid");
+	ag_error_free(err);
+}
+
 static void test_container_cpu_quota(void **state)
 {
 	(void)state;
 	/* CpuQuota/CpuPeriod alone is an accepted representation */
-	json_t *v = fixture("container.json");
+	json_t *v = container_fixture("container.json");
 	json_t *h = json_object_get(v, "HostConfig");
 	json_object_set_new(h, "NanoCpus", json_integer(0));
 	json_object_set_new(h, "CpuQuota", json_integer(150000));
 	json_object_set_new(h, "CpuPeriod", json_integer(100000));
-	struct ag_probe_expect x = expect;
-	x.cpu = 1.5;
+	struct ag_exec_spec spec = fixture_spec();
+	spec.cpu_limit = 1.5;
+	struct ag_probe_expect x = expect_of(&spec, AG_INSPECT_PREFLIGHT_PROBE, NULL);
 	json_t *insp = json_object();
 	_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
 	ag_inspect_container(v, &x, insp, &f);
 	assert_int_equal(f.n, 0);
-	x.cpu = 2.0;
+	spec.cpu_limit = 2.0;
+	x = expect_of(&spec, AG_INSPECT_PREFLIGHT_PROBE, NULL);
 	ag_inspect_container(v, &x, insp, &f);
 	assert_true(ag_pf_findings_find(&f, "preflight.probe.cpu") >= 0);
 	json_decref(insp);
@@ -576,11 +845,10 @@ static void test_probe_output(void **state)
 	     "preflight.probe.memory"},
 	    {NULL, NULL, true, "preflight.probe.output"},
 	};
-	const struct ag_probe_expect x = {.uid = 2001,
-					  .gid = 2001,
-					  .memory_bytes = 134217728,
-					  .pids_limit = 64,
-					  .network = AG_NET_NONE};
+	struct ag_exec_spec spec = fixture_spec();
+	spec.memory_limit = "128m";
+	spec.pids_limit = 64;
+	const struct ag_probe_expect x = expect_of(&spec, AG_INSPECT_PREFLIGHT_PROBE, NULL);
 	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
 		_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
 		_cleanup_free_ char *line = probe_line(cases[i].from, cases[i].to);
@@ -597,8 +865,8 @@ static void test_probe_output(void **state)
 		assert_true(ag_pf_findings_find(&f, "preflight.probe.output") >= 0);
 	}
 	/* bridge: an eth0 beside lo is expected */
-	struct ag_probe_expect xb = x;
-	xb.network = AG_NET_BRIDGE;
+	spec.network = AG_NET_BRIDGE;
+	const struct ag_probe_expect xb = expect_of(&spec, AG_INSPECT_PREFLIGHT_PROBE, NULL);
 	_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
 	_cleanup_free_ char *line = probe_line("[\"lo\"]", "[\"lo\",\"eth0\"]");
 	ag_inspect_probe_output(line, strlen(line), false, &xb, &f);
@@ -652,6 +920,8 @@ int main(void)
 	    cmocka_unit_test(test_container_fixture_faults),
 	    cmocka_unit_test(test_container_mutations),
 	    cmocka_unit_test(test_container_cpu_quota),
+	    cmocka_unit_test(test_expect_follows_spec),
+	    cmocka_unit_test(test_expect_refusals),
 	    cmocka_unit_test(test_probe_output),
 	    cmocka_unit_test(test_parse_size),
 	};

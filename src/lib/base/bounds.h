@@ -172,6 +172,13 @@
 #define AG_HOST_PATH_MAX 4096
 /* Most AgentGuard-owned labels on one container (owner, run id, test...). */
 #define AG_RENDER_MAX_LABELS 16
+/* Most network endpoints an inspected container may show: the one it was
+ * created on, plus one it was connected to after create (a study gateway's
+ * outbound network). More fails closed (inspect.expect.networks). */
+#define AG_INSPECT_NETWORKS_MAX 2
+/* Most read-only bind mounts a spec renders (today the preflight's static
+ * probe; room for one more, e.g. an in-container init). */
+#define AG_INSPECT_RO_BINDS_MAX 2
 /* Longest label key ("agentguard.contained-run.id") and value. */
 #define AG_LABEL_KEY_MAX 64
 #define AG_LABEL_VALUE_MAX 128

@@ -611,6 +611,230 @@ static void expect_limit(const json_t *got, const char *field, const char *evide
 				   field, json_integer_value(got), want);
 }
 
+/* Index of the read-only bind of x that (type, src, dst) is, or -1. */
+static ssize_t ro_bind_index(const struct ag_probe_expect *x, const char *type, const char *src,
+			     const char *dst)
+{
+	if (!type || strcmp(type, "bind") != 0 || !src || !dst)
+		return -1;
+	for (size_t i = 0; i < x->n_ro_binds; i++)
+		if (strcmp(src, x->ro_binds[i].source) == 0 &&
+		    strcmp(dst, x->ro_binds[i].target) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+/*
+ * What runs and how: the entrypoint the spec rendered (the argv runs
+ * exactly, never the image's), the workspace as working directory, the
+ * image's health check disabled, never restarted. Config.Cmd and
+ * Config.Env are dropped by the lookup before this sees the answer.
+ */
+static void check_process(const json_t *v, const struct ag_probe_expect *x,
+			  struct ag_pf_findings *f)
+{
+	const enum ag_pf_verdict U = AG_PF_V_UNSAFE;
+	const json_t *ep = ag_json_path(v, "Config.Entrypoint");
+	if (!json_is_array(ep) || json_array_size(ep) != 1 || !x->entrypoint ||
+	    strcmp(ag_json_str_or(json_array_get(ep, 0), ""), x->entrypoint) != 0)
+		ag_pf_findings_add(f, "entrypoint", U, "preflight.probe.entrypoint",
+				   "Config.Entrypoint is not the one element the spec rendered");
+	const char *wd = ag_json_path_str(v, "Config.WorkingDir");
+	if (!wd || !x->workspace || strcmp(wd, x->workspace) != 0)
+		ag_pf_findings_add(f, "workdir", U, "preflight.probe.workdir",
+				   "Config.WorkingDir is not the workspace");
+	/* The image's HEALTHCHECK must not run beside the contained process. */
+	const json_t *hct = ag_json_path(v, "Config.Healthcheck.Test");
+	const char *hc0 = json_string_value(json_array_get(hct, 0));
+	if (!(json_array_size(hct) == 1 && hc0 && strcmp(hc0, "NONE") == 0))
+		ag_pf_findings_add(f, "healthcheck", U, "run.healthcheck_enabled",
+				   "the created container would run the image's health check");
+	const char *rp = ag_json_str_or(ag_json_path(v, "HostConfig.RestartPolicy.Name"), NULL);
+	if ((rp && *rp && strcmp(rp, "no") != 0) || json_is_true(hc(v, "AutoRemove")))
+		ag_pf_findings_add(f, "restart_policy", U, "preflight.probe.restart",
+				   "the container would be restarted or removed by the engine");
+}
+
+/* The reason vocabulary of the network findings (see enum ag_inspect_role). */
+struct net_reasons {
+	const char *networks, *endpoint, *dns, *sysctls, *extra_hosts, *ports, *links;
+};
+
+static const struct net_reasons *net_reasons_of(const struct ag_probe_expect *x)
+{
+	static const struct net_reasons plain = {
+	    "preflight.probe.networks", "preflight.probe.endpoint",    "preflight.probe.dns",
+	    "preflight.probe.sysctls",	"preflight.probe.extra_hosts", "preflight.probe.ports",
+	    "preflight.probe.links"};
+	static const struct net_reasons gateway = {
+	    "study.gateway.endpoints", "study.gateway.study_address", "study.gateway.dns",
+	    "study.gateway.sysctl",    "study.inspect.extra_hosts",   "study.inspect.ports",
+	    "study.inspect.links"};
+	static const struct net_reasons agent = {
+	    "study.agent.networks", "study.agent.networks",	 "study.agent.dns",
+	    "study.agent.sysctls",  "study.inspect.extra_hosts", "study.inspect.ports",
+	    "study.inspect.links"};
+	static const struct net_reasons probe = {
+	    "study.selftest.networks", "study.selftest.networks",   "study.selftest.dns",
+	    "study.selftest.sysctls",  "study.inspect.extra_hosts", "study.inspect.ports",
+	    "study.inspect.links"};
+	if (!x->network_name)
+		return &plain;
+	switch (x->role) {
+	case AG_INSPECT_GATEWAY:
+		return &gateway;
+	case AG_INSPECT_STUDY_PROBE:
+		return &probe;
+	case AG_INSPECT_AGENT:
+	case AG_INSPECT_PREFLIGHT_PROBE:
+	default:
+		return &agent;
+	}
+}
+
+static bool strings_exactly(const json_t *a, const char *const *want, size_t n)
+{
+	if (n == 0)
+		return empty_list(a);
+	if (!json_is_array(a) || json_array_size(a) != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(ag_json_str_or(json_array_get(a, i), ""), want[i]) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * The network: endpoints exactly the spec's network plus any connected
+ * after create; the study endpoint's alias and fixed address; DNS exactly
+ * the spec's; sysctls exactly the one the spec may render; no extra hosts,
+ * published ports or links.
+ */
+static void check_networks(const json_t *v, const struct ag_probe_expect *x,
+			   struct ag_pf_findings *f)
+{
+	const enum ag_pf_verdict U = AG_PF_V_UNSAFE;
+	const struct net_reasons *r = net_reasons_of(x);
+	const json_t *nets = ag_json_path(v, "NetworkSettings.Networks");
+	bool nets_ok = json_is_object(nets) && json_object_size(nets) == x->n_networks;
+	for (size_t i = 0; nets_ok && i < x->n_networks; i++)
+		nets_ok = json_is_object(json_object_get(nets, x->networks[i]));
+	if (!nets_ok)
+		ag_pf_findings_add(f, "network", U, r->networks,
+				   "the container's endpoints are not exactly the %zu the spec "
+				   "and the run gave",
+				   x->n_networks);
+	const json_t *ep = x->network_name ? json_object_get(nets, x->network_name) : NULL;
+	if (x->network_alias) {
+		bool alias = false;
+		size_t i;
+		const json_t *a;
+		json_array_foreach(json_object_get(ep, "Aliases"), i,
+				   a) if (strcmp(ag_json_str_or(a, ""), x->network_alias) == 0)
+		    alias = true;
+		if (!alias)
+			ag_pf_findings_add(f, "network", U, r->endpoint,
+					   "the endpoint lacks the alias the spec gave");
+	}
+	if (x->ipv4_address) {
+		const char *cfg = ag_json_path_str(ep, "IPAMConfig.IPv4Address");
+		const char *got = ag_json_str_or(json_object_get(ep, "IPAddress"), "");
+		bool running = json_is_true(ag_json_path(v, "State.Running"));
+		if (!cfg || strcmp(cfg, x->ipv4_address) != 0 ||
+		    ((running || *got) && strcmp(got, x->ipv4_address) != 0))
+			ag_pf_findings_add(f, "network", U, r->endpoint,
+					   "the endpoint does not hold the fixed address the spec "
+					   "gave");
+	}
+	if (!strings_exactly(hc(v, "Dns"), x->dns, x->n_dns))
+		ag_pf_findings_add(f, "dns", U, r->dns, "HostConfig.Dns is not exactly the spec's");
+	const json_t *sys = hc(v, "Sysctls");
+	bool sys_ok =
+	    x->ip_forward_off
+		? json_is_object(sys) && json_object_size(sys) == 1 &&
+		      strcmp(ag_json_str_or(json_object_get(sys, "net.ipv4.ip_forward"), ""),
+			     "0") == 0
+		: !sys || json_is_null(sys) || (json_is_object(sys) && json_object_size(sys) == 0);
+	if (!sys_ok)
+		ag_pf_findings_add(f, "sysctls", U, r->sysctls,
+				   "HostConfig.Sysctls is not exactly what the spec rendered");
+	const json_t *pb = hc(v, "PortBindings");
+	if (!empty_list(hc(v, "ExtraHosts")))
+		ag_pf_findings_add(f, "network", U, r->extra_hosts, "ExtraHosts is not empty");
+	if ((pb && !json_is_null(pb) && !(json_is_object(pb) && json_object_size(pb) == 0)) ||
+	    json_is_true(hc(v, "PublishAllPorts")))
+		ag_pf_findings_add(f, "network", U, r->ports, "the container publishes ports");
+	if (!empty_list(hc(v, "Links")))
+		ag_pf_findings_add(f, "network", U, r->links, "Links is not empty");
+}
+
+static int64_t spec_bytes(const char *size)
+{
+	int64_t b = 0;
+	return size && ag_size_parse(size, AG_SIZE_CONFIG, &b) == 0 ? b : -1;
+}
+
+static int add_ro_bind(struct ag_probe_expect *x, const char *source, const char *target,
+		       struct ag_error **err)
+{
+	if (x->n_ro_binds >= AG_INSPECT_RO_BINDS_MAX)
+		return ag_err(err, AG_E_LIMIT, 0, "inspect.expect.mounts",
+			      "the spec renders more read-only binds than inspection judges");
+	x->ro_binds[x->n_ro_binds++] = (struct ag_bind_expect){source, target};
+	return 0;
+}
+
+int ag_inspect_expect_from_spec(const struct ag_exec_spec *s, const struct ag_inspect_created *c,
+				struct ag_probe_expect *x, struct ag_error **err)
+{
+	if (ag_exec_spec_validate(s, err) < 0)
+		return -1;
+	if (!ag_is_container_id(c->id))
+		return ag_err(err, AG_E_INTERNAL, 0, "inspect.expect.id",
+			      "no container id to bind the inspection to");
+	const char *own_net = s->network_name ? s->network_name : ag_network_name(s->network);
+	if (c->connected && strcmp(c->connected, own_net) == 0)
+		return ag_err(err, AG_E_INTERNAL, 0, "inspect.expect.networks",
+			      "the connected network is the one the container was created on");
+	*x = (struct ag_probe_expect){
+	    .role = c->role,
+	    .id = c->id,
+	    .name = s->container_name,
+	    .image_id = c->image_id,
+	    .labels = s->labels,
+	    .n_labels = s->n_labels,
+	    .uid = s->uid,
+	    .gid = s->gid,
+	    .memory_bytes = spec_bytes(s->memory_limit),
+	    .pids_limit = s->pids_limit,
+	    .cpu = s->cpu_limit,
+	    .entrypoint = s->entrypoint ? s->entrypoint : s->command[0],
+	    .tmpfs_path = s->tmpfs_path,
+	    .tmpfs_bytes = spec_bytes(s->tmpfs_size),
+	    .workspace = s->workspace_container_path,
+	    .workspace_bytes =
+		s->workspace_host_path
+		    ? 0
+		    : spec_bytes(s->workspace_tmpfs_size ? s->workspace_tmpfs_size : s->tmpfs_size),
+	    .bind_source = s->workspace_host_path,
+	    .network = s->network,
+	    .network_name = s->network_name,
+	    .networks = {own_net, c->connected},
+	    .n_networks = c->connected ? 2 : 1,
+	    .network_alias = s->network_alias,
+	    .ipv4_address = s->ipv4_address,
+	    .dns = s->dns,
+	    .n_dns = s->n_dns,
+	    .ip_forward_off = s->ip_forward_off,
+	    .group_add = s->group_add,
+	};
+	/* Every read-only bind the spec renders, each exactly once (one
+	 * line here per such spec field). */
+	if (s->probe_host_path && add_ro_bind(x, s->probe_host_path, AG_EXEC_PROBE_PATH, err) < 0)
+		return -1;
+	return 0;
+}
+
 void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json_t *insp,
 			  struct ag_pf_findings *f)
 {
@@ -619,33 +843,19 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 	const char *id = ag_json_path_str(v, "Id");
 	const char *name = ag_json_path_str(v, "Name");
 	bool id_ok = id && x->id && strcmp(id, x->id) == 0;
-	bool name_ok = name && name[0] == '/' && strcmp(name + 1, x->name) == 0;
+	bool name_ok = !x->name || (name && name[0] == '/' && strcmp(name + 1, x->name) == 0);
 	if (!id_ok)
 		ag_pf_findings_add(f, "container_identity", U, "preflight.probe.identity_id",
 				   "inspected Id differs from the id docker create returned");
 	if (!name_ok)
 		ag_pf_findings_add(f, "container_identity", U, "preflight.probe.identity_name",
-				   "inspected Name differs from the probe name");
+				   "inspected Name differs from the name the spec gave");
+	/* Every label the spec rendered, with its value (the image may add more). */
 	const json_t *labels = ag_json_path(v, "Config.Labels");
-	const char *lo = json_is_object(labels)
-			     ? ag_json_str_or(json_object_get(labels, "agentguard.owner"), NULL)
-			     : NULL;
-	const char *lk = json_is_object(labels)
-			     ? ag_json_str_or(json_object_get(labels, "agentguard.preflight"), NULL)
-			     : NULL;
-	const char *ln =
-	    json_is_object(labels)
-		? ag_json_str_or(json_object_get(labels, "agentguard.preflight.name"), NULL)
-		: NULL;
-	bool labels_ok = lo && ln && lk && strcmp(lo, x->owner) == 0 && strcmp(lk, x->kind) == 0 &&
-			 strcmp(ln, x->name) == 0;
-	if (x->n_labels) {
-		labels_ok = json_is_object(labels);
-		for (size_t i = 0; labels_ok && i < x->n_labels; i++) {
-			const char *lv =
-			    ag_json_str_or(json_object_get(labels, x->labels[i].key), NULL);
-			labels_ok = lv && strcmp(lv, x->labels[i].value) == 0;
-		}
+	bool labels_ok = x->n_labels == 0 || json_is_object(labels);
+	for (size_t i = 0; labels_ok && i < x->n_labels; i++) {
+		const char *lv = ag_json_str_or(json_object_get(labels, x->labels[i].key), NULL);
+		labels_ok = lv && strcmp(lv, x->labels[i].value) == 0;
 	}
 	if (!labels_ok)
 		ag_pf_findings_add(f, "container_identity", U, "preflight.probe.identity_labels",
@@ -837,19 +1047,21 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 	const json_t *ga = hc(v, "GroupAdd");
 	char want_group[24];
 	snprintf(want_group, sizeof(want_group), "%" PRId64, x->group_add);
-	bool group_ok =
-	    empty_list(ga) || (x->group_add && json_is_array(ga) && json_array_size(ga) == 1 &&
-			       strcmp(ag_json_str_or(json_array_get(ga, 0), ""), want_group) == 0);
+	/* exactly the one group the spec gave, or none */
+	bool group_ok = x->group_add
+			    ? json_is_array(ga) && json_array_size(ga) == 1 &&
+				  strcmp(ag_json_str_or(json_array_get(ga, 0), ""), want_group) == 0
+			    : empty_list(ga);
 	if (!group_ok)
 		ag_pf_findings_add(f, "uid_gid", U, "preflight.probe.group_add",
-				   "GroupAdd is not empty (supplementary groups)");
+				   "GroupAdd is not exactly the supplementary group the spec gave");
 	if (!empty_list(hc(v, "VolumesFrom")))
 		ag_pf_findings_add(f, "mounts", U, "preflight.probe.volumes_from",
 				   "VolumesFrom is not empty");
 
 	/* mounts: no bind (but the workspace), no volume, nothing naming the docker socket */
 	bool sock = false;
-	size_t binds_seen = 0, probes_seen = 0;
+	size_t binds_seen = 0, ro_seen[AG_INSPECT_RO_BINDS_MAX] = {0};
 	const json_t *binds = hc(v, "Binds");
 	if (!empty_list(binds)) {
 		size_t i;
@@ -877,11 +1089,9 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 			bool is_ws_bind = x->bind_source && type && strcmp(type, "bind") == 0 &&
 					  src && dst && strcmp(src, x->bind_source) == 0 &&
 					  strcmp(dst, x->workspace) == 0;
-			if (x->probe_source && type && strcmp(type, "bind") == 0 && src && dst &&
-			    strcmp(src, x->probe_source) == 0 &&
-			    strcmp(dst, AG_EXEC_PROBE_PATH) == 0 &&
-			    json_is_false(json_object_get(mt, "RW"))) {
-				probes_seen++;
+			ssize_t rb = ro_bind_index(x, type, src, dst);
+			if (rb >= 0 && json_is_false(json_object_get(mt, "RW"))) {
+				ro_seen[rb]++;
 				continue;
 			}
 			if (is_ws_bind) {
@@ -899,17 +1109,18 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 						   type ? type : "(missing)", dst ? dst : "?");
 		}
 	}
-	if (probes_seen != (x->probe_source ? 1u : 0u))
-		ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
-				   "expected exactly one read-only mount of the probe, saw %zu",
-				   probes_seen);
+	for (size_t i = 0; i < x->n_ro_binds; i++)
+		if (ro_seen[i] != 1)
+			ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
+					   "expected exactly one read-only mount at %s, saw %zu",
+					   x->ro_binds[i].target, ro_seen[i]);
 	if (x->bind_source && binds_seen != 1)
 		ag_pf_findings_add(
 		    f, "mounts", U, "preflight.probe.workspace_bind",
 		    "expected exactly one bind mount of the prepared workspace, saw %zu",
 		    binds_seen);
 	const json_t *hcmounts = hc(v, "Mounts");
-	size_t hc_ws = 0, hc_probe = 0, hc_other = 0;
+	size_t hc_ws = 0, hc_other = 0, hc_ro[AG_INSPECT_RO_BINDS_MAX] = {0};
 	if (json_is_array(hcmounts)) {
 		size_t i;
 		const json_t *mt;
@@ -918,21 +1129,22 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 			const char *type = ag_json_path_str(mt, "Type");
 			const char *src = ag_json_path_str(mt, "Source");
 			const char *dst = ag_json_path_str(mt, "Target");
+			ssize_t rb = ro_bind_index(x, type, src, dst);
 			if (x->bind_source && type && strcmp(type, "bind") == 0 && src && dst &&
 			    strcmp(src, x->bind_source) == 0 && strcmp(dst, x->workspace) == 0 &&
 			    !json_is_true(json_object_get(mt, "ReadOnly")))
 				hc_ws++;
-			else if (x->probe_source && type && strcmp(type, "bind") == 0 && src &&
-				 dst && strcmp(src, x->probe_source) == 0 &&
-				 strcmp(dst, AG_EXEC_PROBE_PATH) == 0 &&
-				 json_is_true(json_object_get(mt, "ReadOnly")))
-				hc_probe++;
+			else if (rb >= 0 && json_is_true(json_object_get(mt, "ReadOnly")))
+				hc_ro[rb]++;
 			else
 				hc_other++;
 		}
 	}
+	bool hc_ro_ok = true;
+	for (size_t i = 0; i < x->n_ro_binds; i++)
+		hc_ro_ok = hc_ro_ok && hc_ro[i] == 1;
 	if ((!empty_list(hcmounts) && !json_is_array(hcmounts)) || hc_other ||
-	    hc_ws != (x->bind_source ? 1u : 0u) || hc_probe != (x->probe_source ? 1u : 0u))
+	    hc_ws != (x->bind_source ? 1u : 0u) || !hc_ro_ok)
 		ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
 				   "HostConfig.Mounts holds something other than the workspace");
 	json_object_set_new(insp, "docker_socket_mount", json_boolean(sock));
@@ -954,7 +1166,7 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 			char *sk = san_dup(k);
 			json_array_append_new(tp, json_string(sk));
 			free(sk);
-			bool is_tmp = strcmp(k, "/tmp") == 0;
+			bool is_tmp = x->tmpfs_path && strcmp(k, x->tmpfs_path) == 0;
 			bool is_ws = !x->bind_source && strcmp(k, x->workspace) == 0;
 			if (!is_tmp && !is_ws) {
 				ag_pf_findings_add(f, "tmpfs", U, "preflight.probe.tmpfs",
@@ -970,14 +1182,16 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 					 is_tmp ? x->tmpfs_bytes : x->workspace_bytes, x->uid,
 					 x->gid, f);
 		}
-		if (!json_object_get(tmpfs, "/tmp"))
+		if (!x->tmpfs_path || !json_object_get(tmpfs, x->tmpfs_path))
 			ag_pf_findings_add(f, "tmpfs", U, "preflight.probe.tmpfs",
-					   "no tmpfs at /tmp");
+					   "no tmpfs at the scratch path");
 		if (!x->bind_source && !json_object_get(tmpfs, x->workspace))
 			ag_pf_findings_add(f, "tmpfs", U, "preflight.probe.tmpfs",
 					   "no tmpfs at the workspace path");
 	}
 	json_object_set_new(insp, "tmpfs_paths", tp);
+	check_process(v, x, f);
+	check_networks(v, x, f);
 }
 
 /* ---- probe ---- */

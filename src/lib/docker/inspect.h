@@ -12,8 +12,10 @@
 #define AG_INSPECT_H
 
 #include "lib/base/ag.h"
+#include "lib/base/bounds.h"
 #include "lib/base/strv.h"
 #include "lib/config/config.h"
+#include "lib/docker/exec_spec.h"
 
 #include <jansson.h>
 
@@ -140,43 +142,98 @@ void ag_image_facts_release(struct ag_image_facts *i);
 void ag_inspect_image(const json_t *v, const struct ag_image_ref *ref, struct ag_image_facts *out,
 		      struct ag_pf_findings *f);
 
-/* One label a container must carry. */
+/* One label a container must carry (the ledger's ownership check). */
 struct ag_label_expect {
 	const char *key, *value;
 };
 
-/* What the probe container must show on inspection. */
+struct ag_error;
+
+/*
+ * Which container an inspection judges. It names nothing the container
+ * must show (the spec says all of that); it only picks the reason
+ * vocabulary of the network findings: a study container's are named by its
+ * role in the study (study.gateway.*, study.agent.*, study.selftest.*),
+ * every other container's preflight.probe.*.
+ */
+enum ag_inspect_role {
+	AG_INSPECT_PREFLIGHT_PROBE = 0,
+	AG_INSPECT_AGENT,
+	AG_INSPECT_GATEWAY,
+	AG_INSPECT_STUDY_PROBE,
+};
+
+/* What happened after the spec was rendered: facts the spec cannot know. */
+struct ag_inspect_created {
+	enum ag_inspect_role role;
+	const char *id;	       /* the 64-hex id the create answered */
+	const char *image_id;  /* the local image id the pinned reference resolved to */
+	const char *connected; /* a network the container was connected to after
+				  create (the gateway's outbound), or NULL */
+};
+
+/* One read-only bind mount a container must show. */
+struct ag_bind_expect {
+	const char *source, *target;
+};
+
+/*
+ * What a created container must show on inspection. Built ONLY by
+ * ag_inspect_expect_from_spec() from the ag_exec_spec that rendered the
+ * create request, so what was asked for and what is checked cannot drift.
+ * Every pointer borrows from the spec (or the created facts): keep them
+ * alive while the expectation is used.
+ */
 struct ag_probe_expect {
-	const char *id;	      /* the 64-hex id docker create printed */
-	const char *name;     /* agentguard-preflight-<16 hex> */
-	const char *owner;    /* agentguard.owner label value ("preflight") */
-	const char *kind;     /* agentguard.preflight label value */
-	const char *image_id; /* local image id from image inspect */
+	enum ag_inspect_role role;
+	const char *id;		       /* the 64-hex id the create answered */
+	const char *name;	       /* spec.container_name (NULL: not checked) */
+	const char *image_id;	       /* the local image id */
+	const struct ag_label *labels; /* spec.labels: each present with its value */
+	size_t n_labels;
 	int64_t uid, gid;
-	int64_t memory_bytes;
+	int64_t memory_bytes; /* spec.memory_limit in bytes (and MemorySwap) */
 	int64_t pids_limit;
 	double cpu;
-	int64_t tmpfs_bytes;	 /* size of /tmp */
-	int64_t workspace_bytes; /* size of the workspace tmpfs */
-	const char *workspace;	 /* "/agentguard-workspace" */
-	enum ag_network network;
-	/*
-	 * contained-run's agent container: when labels is set, exactly these
-	 * labels are required instead of the preflight owner/kind/name triple;
-	 * when bind_source is set, the workspace must be exactly one read-write
-	 * bind mount of bind_source at `workspace` instead of a tmpfs.
-	 */
-	const struct ag_label_expect *labels;
-	size_t n_labels;
+	const char *entrypoint; /* spec.entrypoint, else spec.command[0] */
+	const char *tmpfs_path; /* spec.tmpfs_path ("/tmp") */
+	int64_t tmpfs_bytes;
+	const char *workspace;	 /* spec.workspace_container_path (and WorkingDir) */
+	int64_t workspace_bytes; /* size of the workspace tmpfs (no bind_source) */
+	/* spec.workspace_host_path: exactly one read-write bind mount of it at
+	 * `workspace` instead of a tmpfs */
 	const char *bind_source;
-	/* the preflight probe: its static binary, bind-mounted read-only at
-	 * AG_EXEC_PROBE_PATH (exactly one such mount, nothing else) */
-	const char *probe_source;
-	/* a live study: the user-defined network NetworkMode must name instead
-	 * of `network`, and the one supplementary group allowed (0: none) */
-	const char *network_name;
-	int64_t group_add;
+	/* the read-only binds the spec renders (spec.probe_host_path at
+	 * AG_EXEC_PROBE_PATH), each exactly once */
+	struct ag_bind_expect ro_binds[AG_INSPECT_RO_BINDS_MAX];
+	size_t n_ro_binds;
+	/* network: NetworkMode, and NetworkSettings.Networks exactly these */
+	enum ag_network network;
+	const char *network_name; /* spec.network_name (a study network), or NULL */
+	const char *networks[AG_INSPECT_NETWORKS_MAX];
+	size_t n_networks;
+	const char *network_alias; /* an alias the spec.network_name endpoint must carry */
+	const char *ipv4_address;  /* the fixed address on that endpoint */
+	const char *const *dns;	   /* HostConfig.Dns exactly these (none: empty) */
+	size_t n_dns;
+	bool ip_forward_off; /* Sysctls exactly net.ipv4.ip_forward=0 (else empty) */
+	int64_t group_add;   /* the one supplementary group allowed (0: none) */
 };
+
+/*
+ * Derives every expectation of `x` from the spec that rendered the create
+ * request (validated again first, like the renderer does) plus the created
+ * facts. The constants of the renderer (read-only root, no-new-privileges,
+ * cap-drop ALL, no health check, private cgroupns, restart policy "no",
+ * the tmpfs options) are checked by ag_inspect_container itself. Reasons:
+ * every render.* reason of ag_exec_spec_validate; inspect.expect.id when
+ * the id is not 64 hex; inspect.expect.networks when the connected
+ * network is the one it was created on; inspect.expect.mounts when the spec
+ * renders more than AG_INSPECT_RO_BINDS_MAX read-only binds.
+ */
+int ag_inspect_expect_from_spec(const struct ag_exec_spec *spec,
+				const struct ag_inspect_created *created, struct ag_probe_expect *x,
+				struct ag_error **err);
 
 /*
  * Validates `docker container inspect <id>` (unwrapped) against x. Fills

@@ -365,7 +365,6 @@ static enum ag_pf_verdict verdict_of(const struct ag_error *e)
 
 static void run_probe(struct pf *p)
 {
-	const struct ag_contained *ce = &p->cfg->contained;
 	random_name(p->name);
 	struct ag_error *e = NULL;
 	const struct ag_label labels[] = {
@@ -422,23 +421,15 @@ static void run_probe(struct pf *p)
 		     "the created probe container could not be inspected by its id");
 		goto out;
 	}
-	struct ag_probe_expect x = {
-	    .id = p->container_id,
-	    .name = p->name,
-	    .owner = AG_PF_LABEL_OWNER_VALUE,
-	    .kind = AG_PF_LABEL_KIND_VALUE,
-	    .image_id = p->image.local_image_id,
-	    .uid = ce->required_uid,
-	    .gid = ce->required_gid,
-	    .memory_bytes = ce->memory_bytes,
-	    .pids_limit = ce->pids_limit,
-	    .cpu = ce->cpu_limit,
-	    .tmpfs_bytes = ce->tmpfs_bytes,
-	    .workspace_bytes = ce->tmpfs_bytes,
-	    .workspace = AG_PF_WORKSPACE,
-	    .network = ce->network,
-	    .probe_source = probe_bin,
-	};
+	/* What it must show: derived from the very spec that rendered the create. */
+	struct ag_probe_expect x;
+	const struct ag_inspect_created made = {AG_INSPECT_PREFLIGHT_PROBE, p->container_id,
+						p->image.local_image_id, NULL};
+	if (ag_inspect_expect_from_spec(&spec, &made, &x, &e) < 0) {
+		json_decref(v);
+		fail_err(p, "resource_control_probe", AG_PF_V_UNSAFE, e);
+		goto out;
+	}
 	struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
 	ag_inspect_container(v, &x, p->inspected, &f);
 	json_decref(v);

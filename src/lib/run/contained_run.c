@@ -628,37 +628,21 @@ static int stage_create(struct run *r, const char *image_id)
 			     "the created container could not be inspected by its id");
 			goto out;
 		}
-		struct ag_probe_expect x = {
-		    .id = r->container_id,
-		    .name = r->container_name,
-		    .image_id = image_id,
-		    .uid = c->contained.required_uid,
-		    .gid = c->contained.required_gid,
-		    .memory_bytes = c->contained.memory_bytes,
-		    .pids_limit = c->contained.pids_limit,
-		    .cpu = c->contained.cpu_limit,
-		    .tmpfs_bytes = c->contained.tmpfs_bytes,
-		    .workspace_bytes = 0,
-		    .workspace = AG_EXEC_WORKSPACE_PATH,
-		    .network = c->contained.network,
-		    .labels = r->own.labels,
-		    .n_labels = AG_ARRAY_SIZE(r->own.labels),
-		    .bind_source = host_ws,
-		    .network_name = r->o->net ? r->o->net->agent_network(r->o->net->data) : NULL,
-		};
+		/* What it must show: derived from the spec that rendered the create. */
+		struct ag_probe_expect x;
+		const struct ag_inspect_created made = {AG_INSPECT_AGENT, r->container_id, image_id,
+							NULL};
+		if (ag_inspect_expect_from_spec(&spec, &made, &x, &e) < 0) {
+			json_decref(v);
+			fail_err(r, "docker", AG_EXIT_DOCKER, e);
+			goto out;
+		}
 		struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
 		r->verified_controls = json_object();
 		ag_inspect_container(v, &x, r->verified_controls, &f);
 		const char *img = ag_json_path_str(v, "Image");
 		if (img && ag_is_image_id(img))
 			r->bound_image_id = ag_xstrdup(img);
-		/* The image's HEALTHCHECK must not run beside the agent (--no-healthcheck). */
-		const json_t *hct = ag_json_path(v, "Config.Healthcheck.Test");
-		const char *hc0 = json_string_value(json_array_get(hct, 0));
-		if (!f.n && !(json_array_size(hct) == 1 && hc0 && strcmp(hc0, "NONE") == 0))
-			ag_pf_findings_add(
-			    &f, "healthcheck", AG_PF_V_UNSAFE, "run.healthcheck_enabled",
-			    "the created container would run the image's health check");
 		json_decref(v);
 		if (f.n) {
 			/* CONTRACT: run.verify_created (the container that runs shows every

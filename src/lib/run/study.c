@@ -72,12 +72,6 @@ struct ag_study {
 
 /* ---- small helpers ---- */
 
-static bool empty_or_null(const json_t *v)
-{
-	return !v || json_is_null(v) || (json_is_array(v) && json_array_size(v) == 0) ||
-	       (json_is_object(v) && json_object_size(v) == 0);
-}
-
 /* Local image id and the platform of REF (never pulled): 0, or -1 absent/unknown. */
 static int image_facts(struct ag_engine *eng, const char *ref, char **id, char **platform,
 		       bool want_repo_digest, struct ag_error **err)
@@ -125,41 +119,6 @@ static int image_facts(struct ag_engine *eng, const char *ref, char **id, char *
 static const char *cleanup_word(const struct ag_cleanup_result *r)
 {
 	return ag_cleanup_state_manifest_word(r->state);
-}
-
-/* The endpoint keys of NetworkSettings.Networks, exactly `want` (n names). */
-static bool networks_exactly(const json_t *c, const char *const *want, size_t n)
-{
-	const json_t *nets = ag_json_path(c, "NetworkSettings.Networks");
-	if (!json_is_object(nets) || json_object_size(nets) != n)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!json_is_object(json_object_get(nets, want[i])))
-			return false;
-	return true;
-}
-
-/* Dns is exactly [dns]. */
-static bool dns_exactly(const json_t *c, const char *dns)
-{
-	const json_t *d = ag_json_path(c, "HostConfig.Dns");
-	return json_is_array(d) && json_array_size(d) == 1 &&
-	       strcmp(ag_json_str_or(json_array_get(d, 0), ""), dns) == 0;
-}
-
-/* What neither study container may carry: extra hosts, ports, links. */
-static int no_extras(const json_t *c, const char *who, struct ag_error **err)
-{
-	if (!empty_or_null(ag_json_path(c, "HostConfig.ExtraHosts")))
-		return UNVERIFIED("study.inspect.extra_hosts", "the %s has extra hosts", who);
-	if (!empty_or_null(ag_json_path(c, "HostConfig.PortBindings")) ||
-	    json_is_true(ag_json_path(c, "HostConfig.PublishAllPorts")))
-		return UNVERIFIED("study.inspect.ports", "the %s publishes ports", who);
-	if (!empty_or_null(ag_json_path(c, "HostConfig.Links")))
-		return UNVERIFIED("study.inspect.links", "the %s has links", who);
-	if (!empty_or_null(ag_json_path(c, "HostConfig.CapAdd")))
-		return UNVERIFIED("study.inspect.cap_add", "the %s adds capabilities", who);
-	return 0;
 }
 
 /* ---- the networks ---- */
@@ -247,65 +206,27 @@ static int gateway_check(struct ag_study *s, struct ag_engine *eng, struct ag_er
 				  "the gateway could not be inspected by id");
 	int rc = -1;
 	const struct ag_egress_plan *p = &s->plan;
-	int64_t mem = 0, tmp = 0;
-	(void)ag_size_parse(AG_EGRESS_GATEWAY_MEMORY, AG_SIZE_CONFIG, &mem);
-	(void)ag_size_parse(AG_EGRESS_GATEWAY_TMPFS, AG_SIZE_CONFIG, &tmp);
-	struct ag_probe_expect x = {
-	    .id = s->gateway_id,
-	    .name = p->gateway_name,
-	    .image_id = s->gw_image_id,
-	    .uid = AG_EGRESS_GATEWAY_UID,
-	    .gid = AG_EGRESS_GATEWAY_UID,
-	    .memory_bytes = mem,
-	    .pids_limit = AG_EGRESS_GATEWAY_PIDS,
-	    .cpu = AG_EGRESS_GATEWAY_CPUS,
-	    .tmpfs_bytes = tmp,
-	    .workspace = AG_EGRESS_EVIDENCE_PATH,
-	    .labels = s->gw_expect,
-	    .n_labels = AG_ARRAY_SIZE(s->gw_expect),
-	    .bind_source = s->evidence_dir,
-	    .network_name = p->internal.name,
-	    .group_add = s->o.evidence_gid,
-	};
+	/* Every control, from the spec that rendered its create; plus the
+	 * outbound network it was connected to after create. */
+	struct ag_probe_expect x;
+	const struct ag_inspect_created made = {AG_INSPECT_GATEWAY, s->gateway_id, s->gw_image_id,
+						p->outbound.name};
+	if (ag_inspect_expect_from_spec(&p->gateway.exec, &made, &x, err) < 0) {
+		json_decref(v);
+		return -1;
+	}
 	struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
 	json_t *insp = json_object();
 	ag_inspect_container(v, &x, insp, &f);
 	json_decref(insp);
-	const char *nets[] = {p->internal.name, p->outbound.name};
-	const json_t *sys = ag_json_path(v, "HostConfig.Sysctls");
-	const json_t *ep =
-	    json_object_get(ag_json_path(v, "NetworkSettings.Networks"), p->internal.name);
 	const json_t *eo =
 	    json_object_get(ag_json_path(v, "NetworkSettings.Networks"), p->outbound.name);
 	const char *img = ag_json_path_str(v, "Image");
-	bool alias = false;
-	size_t i;
-	const json_t *a;
-	json_array_foreach(json_object_get(ep, "Aliases"), i,
-			   a) if (strcmp(ag_json_str_or(a, ""), AG_EGRESS_GATEWAY_ALIAS) == 0)
-	    alias = true;
 	if (f.n)
 		UNVERIFIED(f.v[0].reason, "the gateway does not show a required control: %s: %s",
 			   f.v[0].control, f.v[0].detail ? f.v[0].detail : "");
 	else if (!json_is_true(ag_json_path(v, "State.Running")))
 		UNVERIFIED("study.gateway.not_running", "the gateway is not running");
-	else if (!networks_exactly(v, nets, 2))
-		UNVERIFIED(
-		    "study.gateway.endpoints",
-		    "the gateway's endpoints are not exactly the study and outbound networks");
-	else if (strcmp(ag_json_str_or(json_object_get(ep, "IPAddress"), ""),
-			p->gateway_study_ip) ||
-		 !alias)
-		UNVERIFIED("study.gateway.study_address",
-			   "the gateway's study endpoint lacks its fixed address or alias");
-	else if (!json_is_object(sys) || json_object_size(sys) != 1 ||
-		 strcmp(ag_json_str_or(json_object_get(sys, "net.ipv4.ip_forward"), ""), "0"))
-		UNVERIFIED("study.gateway.sysctl",
-			   "the gateway's sysctls are not exactly net.ipv4.ip_forward=0");
-	else if (!dns_exactly(v, p->gateway_dns[0]))
-		UNVERIFIED("study.gateway.dns", "the gateway's DNS is not the planned one");
-	else if (no_extras(v, "gateway", err) < 0)
-		;
 	else if (!img || !s->agent_image_id || strcmp(img, s->agent_image_id) == 0)
 		UNVERIFIED("study.gateway_image.same_as_agent",
 			   "the gateway runs the agent's image");
@@ -347,6 +268,32 @@ static int outbound_members_check(struct ag_study *s, struct ag_engine *eng, con
 
 /* ---- the self-test probe ---- */
 
+/* The self-test probe, inspected by id before it runs: every control of
+ * the spec that rendered it (inspect.c), like the preflight's probe. */
+static int created_check(struct ag_engine *eng, const struct ag_exec_spec *spec, const char *id,
+			 const char *image_id, struct ag_error **err)
+{
+	struct ag_probe_expect x;
+	const struct ag_inspect_created made = {AG_INSPECT_STUDY_PROBE, id, image_id, NULL};
+	if (ag_inspect_expect_from_spec(spec, &made, &x, err) < 0)
+		return -1;
+	json_t *v = NULL;
+	if (ag_container_lookup(eng, id, CTL, &v) != 0)
+		return UNVERIFIED("study.selftest.inspect",
+				  "the self-test probe could not be inspected by id");
+	struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+	json_t *insp = json_object();
+	ag_inspect_container(v, &x, insp, &f);
+	json_decref(insp);
+	json_decref(v);
+	int rc = f.n ? UNVERIFIED(f.v[0].reason,
+				  "the self-test probe does not show a required control: %s: %s",
+				  f.v[0].control, f.v[0].detail ? f.v[0].detail : "")
+		     : 0;
+	ag_pf_findings_release(&f);
+	return rc;
+}
+
 /* A throwaway container on the study network running agentguard-probe's
  * study mode; its one JSON line is judged here. */
 static int selftest(struct ag_study *s, struct ag_engine *eng, struct ag_error **err)
@@ -385,7 +332,8 @@ static int selftest(struct ag_study *s, struct ag_engine *eng, struct ag_error *
 	struct ag_engine_stream st;
 	ag_engine_stream_init(&st);
 	s->probe_attempted = true;
-	if (ag_ledger_create(eng, &spec, CTL, &id, err) < 0)
+	if (ag_ledger_create(eng, &spec, CTL, &id, err) < 0 ||
+	    created_check(eng, &spec, id, s->agent_image_id, err) < 0)
 		goto out;
 	const struct ag_engine_stream_opts so = {
 	    .stdout_max = AG_STUDY_PROBE_OUTPUT_MAX,
@@ -731,21 +679,9 @@ static const char *h_agent_network(void *data)
 static int h_verify(void *data, struct ag_engine *eng, const char *agent_id, struct ag_error **err)
 {
 	struct ag_study *s = data;
-	json_t *v = NULL;
-	if (ag_container_lookup(eng, agent_id, CTL, &v) != 0)
-		return UNVERIFIED("study.agent.inspect", "the agent could not be inspected by id");
-	const char *nets[] = {s->plan.internal.name};
-	int rc = -1;
-	if (!networks_exactly(v, nets, 1))
-		UNVERIFIED("study.agent.networks", "the agent is not on the study network alone");
-	else if (!dns_exactly(v, AG_EGRESS_AGENT_DNS))
-		UNVERIFIED("study.agent.dns", "the agent's DNS is not exactly 127.0.0.1");
-	else if (!empty_or_null(ag_json_path(v, "HostConfig.Sysctls")))
-		UNVERIFIED("study.agent.sysctls", "the agent carries sysctls");
-	else if (no_extras(v, "agent", err) == 0)
-		rc = 0;
-	json_decref(v);
-	if (rc < 0 || study_network_check(s, eng, true, err) < 0 ||
+	/* The agent's own controls (its networks, DNS, sysctls included) were
+	 * judged against its spec right after create; here: the networks. */
+	if (study_network_check(s, eng, true, err) < 0 ||
 	    outbound_members_check(s, eng, agent_id, err) < 0)
 		return -1;
 	json_t *g = NULL;
