@@ -40,7 +40,7 @@ t_like "text: changed files" "$AG_OUT" 'R docs/old-name.md -> docs/new-name.md'
 t_like "text: counts and lines" "$AG_OUT" '1 modified, 1 added, 1 deleted, 1 renamed; \+2/-1 lines \(exact\)'
 t_like "text: cleanup and liveness" "$AG_OUT" 'Cleanup: +container removed, liveness verified, workspace removed, overall complete'
 t_run rep "$F" --format text
-t_like "text: a failed check with its evidence" "$AG_OUT" 'FAIL \[error\] tests-passed: The contained command did not exit 0.'$'\n''      - `contained-run` exited 3'
+t_like "text: a failed check with its evidence" "$AG_OUT" 'FAIL \[error\] tests-passed: The contained command did not exit 0.'$'\n'"      - 'contained-run' exited 3"
 t_like "text: the failed run's verdict" "$AG_OUT" 'Result: +FAIL'
 t_run rep "$PF"
 t_like "text: a preflight failure names stage and reason" "$AG_OUT" 'Failure: +stage preflight \[preflight\.'
