@@ -53,7 +53,7 @@ t_is "status: porcelain records, sorted by path" "$(tr '\n' ' ' <<<"$out")" \
 # the parent named is not the reader's parent: it stops before reading
 out=$(reader 2 1)
 t_is "another parent: exit 4, nothing written" "$out" "rc=4"
-for bad in 0 8 -1 " 2" 2x 99999999999999999999; do
+for bad in 0 16 -1 " 2" 2x 99999999999999999999; do
 	out=$(reader "$bad" self)
 	t_is "what '$bad': exit 4, nothing written" "$out" "rc=4"
 done

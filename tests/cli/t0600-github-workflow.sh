@@ -102,7 +102,7 @@ build=$(wf 'step("build-agentguard")["run"]')
 t_like "the build verifies the checked-out commit" "$build" 'rev-parse HEAD.*'$'\n''.*"\$AGENTGUARD_REF"'
 t_like "the build installs its Debian deps with sudo apt-get install" "$build" 'sudo [^'$'\n'']*apt-get install'
 t_like "the build runs make" "$build" '(^|'$'\n'')make '
-for pkg in gcc make pkg-config libyaml-dev libjansson-dev libssl-dev libgit2-dev libcurl4-openssl-dev; do
+for pkg in gcc make pkg-config libyaml-dev libjansson-dev libssl-dev libgit2-dev libcurl4-openssl-dev libseccomp-dev; do
 	t_like "the build installs $pkg" "$build" "(^| )$pkg( |\$|"$'\n'")"
 done
 

@@ -6,7 +6,10 @@
  */
 #include "fixtures/workspace/ws_test.h"
 
+#include "lib/base/proc.h"
+
 #include <pthread.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -447,11 +450,10 @@ static void test_git_hostile_config(void **state)
 				 "inc-process\n[diff \"evil\"]\n\ttextconv = %s inc-textconv\n"
 				 "[core]\n\tfsmonitor = %s inc-fsmonitor\n",
 				 sh, sh, sh, sh);
-			int pfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			snprintf(rel, sizeof(rel), "h%zu-included.cfg", i);
-			wfile(pfd, rel, body, strlen(body), 0644);
-			close(pfd);
-			snprintf(val, sizeof(val), "%s/%s", f->dir, rel);
+			/* in the source: the reader reads nothing outside it */
+			snprintf(rel, sizeof(rel), ".git/h%zu-included.cfg", i);
+			wfile(dfd, rel, body, strlen(body), 0644);
+			snprintf(val, sizeof(val), "%s/%s", dir, rel);
 			GIT(dir, "config", cases[i].key, val);
 		} else {
 			snprintf(val, sizeof(val), "%s%s %s", cases[i].prefix, sh, cases[i].name);
@@ -796,31 +798,140 @@ static void test_git_reader_while_threads_allocate(void **state)
 	assert_int_equal(fails, 0);
 }
 
-/* The reader's sandbox: execve and execveat fail with EPERM. */
-static void test_git_forbid_exec(void **state)
+/* Runs the real reader (this binary, as agentguard runs it: an image fd
+ * through the process runner) with `what` in the source; its records. */
+static int run_reader(struct fx *f, unsigned what, struct ag_proc_result *r)
 {
-	(void)state;
-	/* valgrind cannot go on after an execve that failed */
-	const char *pre = getenv("LD_PRELOAD");
-	if (pre && strstr(pre, "vgpreload"))
-		skip();
+	int exe = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(exe >= 0);
+	int hi = fcntl(exe, F_DUPFD_CLOEXEC, 4);
+	close(exe);
+	char w[16], parent[24];
+	snprintf(w, sizeof(w), "%u", what);
+	snprintf(parent, sizeof(parent), "%ld", (long)getpid());
+	const char *const argv[] = {"reader", AG_WS_GIT_READER_ARG, w, parent, NULL};
+	const struct ag_proc_spec spec = {.argv = argv,
+					  .stdout_max = 1 << 20,
+					  .stderr_max = 4096,
+					  .timeout_ms = 30000,
+					  .has_cwd_fd = true,
+					  .cwd_fd = f->srcfd,
+					  .has_exe_fd = true,
+					  .exe_fd = hi};
+	ag_proc_result_init(r);
+	struct ag_error *e = NULL;
+	assert_int_equal(ag_proc_run(&spec, r, &e), 0);
+	close(hi);
+	return r->status == AG_PROC_EXITED ? r->exit_code : -r->term_signal;
+}
+
+/* The value of the reader's probe record "P<name> <value>". */
+static const char *probe_of(const struct ag_proc_result *r, const char *name)
+{
+	static char v[64];
+	size_t l = strlen(name);
+	for (const char *p = r->out.buf; p < r->out.buf + r->out.len; p += strlen(p) + 1)
+		if (p[0] == 'P' && !strncmp(p + 1, name, l) && p[1 + l] == ' ') {
+			snprintf(v, sizeof(v), "%s", p + l + 2);
+			return v;
+		}
+	return "(none)";
+}
+
+/*
+ * The reader can only read: inside its real sandbox (the reader itself,
+ * started as agentguard starts it, with the test-only probe argv) a socket,
+ * a connect, the Docker socket, creating a file, writing any fd but its
+ * output pipe, reading outside the source, execve and allocating past the
+ * bound all fail; reading the source works.
+ */
+static void test_git_reader_sandbox(void **state)
+{
+	struct fx *f = *state;
+	seed_repo(f);
+	struct ag_proc_result r;
+	assert_int_equal(run_reader(f, AG_WS_GIT_SANDBOX_PROBE, &r), 0);
+	assert_string_equal(probe_of(&r, "socket"), "EPERM");
+	assert_string_equal(probe_of(&r, "connect"), "EPERM");
+	assert_string_equal(probe_of(&r, "open_docker_socket"), "EPERM");     /* O_RDWR: seccomp */
+	assert_string_equal(probe_of(&r, "open_docker_socket_ro"), "EACCES"); /* Landlock */
+	assert_string_equal(probe_of(&r, "create_file"), "EPERM");
+	assert_string_equal(probe_of(&r, "read_inside"), "ok");
+	assert_string_equal(probe_of(&r, "write_read_only_fd"), "EPERM");
+	assert_string_equal(probe_of(&r, "write_stderr"), "EPERM");
+	assert_string_equal(probe_of(&r, "read_outside"), "EACCES"); /* Landlock */
+	assert_string_equal(probe_of(&r, "execve"), "EPERM");
+#if !defined(__SANITIZE_ADDRESS__)
+	assert_string_equal(probe_of(&r, "allocate_limit"), "ENOMEM");
+#endif
+	assert_int_equal(r.err.len, 0); /* nothing reached stderr */
+	ag_proc_result_release(&r);
+	struct stat st;
+	assert_int_equal(fstatat(f->srcfd, ".agentguard-reader-probe", &st, 0), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+/* The CPU-time bound: a reader that computes past it dies of SIGXCPU. */
+static void test_git_sandbox_cpu_bound(void **state)
+{
+	struct fx *f = *state;
 	pid_t pid = fork();
 	if (pid == 0) {
-		if (ag_ws_git_forbid_exec() < 0)
+		const struct ag_ws_git_limits lim = {.as_bytes = 1UL << 30, .cpu_seconds = 1};
+		if (fchdir(f->srcfd) < 0 || ag_ws_git_sandbox_enter(&lim) < 0)
 			_exit(2);
-		static char t[] = "true";
-		char *const argv[] = {t, NULL};
-		char *const envp[] = {NULL};
-		execve("/bin/true", argv, envp);
-		if (errno != EPERM)
-			_exit(3);
-		syscall(SYS_execveat, AT_FDCWD, "/bin/true", argv, envp, 0);
-		_exit(errno == EPERM ? 0 : 4);
+		for (volatile unsigned long i = 0;; i++)
+			;
 	}
 	int st;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGXCPU);
+}
+
+/* A `.git` file, a commondir or an alternates file naming a place outside
+ * the source is refused by name; inside the source they are read. */
+static void test_git_outside_source_refused(void **state)
+{
+	struct fx *f = *state;
+	seed_repo(f);
+	struct ag_ws_prepared p;
+	struct ag_error *e = NULL;
+	/* another repository on the host, named by a .git file */
+	char other[160];
+	snprintf(other, sizeof(other), "%s/other", f->dir);
+	assert_int_equal(mkdir(other, 0700), 0);
+	GIT(other, "init", "-q");
+	char gitfile[200];
+	snprintf(gitfile, sizeof(gitfile), "gitdir: %s/.git\n", other);
+	assert_int_equal(renameat(f->srcfd, ".git", f->srcfd, "real.git"), 0);
+	wstr(f->srcfd, ".git", gitfile);
+	expect_fail(f, prep(f, "gitfile", NULL, &p, &e), &e, "workspace.git_outside_source");
+	/* a relative one that climbs out */
+	wstr(f->srcfd, ".git", "gitdir: ../other/.git\n");
+	expect_fail(f, prep(f, "climb", NULL, &p, &e), &e, "workspace.git_outside_source");
+	/* nothing there at all: still not in the source */
+	wstr(f->srcfd, ".git", "gitdir: /nonexistent/elsewhere\n");
+	expect_fail(f, prep(f, "nowhere", NULL, &p, &e), &e, "workspace.git_outside_source");
+	/* the same pointer to a git dir inside the source is read */
+	wstr(f->srcfd, ".git", "gitdir: real.git\n");
+	expect_ok(prep(f, "inside", NULL, &p, &e), &e);
+	assert_int_equal(p.source_kind, AG_WS_SOURCE_GIT);
+	assert_int_equal(unlinkat(f->srcfd, ".git", 0), 0);
+	assert_int_equal(renameat(f->srcfd, "real.git", f->srcfd, ".git"), 0);
+	/* a commondir elsewhere */
+	char common[200];
+	snprintf(common, sizeof(common), "%s/.git\n", other);
+	wstr(f->srcfd, ".git/commondir", common);
+	expect_fail(f, prep(f, "commondir", NULL, &p, &e), &e, "workspace.git_outside_source");
+	assert_int_equal(unlinkat(f->srcfd, ".git/commondir", 0), 0);
+	/* alternates elsewhere */
+	char alt[200];
+	snprintf(alt, sizeof(alt), "%s/.git/objects\n", other);
+	wstr(f->srcfd, ".git/objects/info/alternates", alt);
+	expect_fail(f, prep(f, "alternates", NULL, &p, &e), &e, "workspace.git_outside_source");
+	assert_int_equal(unlinkat(f->srcfd, ".git/objects/info/alternates", 0), 0);
+	expect_ok(prep(f, "clean", NULL, &p, &e), &e);
 }
 
 static void test_git_not_toplevel_and_broken(void **state)
@@ -836,7 +947,7 @@ static void test_git_not_toplevel_and_broken(void **state)
 	expect_ok(ag_ws_prepare(sub, f->rootfd, "sub", NULL, &p, &e), &e);
 	assert_int_equal(p.source_kind, AG_WS_SOURCE_DIRECTORY);
 	/* a .git that git cannot use fails closed (and leaves nothing) */
-	wstr(sub, ".git", "gitdir: /nonexistent/elsewhere\n");
+	wstr(sub, ".git", "gitdir: .\n");
 	expect_fail(f, ag_ws_prepare(sub, f->rootfd, "sub2", NULL, &p, &e), &e,
 		    "workspace.git_failed");
 	assert_int_equal(count_dir(f->rootfd, "."), 1);
@@ -864,7 +975,9 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_git_same_facts_as_git, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_same_facts_conflicts, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_reader_bounded, fx_setup, fx_teardown),
-	    cmocka_unit_test(test_git_forbid_exec),
+	    cmocka_unit_test_setup_teardown(test_git_reader_sandbox, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_git_sandbox_cpu_bound, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_git_outside_source_refused, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_reader_lock_held_at_spawn, fx_setup,
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_reader_while_threads_allocate, fx_setup,

@@ -120,6 +120,20 @@
 /* SIGTERM-to-SIGKILL grace for a git reader past its deadline: it holds no
  * state worth a clean exit. */
 #define AG_WS_GIT_KILL_GRACE_MS 100
+/* Address space of the git reader (RLIMIT_AS): its image and libraries
+ * plus what libgit2 allocates for a large repository; a hostile object that
+ * inflates or diffs without bound stops here (limit.workspace.git_memory)
+ * instead of taking gigabytes of the host. */
+#define AG_WS_GIT_AS_MAX_BYTES (1024UL * 1024 * 1024)
+/* CPU seconds of the git reader (RLIMIT_CPU; SIGXCPU, then SIGKILL a
+ * second later): below the wall-clock limit, so a reader that computes
+ * rather than waits is named (limit.workspace.git_cpu). */
+#define AG_WS_GIT_CPU_MAX_S 20
+/* How deep the reader follows objects/info/alternates to check that each
+ * lies in the source (libgit2 follows five levels). */
+#define AG_WS_GIT_ALTERNATES_DEPTH 5
+/* Largest alternates file the reader accepts (a list of paths). */
+#define AG_WS_GIT_POINTER_MAX_BYTES 65536
 /* Most git status entries recorded in the baseline. */
 #define AG_WS_GIT_STATUS_MAX_ENTRIES 200000
 /* Most symlinks followed while resolving one link inside the tree (as

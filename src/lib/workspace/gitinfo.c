@@ -7,16 +7,32 @@
 
 #define GIT_DEPRECATE_HARD
 #include <git2.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
+#include <git2/sys/alloc.h>
+#include <linux/landlock.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
 static const char *R_GIT = "workspace.git_failed";
+
+#if defined(__SANITIZE_ADDRESS__)
+#define AG_WS_GIT_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AG_WS_GIT_SANITIZED 1
+#endif
+#endif
+#ifndef AG_WS_GIT_SANITIZED
+#define AG_WS_GIT_SANITIZED 0
+#endif
 
 const char *ag_ws_source_kind_name(enum ag_ws_source_kind k)
 {
@@ -57,39 +73,180 @@ void ag_ws_gitinfo_release(struct ag_ws_gitinfo *g)
 
 /* ------------------------------------------------------------ the sandbox */
 
-#if defined(__x86_64__)
-#define AG_AUDIT_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define AG_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#elif defined(__i386__)
-#define AG_AUDIT_ARCH AUDIT_ARCH_I386
-#else
-#error "ag_ws_git_forbid_exec: add this architecture's AUDIT_ARCH"
+/*
+ * Landlock, used through its raw system calls: the installed header may be
+ * older than the kernel (Debian 12's knows ABI 2; this kernel has ABI 7),
+ * so the later access bits and the ruleset's later fields are spelt here.
+ */
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
 #endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+#define AG_LL_NET_BIND_TCP (1ULL << 0)
+#define AG_LL_NET_CONNECT_TCP (1ULL << 1)
+#define AG_LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define AG_LL_SCOPE_SIGNAL (1ULL << 1)
 
-int ag_ws_git_forbid_exec(void)
+struct ag_ll_ruleset_attr {
+	uint64_t handled_access_fs;  /* ABI 1 */
+	uint64_t handled_access_net; /* ABI 4 */
+	uint64_t scoped;	     /* ABI 6 */
+};
+
+/* Everything the file system offers is handled (so denied) except reading
+ * files and directories beneath the working directory; TCP bind/connect and
+ * abstract unix sockets and signals outside the domain are denied too where
+ * the kernel knows them. -1 with errno when Landlock is unavailable. */
+static int landlock_read_cwd_only(void)
 {
-	struct sock_filter f[] = {
-		/* another ABI than ours (e.g. i386 on x86_64): refuse everything */
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AG_AUDIT_ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-#if defined(__x86_64__)
-		/* x32 system calls (the same numbers with bit 30 set) */
-		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 2, 0),
-#else
-		BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0),
-#endif
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 1, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {.len = (unsigned short)AG_ARRAY_SIZE(f), .filter = f};
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi < 1)
 		return -1;
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+	struct ag_ll_ruleset_attr ra = {
+	    .handled_access_fs = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
+				 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |
+				 LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+				 LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |
+				 LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |
+				 LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+				 LANDLOCK_ACCESS_FS_MAKE_SYM,
+	};
+	size_t size = sizeof(ra.handled_access_fs);
+	if (abi >= 2)
+		ra.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		ra.handled_access_fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (abi >= 4) {
+		ra.handled_access_net = AG_LL_NET_BIND_TCP | AG_LL_NET_CONNECT_TCP;
+		size = offsetof(struct ag_ll_ruleset_attr, scoped);
+	}
+	if (abi >= 5)
+		ra.handled_access_fs |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	if (abi >= 6) {
+		ra.scoped = AG_LL_SCOPE_ABSTRACT_UNIX_SOCKET | AG_LL_SCOPE_SIGNAL;
+		size = sizeof(ra);
+	}
+	_cleanup_close_ int rs = (int)syscall(SYS_landlock_create_ruleset, &ra, size, 0);
+	if (rs < 0)
+		return -1;
+	_cleanup_close_ int dir = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -1;
+	struct landlock_path_beneath_attr pb = {
+	    .allowed_access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR,
+	    .parent_fd = dir,
+	};
+	if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+		return -1;
+	return syscall(SYS_landlock_restrict_self, rs, 0) < 0 ? -1 : 0;
+}
+
+/* The system calls reading a repository needs, and nothing that creates,
+ * writes, connects or executes: anything else fails with EPERM. Writes go
+ * to fd 1 only (the output pipe); files open read-only; no mapping or page
+ * may become executable. Another ABI (x32, i386) kills the process. */
+static int seccomp_reader_only(void)
+{
+	static const int allow[] = {
+	    SCMP_SYS(read),
+	    SCMP_SYS(pread64),
+	    SCMP_SYS(readv),
+	    SCMP_SYS(preadv),
+	    SCMP_SYS(close),
+	    SCMP_SYS(fstat),
+	    SCMP_SYS(newfstatat),
+	    SCMP_SYS(statx),
+	    SCMP_SYS(stat),
+	    SCMP_SYS(lstat),
+	    SCMP_SYS(lseek),
+	    SCMP_SYS(getdents64),
+	    SCMP_SYS(readlink),
+	    SCMP_SYS(readlinkat),
+	    SCMP_SYS(getcwd),
+	    SCMP_SYS(access),
+	    SCMP_SYS(faccessat),
+	    SCMP_SYS(faccessat2),
+	    SCMP_SYS(fcntl),
+	    SCMP_SYS(munmap),
+	    SCMP_SYS(mremap),
+	    SCMP_SYS(brk),
+	    SCMP_SYS(madvise),
+	    SCMP_SYS(futex),
+	    SCMP_SYS(rt_sigaction),
+	    SCMP_SYS(rt_sigprocmask),
+	    SCMP_SYS(rt_sigreturn),
+	    SCMP_SYS(sigaltstack),
+	    SCMP_SYS(exit),
+	    SCMP_SYS(exit_group),
+	    SCMP_SYS(getpid),
+	    SCMP_SYS(gettid),
+	    SCMP_SYS(getuid),
+	    SCMP_SYS(geteuid),
+	    SCMP_SYS(getgid),
+	    SCMP_SYS(getegid),
+	    SCMP_SYS(clock_gettime),
+	    SCMP_SYS(gettimeofday),
+	    SCMP_SYS(getrandom),
+	    SCMP_SYS(sched_yield),
+	    SCMP_SYS(restart_syscall),
+	};
+	const uint64_t wr = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND;
+	scmp_filter_ctx f = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+	if (!f)
+		return -1;
+	int rc = seccomp_attr_set(f, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	for (size_t i = 0; i < AG_ARRAY_SIZE(allow) && rc == 0; i++)
+		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, allow[i], 0);
+	if (rc == 0)
+		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
+				      SCMP_A0(SCMP_CMP_EQ, 1));
+	if (rc == 0)
+		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, wr, 0));
+	if (rc == 0)
+		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
+				      SCMP_A1(SCMP_CMP_MASKED_EQ, wr, 0));
+	if (rc == 0)
+		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	if (rc == 0)
+		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	if (rc == 0)
+		rc = seccomp_load(f); /* sets PR_SET_NO_NEW_PRIVS itself */
+	seccomp_release(f);
+	if (rc < 0) {
+		errno = -rc;
+		return -1;
+	}
+	return 0;
+}
+
+int ag_ws_git_sandbox_enter(const struct ag_ws_git_limits *lim)
+{
+	const struct ag_ws_git_limits def = {.as_bytes = AG_WS_GIT_AS_MAX_BYTES,
+					     .cpu_seconds = AG_WS_GIT_CPU_MAX_S};
+	if (!lim)
+		lim = &def;
+	/* no core file: a crashing reader would write one into the source */
+	const struct rlimit core = {0, 0}, cpu = {lim->cpu_seconds, lim->cpu_seconds + 1};
+	if (setrlimit(RLIMIT_CORE, &core) < 0 || setrlimit(RLIMIT_CPU, &cpu) < 0 ||
+	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return -1;
+#if !AG_WS_GIT_SANITIZED
+	/* (under ASan the shadow memory is terabytes of address space) */
+	const struct rlimit as = {lim->as_bytes, lim->as_bytes};
+	if (setrlimit(RLIMIT_AS, &as) < 0)
+		return -1;
+#endif
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || landlock_read_cwd_only() < 0)
+		return -1;
+	return seccomp_reader_only();
 }
 
 /* ------------------------------------------------------ the reader's side */
@@ -111,10 +268,14 @@ int ag_ws_git_forbid_exec(void)
  *                  repository is one "dir/" entry)
  *   G<path>        a gitlink (submodule) in the index
  * Exit status: 0 done; READER_NOT_TOP the repository's work tree is not
- * the source root; anything else a failure.
+ * the source root; READER_OUTSIDE, READER_NOMEM, READER_NO_SANDBOX below;
+ * anything else a failure.
  */
 #define READER_NOT_TOP 3
 #define READER_FAILED 4
+#define READER_OUTSIDE 5    /* git dir, common dir or alternates outside the source */
+#define READER_NOMEM 6	    /* the address-space bound was hit */
+#define READER_NO_SANDBOX 7 /* Landlock or seccomp could not be set up */
 
 static int reader_exe_fd = -1;
 
@@ -334,24 +495,215 @@ static int reader_head(git_repository *repo, struct out *o)
 	return rc < 0 ? -1 : 0;
 }
 
-/* Reads the repository of the work tree at the current directory. */
+/* Is the resolved path `p` top itself or beneath it? */
+static bool beneath(const char *top, const char *p)
+{
+	size_t l = strlen(top);
+	return p && !strncmp(p, top, l) && (p[l] == '/' || p[l] == '\0');
+}
+
+/* The resolved path of rel (absolute, or relative to base), or NULL. */
+static char *resolve(const char *base, const char *rel)
+{
+	_cleanup_free_ char *p = NULL;
+	if (asprintf(&p, "%s%s%s", rel[0] == '/' ? "" : base, rel[0] == '/' ? "" : "/", rel) < 0)
+		return NULL;
+	return realpath(p, NULL);
+}
+
+/* The first line of a small file (a gitdir: or commondir pointer), without
+ * its line end; NULL when absent or unreadable. */
+static char *first_line(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	return strdup(buf);
+}
+
+/* Every alternate object directory named under objdir (and theirs, as deep
+ * as libgit2 follows them) must lie in the source. */
+static bool alternates_beneath(const char *top, const char *objdir, int depth)
+{
+	_cleanup_free_ char *path = NULL;
+	if (asprintf(&path, "%s/info/alternates", objdir) < 0)
+		return false;
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT;
+	if (depth >= AG_WS_GIT_ALTERNATES_DEPTH)
+		return false;
+	static char buf[AG_WS_GIT_POINTER_MAX_BYTES + 1];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0 || (size_t)n >= sizeof(buf) - 1)
+		return false; /* unreadable, or more than a pointer file holds */
+	buf[n] = '\0';
+	_cleanup_free_ char *copy = strdup(buf);
+	if (!copy)
+		return false;
+	for (char *l = copy, *next; l; l = next) {
+		next = strchr(l, '\n');
+		if (next)
+			*next++ = '\0';
+		l[strcspn(l, "\r")] = '\0';
+		if (!*l || *l == '#')
+			continue;
+		_cleanup_free_ char *r = resolve(objdir, l);
+		if (!beneath(top, r) || !alternates_beneath(top, r, depth + 1))
+			return false;
+	}
+	return true;
+}
+
+/* The repository's git directory, its common directory and its alternates
+ * must all lie in the source: a `.git` file, a commondir or an alternates
+ * file naming another place would make the baseline describe another
+ * repository on the host. */
+static bool repository_beneath(const char *top)
+{
+	_cleanup_free_ char *dotgit = NULL, *gitdir = NULL, *common = NULL, *objdir = NULL;
+	if (asprintf(&dotgit, "%s/.git", top) < 0)
+		return false;
+	struct stat st;
+	if (lstat(dotgit, &st) < 0)
+		return true; /* no .git: libgit2 finds no repository */
+	if (S_ISREG(st.st_mode)) {
+		_cleanup_free_ char *l = first_line(dotgit);
+		if (!l || strncmp(l, "gitdir: ", 8))
+			return true; /* not a pointer: libgit2 refuses it */
+		gitdir = resolve(top, l + 8);
+	} else {
+		gitdir = realpath(dotgit, NULL);
+	}
+	if (!beneath(top, gitdir))
+		return false;
+	_cleanup_free_ char *cpath = NULL;
+	if (asprintf(&cpath, "%s/commondir", gitdir) < 0)
+		return false;
+	_cleanup_free_ char *cl = first_line(cpath);
+	common = cl ? resolve(gitdir, cl) : strdup(gitdir);
+	if (!beneath(top, common) || asprintf(&objdir, "%s/objects", common) < 0)
+		return false;
+	return alternates_beneath(top, objdir, 0);
+}
+
+/*
+ * libgit2's allocations, through malloc, noting any that fails: libgit2
+ * reports a failed allocation under the error of whatever needed it (a
+ * reference "cannot be peeled"), so its error class cannot say that the
+ * address-space bound was hit; this flag can.
+ */
+static volatile bool reader_oom;
+
+static void *noted(void *p)
+{
+	if (!p)
+		reader_oom = true;
+	return p;
+}
+
+static void *a_malloc(size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return noted(malloc(n ? n : 1));
+}
+
+static void *a_calloc(size_t n, size_t size, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return noted(calloc(n ? n : 1, size ? size : 1));
+}
+
+static char *a_strdup(const char *str, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return noted(strdup(str));
+}
+
+static char *a_strndup(const char *str, size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return noted(strndup(str, n));
+}
+
+static char *a_substrdup(const char *str, size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	char *p = n < SIZE_MAX ? malloc(n + 1) : NULL;
+	if (p) {
+		memcpy(p, str, n);
+		p[n] = '\0';
+	}
+	return noted(p);
+}
+
+static void *a_realloc(void *ptr, size_t size, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return noted(realloc(ptr, size ? size : 1));
+}
+
+static void *a_reallocarray(void *ptr, size_t n, size_t size, const char *file, int line)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, size, &total))
+		return noted(NULL);
+	return a_realloc(ptr, total, file, line);
+}
+
+static void *a_mallocarray(size_t n, size_t size, const char *file, int line)
+{
+	return a_reallocarray(NULL, n, size, file, line);
+}
+
+static void a_free(void *ptr)
+{
+	free(ptr);
+}
+
+static int reader_allocator(void)
+{
+	static git_allocator a = {a_malloc,  a_calloc,	     a_strdup,	    a_strndup, a_substrdup,
+				  a_realloc, a_reallocarray, a_mallocarray, a_free};
+	return git_libgit2_opts(GIT_OPT_SET_ALLOCATOR, &a) < 0 ? -1 : 0;
+}
+
+static bool out_of_memory(void)
+{
+	const git_error *e = git_error_last();
+	return reader_oom || (e && e->klass == GIT_ERROR_NOMEMORY);
+}
+
+/* Reads the repository of the work tree at the current directory, inside
+ * the sandbox; libgit2 is initialised. */
 static int reader_read(unsigned what, struct out *o)
 {
 	_cleanup_free_ char *top = realpath(".", NULL);
 	if (!top)
-		return READER_FAILED;
+		return errno == ENOMEM ? READER_NOMEM : READER_FAILED;
+	if (!repository_beneath(top))
+		return READER_OUTSIDE;
 	_cleanup_free_ char *dotgit = NULL;
 	if (asprintf(&dotgit, "%s/.git", top) < 0) {
 		dotgit = NULL;
-		return READER_FAILED;
+		return READER_NOMEM;
 	}
-	if (git_libgit2_init() < 0)
-		return READER_FAILED;
 	int st = READER_FAILED;
 	git_repository *repo = NULL;
 	git_index *idx = NULL;
-	if (reader_options() < 0)
-		goto out;
+	_cleanup_free_ char *gd = NULL, *cd = NULL;
 	/* exactly <source>/.git (a directory, or a gitdir: file): no search
 	 * upwards, no fallback to the source itself as a bare repository, and
 	 * the environment (GIT_DIR, GIT_WORK_TREE...) is never consulted (nor
@@ -360,6 +712,12 @@ static int reader_read(unsigned what, struct out *o)
 				    GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_NO_DOTGIT,
 				    NULL) < 0)
 		goto out;
+	gd = realpath(git_repository_path(repo), NULL);
+	cd = realpath(git_repository_commondir(repo), NULL);
+	if (!beneath(top, gd) || !beneath(top, cd)) {
+		st = READER_OUTSIDE;
+		goto out;
+	}
 	const char *wd = git_repository_workdir(repo);
 	size_t lt = strlen(top), lw = wd ? strlen(wd) : 0;
 	if (git_repository_is_bare(repo) || !wd || lw != lt + 1 || strncmp(wd, top, lt) ||
@@ -382,10 +740,64 @@ static int reader_read(unsigned what, struct out *o)
 	out_flush(o);
 	st = o->failed ? READER_FAILED : 0;
 out:
+	if (st == READER_FAILED && out_of_memory())
+		st = READER_NOMEM;
 	git_index_free(idx);
 	git_repository_free(repo);
-	git_libgit2_shutdown();
 	return st;
+}
+
+/* One probe of the sandbox: "P<name> ok" or "P<name> <errno name>". */
+static void probe(struct out *o, const char *name, long rc)
+{
+	const char *en = rc >= 0 ? "ok" : strerrorname_np(errno);
+	char v[48];
+	snprintf(v, sizeof(v), " %s", en ? en : "?");
+	out_rec(o, 'P', name, v);
+}
+
+/* AG_WS_GIT_SANDBOX_PROBE: what a reader subverted by its input would try,
+ * attempted inside the real sandbox, one record each. */
+static int reader_probe(struct out *o)
+{
+	errno = 0;
+	long rc = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	probe(o, "socket", rc);
+	if (rc >= 0)
+		close((int)rc);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX, .sun_path = "/var/run/docker.sock"};
+	probe(o, "connect", connect(1, (struct sockaddr *)&sa, sizeof(sa)));
+	rc = open("/var/run/docker.sock", O_RDWR | O_CLOEXEC);
+	probe(o, "open_docker_socket", rc);
+	if (rc >= 0)
+		close((int)rc);
+	rc = open("/var/run/docker.sock", O_RDONLY | O_CLOEXEC);
+	probe(o, "open_docker_socket_ro", rc);
+	if (rc >= 0)
+		close((int)rc);
+	rc = open(".agentguard-reader-probe", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	probe(o, "create_file", rc);
+	if (rc >= 0)
+		close((int)rc);
+	int fd = open(".git/HEAD", O_RDONLY | O_CLOEXEC);
+	probe(o, "read_inside", fd);
+	probe(o, "write_read_only_fd", fd >= 0 ? write(fd, "x", 1) : -1);
+	if (fd >= 0)
+		close(fd);
+	probe(o, "write_stderr", write(2, "x", 1));
+	rc = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+	probe(o, "read_outside", rc);
+	if (rc >= 0)
+		close((int)rc);
+	static char t[] = "true";
+	char *const argv[] = {t, NULL};
+	char *const envp[] = {NULL};
+	probe(o, "execve", execve("/bin/true", argv, envp));
+	void *big = malloc(AG_WS_GIT_AS_MAX_BYTES);
+	probe(o, "allocate_limit", big ? 0 : -1);
+	free(big);
+	out_flush(o);
+	return o->failed ? READER_FAILED : 0;
 }
 
 /* A decimal argument without sign, spaces or overflow. */
@@ -407,20 +819,27 @@ int ag_ws_git_reader_main(int argc, char **argv)
 	/* fd 3 is the image the spawn executed; nothing beyond 0-2 is needed */
 	(void)close_range(3, ~0U, 0);
 	unsigned long what = 0, parent = 0;
-	const unsigned long known = AG_WS_GIT_STATUS | AG_WS_GIT_PATHS | AG_WS_GIT_STATUS_COLLAPSED;
+	const unsigned long known = AG_WS_GIT_STATUS | AG_WS_GIT_PATHS |
+				    AG_WS_GIT_STATUS_COLLAPSED | AG_WS_GIT_SANDBOX_PROBE;
 	if (argc != 4 || strcmp(argv[1], AG_WS_GIT_READER_ARG) ||
 	    !parse_ulong(argv[2], known, &what) || !what || (what & ~known) ||
 	    !parse_ulong(argv[3], (unsigned long)INT32_MAX, &parent))
-		return READER_FAILED;
-	/* The sandbox first: from here on, nothing can execute a program. */
-	if (ag_ws_git_forbid_exec() < 0)
-		return READER_FAILED;
+		_exit(READER_FAILED);
 	/* The reader dies with AgentGuard (and a parent that died before this
 	 * line is noticed: the reader was reparented). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != (pid_t)parent)
-		return READER_FAILED;
+		_exit(READER_FAILED);
+	/* libgit2 set up (no repository touched), then the sandbox: from here
+	 * on the reader can read the source and write its pipe, nothing else. */
+	if (git_libgit2_init() < 0 || reader_allocator() < 0 || reader_options() < 0)
+		_exit(READER_FAILED);
+	if (ag_ws_git_sandbox_enter(NULL) < 0)
+		_exit(READER_NO_SANDBOX);
 	static struct out o = {.fd = 1};
-	return reader_read((unsigned)what, &o);
+	int st =
+	    (what & AG_WS_GIT_SANDBOX_PROBE) ? reader_probe(&o) : reader_read((unsigned)what, &o);
+	/* _exit: no atexit handler (a sanitizer's leak check) runs in the sandbox */
+	_exit(st);
 }
 
 /* ------------------------------------------------------ the parent's side */
@@ -431,7 +850,7 @@ int ag_ws_git_reader_main(int argc, char **argv)
  * source directory as its working directory, every other fd closed, its
  * own process group killed and reaped whatever happens. Its records
  * (r->out) are read under the output cap and the deadline. *status is its
- * exit status (-1 when killed by a signal).
+ * exit status, or minus the signal that killed it.
  */
 static int run_child(int srcfd, unsigned what, unsigned timeout_ms, struct ag_proc_result *r,
 		     int *status, struct ag_error **err)
@@ -470,7 +889,7 @@ static int run_child(int srcfd, unsigned what, unsigned timeout_ms, struct ag_pr
 	if (fail)
 		return ag_err(err, AG_E_LIMIT, 0, fail,
 			      "the git reader did not finish within its bounds");
-	*status = r->status == AG_PROC_EXITED ? r->exit_code : -1;
+	*status = r->status == AG_PROC_EXITED ? r->exit_code : -r->term_signal;
 	return 0;
 }
 
@@ -631,7 +1050,23 @@ int ag_ws_gitinfo_collect(int srcfd, const struct ag_ws_git_opts *opts, struct a
 	struct ag_proc_result r;
 	ag_proc_result_init(&r);
 	int status = -1, rc = run_child(srcfd, what, opts ? opts->timeout_ms : 0, &r, &status, err);
-	if (rc == 0 && status == READER_NOT_TOP)
+	if (rc == 0 && status == READER_OUTSIDE)
+		rc = ag_err(err, AG_E_UNSAFE_PATH, 0, "workspace.git_outside_source",
+			    "the source's .git, its common directory or its alternates point "
+			    "outside the source");
+	else if (rc == 0 && status == READER_NOMEM)
+		rc = ag_err(err, AG_E_LIMIT, 0, "limit.workspace.git_memory",
+			    "the git reader reached its memory bound (%d MiB)",
+			    (int)(AG_WS_GIT_AS_MAX_BYTES >> 20));
+	else if (rc == 0 && status == -SIGXCPU)
+		rc =
+		    ag_err(err, AG_E_LIMIT, 0, "limit.workspace.git_cpu",
+			   "the git reader reached its CPU-time bound (%d s)", AG_WS_GIT_CPU_MAX_S);
+	else if (rc == 0 && status == READER_NO_SANDBOX)
+		rc = ag_err(
+		    err, AG_E_IO, 0, "workspace.git_sandbox_unavailable",
+		    "the git reader cannot confine itself (Landlock or seccomp unavailable)");
+	else if (rc == 0 && status == READER_NOT_TOP)
 		rc = ag_err(err, AG_E_IO, 0, R_GIT,
 			    "source is not the top of a usable Git work tree");
 	else if (rc == 0 && status != 0)

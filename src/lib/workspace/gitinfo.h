@@ -58,6 +58,12 @@ enum {
 	AG_WS_GIT_STATUS = 1u << 0, /* porcelain-v1 status, ignored files listed one by one */
 	AG_WS_GIT_PATHS = 1u << 1,  /* tracked[] and untracked[] (ignored dirs not entered) */
 	AG_WS_GIT_STATUS_COLLAPSED = 1u << 2, /* status; an ignored dir is one "dir/" entry */
+	/* Test-only, for the reader's argv (never for ag_ws_gitinfo_collect):
+	 * inside the real sandbox, attempt what a subverted reader would
+	 * (socket, connect, the Docker socket, creating and writing files,
+	 * reading outside the source, execve, allocating past the bound) and
+	 * write one "P<name> <ok|errno name>" record each instead of reading. */
+	AG_WS_GIT_SANDBOX_PROBE = 1u << 3,
 };
 
 struct ag_ws_git_opts {
@@ -75,7 +81,10 @@ struct ag_ws_git_opts {
  * Nothing is written to the repository (no index refresh, no locks).
  * Status entries are sorted by path. Reasons: workspace.git_failed,
  * workspace.git_timeout, limit.workspace.git_output,
- * limit.workspace.git_status.
+ * limit.workspace.git_status, workspace.git_outside_source (a `.git` file,
+ * commondir or alternates naming a place outside the source),
+ * limit.workspace.git_memory, limit.workspace.git_cpu,
+ * workspace.git_sandbox_unavailable (ag_ws_git_sandbox_enter failed).
  */
 int ag_ws_gitinfo_collect(int srcfd, const struct ag_ws_git_opts *opts, struct ag_ws_gitinfo *g,
 			  struct ag_error **err);
@@ -107,19 +116,35 @@ bool ag_ws_git_is_tracked(const struct ag_ws_gitinfo *g, const char *path);
  * still single-threaded, and keeps that fd (close-on-exec) for every later
  * spawn; it returns 0, or -1 with errno. Without it ag_ws_gitinfo_collect
  * fails closed (workspace.git_failed). ag_ws_git_reader_main is the
- * reader's whole life: it validates its argv, installs the seccomp filter
- * and the parent-death signal, reads the repository of its working
- * directory, writes the records to fd 1 and returns the exit status.
+ * reader's whole life: it validates its argv, sets the parent-death
+ * signal, initialises libgit2, enters the sandbox (below), reads the
+ * repository of its working directory, writes the records to fd 1 and
+ * _exits with its status (it never returns).
  */
 #define AG_WS_GIT_READER_ARG "__agentguard-git-reader"
 int ag_ws_git_reader_enable(void);
 int ag_ws_git_reader_main(int argc, char **argv);
 
 /*
- * The reader's sandbox, exposed for its test: forbids execve and execveat
- * for the calling thread and its descendants (PR_SET_NO_NEW_PRIVS and a
- * seccomp filter returning EPERM). Returns 0 or -1 with errno.
+ * The reader's sandbox, which it enters after libgit2 is initialised and
+ * before it opens the repository of its working directory; exposed for its
+ * tests. In order: no core file and not dumpable; RLIMIT_CPU (soft
+ * cpu_seconds, SIGXCPU; hard one second later) and RLIMIT_AS (as_bytes;
+ * not under AddressSanitizer, whose shadow memory is terabytes of address
+ * space); PR_SET_NO_NEW_PRIVS; Landlock (every file-system access handled,
+ * only reading files and directories beneath the working directory
+ * allowed; TCP bind/connect, abstract unix sockets and signals out of the
+ * domain denied where the kernel's ABI has them); a seccomp allowlist
+ * built with libseccomp (reading, stat, directory listing, memory without
+ * PROT_EXEC, read-only opens, write on fd 1 only; everything else, socket,
+ * connect, execve included, fails with EPERM; another ABI kills). NULL
+ * limits: AG_WS_GIT_AS_MAX_BYTES, AG_WS_GIT_CPU_MAX_S. Returns 0, or -1
+ * with errno (a kernel without Landlock: the reader refuses to read).
  */
-int ag_ws_git_forbid_exec(void);
+struct ag_ws_git_limits {
+	unsigned long as_bytes;
+	unsigned long cpu_seconds;
+};
+int ag_ws_git_sandbox_enter(const struct ag_ws_git_limits *lim);
 
 #endif
