@@ -406,9 +406,11 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 	    .quiet = quiet, .json = as_json, .progress = !quiet && isatty(STDERR_FILENO)};
 	const struct ag_run_observer observer = {ag_cli_live_event, &live};
 
-	static char *probe; /* for the life of the process */
+	static char *probe, *init; /* for the life of the process */
 	if (!probe)
 		probe = ag_cli_probe_path();
+	if (!init)
+		init = ag_cli_init_path();
 	struct ag_run_opts o = {
 	    .cfg = c,
 	    .repo_fd = repo_fd,
@@ -425,6 +427,7 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 	    .redact = &red,
 	    .docker_socket = docker,
 	    .probe_path = probe,
+	    .init_path = init,
 	    .cancel = &cancel_signal,
 	    .observer = &observer,
 	};

@@ -536,6 +536,57 @@ static void test_container_mutations(void **state)
 	}
 }
 
+/* The agent's init: exactly one read-only bind at /agentguard-init, and
+ * only when it is expected. */
+static void with_init_mount(json_t *v, const char *src, bool ro, int copies)
+{
+	json_t *m = json_array(), *hm = json_array();
+	for (int i = 0; i < copies; i++) {
+		json_array_append_new(m,
+				      json_pack("{s:s,s:s,s:s,s:b}", "Type", "bind", "Source", src,
+						"Destination", "/agentguard-init", "RW", !ro));
+		json_array_append_new(hm,
+				      json_pack("{s:s,s:s,s:s,s:b}", "Type", "bind", "Source", src,
+						"Target", "/agentguard-init", "ReadOnly", ro));
+	}
+	json_object_set_new(v, "Mounts", m);
+	json_object_set_new(json_object_get(v, "HostConfig"), "Mounts", hm);
+}
+
+static void test_container_init_mount(void **state)
+{
+	(void)state;
+	static const char init[] = "/usr/local/bin/agentguard-init";
+	struct ag_probe_expect x = expect;
+	x.init_source = init;
+	const struct {
+		const char *src;
+		bool ro;
+		int copies;
+		bool expected, ok;
+	} cases[] = {
+	    {init, true, 1, true, true},
+	    {init, false, 1, true, false},		    /* writable */
+	    {init, true, 2, true, false},		    /* twice */
+	    {init, true, 0, true, false},		    /* missing */
+	    {"/tmp/agentguard-init", true, 1, true, false}, /* another source */
+	    {init, true, 1, false, false},		    /* not expected */
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
+		json_t *v = fixture("container.json");
+		with_init_mount(v, cases[i].src, cases[i].ro, cases[i].copies);
+		json_t *insp = json_object();
+		_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+		ag_inspect_container(v, cases[i].expected ? &x : &expect, insp, &f);
+		if (cases[i].ok && f.n)
+			fail_msg("case %zu: %s", i, f.v[0].reason);
+		if (!cases[i].ok && ag_pf_findings_find(&f, "preflight.probe.mounts") < 0)
+			fail_msg("case %zu: accepted", i);
+		json_decref(insp);
+		json_decref(v);
+	}
+}
+
 static void test_container_cpu_quota(void **state)
 {
 	(void)state;
@@ -687,6 +738,7 @@ int main(void)
 	    cmocka_unit_test(test_container_fixture_faults),
 	    cmocka_unit_test(test_container_mutations),
 	    cmocka_unit_test(test_container_cpu_quota),
+	    cmocka_unit_test(test_container_init_mount),
 	    cmocka_unit_test(test_probe_output),
 	    cmocka_unit_test(test_parse_size),
 	};

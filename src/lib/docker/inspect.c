@@ -955,7 +955,7 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 
 	/* mounts: no bind (but the workspace), no volume, nothing naming the docker socket */
 	bool sock = false;
-	size_t binds_seen = 0, probes_seen = 0;
+	size_t binds_seen = 0, probes_seen = 0, inits_seen = 0;
 	const json_t *binds = hc(v, "Binds");
 	if (!empty_list(binds)) {
 		size_t i;
@@ -990,6 +990,13 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 				probes_seen++;
 				continue;
 			}
+			if (x->init_source && type && strcmp(type, "bind") == 0 && src && dst &&
+			    strcmp(src, x->init_source) == 0 &&
+			    strcmp(dst, AG_EXEC_INIT_PATH) == 0 &&
+			    json_is_false(json_object_get(mt, "RW"))) {
+				inits_seen++;
+				continue;
+			}
 			if (is_ws_bind) {
 				binds_seen++;
 				const json_t *rw = json_object_get(mt, "RW");
@@ -1009,13 +1016,18 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 		ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
 				   "expected exactly one read-only mount of the probe, saw %zu",
 				   probes_seen);
+	if (inits_seen != (x->init_source ? 1u : 0u))
+		ag_pf_findings_add(
+		    f, "mounts", U, "preflight.probe.mounts",
+		    "expected exactly one read-only mount of the agent's init, saw %zu",
+		    inits_seen);
 	if (x->bind_source && binds_seen != 1)
 		ag_pf_findings_add(
 		    f, "mounts", U, "preflight.probe.workspace_bind",
 		    "expected exactly one bind mount of the prepared workspace, saw %zu",
 		    binds_seen);
 	const json_t *hcmounts = hc(v, "Mounts");
-	size_t hc_ws = 0, hc_probe = 0, hc_other = 0;
+	size_t hc_ws = 0, hc_probe = 0, hc_init = 0, hc_other = 0;
 	if (json_is_array(hcmounts)) {
 		size_t i;
 		const json_t *mt;
@@ -1033,12 +1045,18 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 				 strcmp(dst, AG_EXEC_PROBE_PATH) == 0 &&
 				 json_is_true(json_object_get(mt, "ReadOnly")))
 				hc_probe++;
+			else if (x->init_source && type && strcmp(type, "bind") == 0 && src &&
+				 dst && strcmp(src, x->init_source) == 0 &&
+				 strcmp(dst, AG_EXEC_INIT_PATH) == 0 &&
+				 json_is_true(json_object_get(mt, "ReadOnly")))
+				hc_init++;
 			else
 				hc_other++;
 		}
 	}
 	if ((!empty_list(hcmounts) && !json_is_array(hcmounts)) || hc_other ||
-	    hc_ws != (x->bind_source ? 1u : 0u) || hc_probe != (x->probe_source ? 1u : 0u))
+	    hc_ws != (x->bind_source ? 1u : 0u) || hc_probe != (x->probe_source ? 1u : 0u) ||
+	    hc_init != (x->init_source ? 1u : 0u))
 		ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
 				   "HostConfig.Mounts holds something other than the workspace");
 	json_object_set_new(insp, "docker_socket_mount", json_boolean(sock));

@@ -180,6 +180,9 @@ struct ag_probe_expect {
 	/* the preflight probe: its static binary, bind-mounted read-only at
 	 * AG_EXEC_PROBE_PATH (exactly one such mount, nothing else) */
 	const char *probe_source;
+	/* the contained agent: its static init, bind-mounted read-only at
+	 * AG_EXEC_INIT_PATH (exactly one such mount) */
+	const char *init_source;
 	/* a live study: the user-defined network NetworkMode must name instead
 	 * of `network`, and the one supplementary group allowed (0: none) */
 	const char *network_name;
