@@ -65,9 +65,11 @@ kill -KILL "$(cat "$W/kill.pid")" 2>/dev/null || true
 wait "$job" 2>/dev/null || true
 t_ok "kill: AgentGuard is dead" bash -c '! kill -0 "$1" 2>/dev/null' _ "$(cat "$W/kill.pid" 2>/dev/null || echo 0)"
 stopped_ms=
-for _ in $(seq 1 300); do # bounded: 30 s
+while :; do # bounded: 30 s of wall time, however slow the engine answers
+	now_ms=$((($(date +%s%N) - start) / 1000000))
+	[ "$now_ms" -le 30000 ] || break
 	if [ -z "$("$AG_DOCKER" ps -q --filter "label=agentguard.contained-run.id=$s")" ]; then
-		stopped_ms=$((($(date +%s%N) - start) / 1000000))
+		stopped_ms=$now_ms
 		break
 	fi
 	sleep 0.1
@@ -83,7 +85,7 @@ if [ -n "$id" ]; then
 		"$PY" -c 'import sys,datetime as d
 def t(s):
     s=s.rstrip("Z"); b,_,f=s.partition("."); return d.datetime.fromisoformat(b).timestamp()+float("0."+(f or "0"))
-a,b=sys.stdin.read().split(); print(int((t(b)-t(a))*1000))')
+a,b=sys.stdin.read().split(); print(int((t(b)-t(a))*1000) if not b.startswith("0001") else 999999)')
 	diag "kill: the container ran ${ran} ms by the engine's clock"
 	t_ok "kill: by the engine's clock it ran at least 8 s and at most 8 s + 5 s" \
 		test "$ran" -ge 8000 -a "$ran" -le 13000
@@ -125,18 +127,19 @@ t_is "normal: a signal that ends the agent is 128+N, as Docker says" "$(art 'a["
 run -- /bin/sh -c 'for a in "$0" "$@"; do printf "[%s]" "$a"; done; echo' \
 	'--help' '' 'two words' '-x' '--' '--deadline' 5 ' lead'
 t_is "argv: every element arrives exactly" "$(art 'a["command_result"]["stdout"]')" \
-	"[--help][][two words][-x][--][--deadline][5][ lead]\\n"
+	"[--help][][two words][-x][--][--deadline][5][ lead]"
 t_is "argv: the evidence records the argv, not the init" "$(art 'a["containment_evidence"]["execution"]["command"][:3]')" "['/bin/sh', '-c', 'for a in \"\$0\" \"\$@\"; do printf \"[%s]\" \"\$a\"; done; echo']"
 
-# --- the environment is the fixed defaults plus the allowlist, nothing of the init
-run -- /usr/bin/env
+# --- the environment is the fixed defaults plus the allowlist (and the
+# HOSTNAME the engine itself adds to every container), nothing of the init
+run -- env
 t_is "env: exactly the defaults and the allowlist" \
 	"$(art '",".join(sorted(l.split("=")[0] for l in a["command_result"]["stdout"].splitlines()))')" \
-	"AGENT_API_TOKEN,AGENT_MODE,HOME,LANG,LC_ALL,PATH"
+	"AGENT_API_TOKEN,AGENT_MODE,HOME,HOSTNAME,LANG,LC_ALL,PATH"
 
 # --- a name looked up in PATH, and one that is not there
 run -- sh -c 'echo found'
-t_is "path: a bare name is found through PATH" "$(art 'a["command_result"]["stdout"]')" 'found\n'
+t_is "path: a bare name is found through PATH" "$(art 'a["command_result"]["stdout"]')" found
 run -- no-such-program-here
 t_is "path: a missing executable is still a launch failure (exit 6)" "$AG_RC" 6
 t_like "path: and says the executable was not found" "$AG_OUT" 'was not found in the image'
