@@ -44,12 +44,18 @@ SCHEMA_JSON := data/schemas/agentguard-config-v1.schema.json
 
 .PHONY: FORCE all check check-asan check-valgrind fuzz fuzz-long install clean tests format-check dist
 
-all: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-gateway
+all: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-init $(BUILD)/agentguard-gateway
 
 # The preflight's probe: static (musl), so it runs in any image, even one
 # with no libc or shell; installed beside agentguard, which finds it there.
 MUSL_CC ?= musl-gcc
 $(BUILD)/agentguard-probe: src/probe/agentguard-probe.c
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) -static -std=gnu17 -O2 -Wall -Wextra -Werror -o $@ $<
+
+# The agent's in-container init (the deadline holds without AgentGuard):
+# static and installed beside agentguard, like the probe.
+$(BUILD)/agentguard-init: src/init/agentguard-init.c
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) -static -std=gnu17 -O2 -Wall -Wextra -Werror -o $@ $<
 
@@ -109,7 +115,7 @@ $(BUILD)/tests/agtest-net: tests/gear/agtest-net.c
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) -static -std=gnu17 -O2 -Wall -Wextra -Werror -o $@ $<
 
-tests: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-gateway $(UNIT_BIN) $(FUZZ_REPLAY) \
+tests: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-init $(BUILD)/agentguard-gateway $(UNIT_BIN) $(FUZZ_REPLAY) \
 	$(BUILD)/tests/agtest-net
 
 # The whole suite; prints one closing line "N passed, M failed".
@@ -152,9 +158,10 @@ fuzz: build-fuzz/lib.a
 fuzz-long:
 	$(MAKE) fuzz FUZZ_SECONDS=1800 FUZZ_EGRESS_SECONDS=1800
 
-install: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-gateway
+install: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-init $(BUILD)/agentguard-gateway
 	install -D -m 0755 $(BUILD)/agentguard $(DESTDIR)$(PREFIX)/bin/agentguard
 	install -D -m 0755 $(BUILD)/agentguard-probe $(DESTDIR)$(PREFIX)/bin/agentguard-probe
+	install -D -m 0755 $(BUILD)/agentguard-init $(DESTDIR)$(PREFIX)/bin/agentguard-init
 	install -D -m 0755 $(BUILD)/agentguard-gateway $(DESTDIR)$(PREFIX)/bin/agentguard-gateway
 	install -D -m 0644 $(SCHEMA_JSON) $(DESTDIR)$(PREFIX)/share/agentguard/schemas/agentguard-config-v1.schema.json
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/agentguard/schemas \

@@ -37,6 +37,8 @@ int ag_cli_usage(const char *cmd, const char *fmt, ...) AG_PRINTF(2, 3);
  * executable's path cannot be read (the preflight then fails closed).
  */
 char *ag_cli_probe_path(void);
+/* The agent's static init, installed beside agentguard like the probe. */
+char *ag_cli_init_path(void);
 /* Writes untrusted s to f through the one terminal escaper (lib/base/termsafe.h). */
 void ag_cli_put_sanitized(FILE *f, const char *s);
 

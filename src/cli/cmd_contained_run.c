@@ -57,8 +57,8 @@ static const char help[] =
     "workspace preparation, container create + verification by id, start,\n"
     "cleanup by id (always), mutation capture, policy checks (docs/checks.md),\n"
     "source integrity, artifact. A failed error or critical check exits 1.\n"
-    "SIGINT/SIGTERM cancel cleanly: the container is removed, the artifact\n"
-    "says cancelled, the exit code is 128+signal.\n"
+    "SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE cancel cleanly: the container\n"
+    "is removed, the artifact says cancelled, the exit code is 128+signal.\n"
     "\n"
     "While the agent runs, its output is shown live, redacted like the evidence\n"
     "(configured secrets in any encoded form, credential shapes, private paths)\n"
@@ -69,13 +69,17 @@ static const char help[] =
     "their progress in place; piped, they print nothing. No colour is used.\n"
     "\n"
     "Exit codes: 0 pass, 1 agent or check failed, 2 config or usage, 3 preflight,\n"
-    "4 workspace, 5 policy, 6 Docker, 7 timeout, 8 cleanup, 130/143 cancelled.\n";
+    "4 workspace, 5 policy, 6 Docker, 7 timeout, 8 cleanup, 128+N cancelled by\n"
+    "signal N (129 SIGHUP, 130 SIGINT, 131 SIGQUIT, 141 SIGPIPE, 143 SIGTERM).\n";
 
 static volatile sig_atomic_t cancel_signal;
 
+/* The first stop signal names the cancellation (a SIGPIPE from writing to a
+ * closed terminal after SIGHUP does not rename it). */
 static void on_signal(int sig)
 {
-	cancel_signal = sig;
+	if (!cancel_signal)
+		cancel_signal = sig;
 }
 
 static const char *host_lookup(const char *name, void *data)
@@ -384,22 +388,32 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 	if (home && home[0] == '/' && home[1])
 		ag_redactor_add_root(&red, home, "${HOME}");
 
-	/* 4. cancellation: SIGINT/SIGTERM stop the run cleanly */
+	/*
+	 * 4. cancellation: SIGINT, SIGTERM, SIGHUP (the terminal closed),
+	 * SIGQUIT and SIGPIPE (stdout's reader went away) all stop the run
+	 * the same way: cleanup by id, the artifact, exit 128+N. A write that
+	 * raised SIGPIPE fails with EPIPE instead of killing AgentGuard, so
+	 * the teardown goes on writing nowhere.
+	 */
+	static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
 	struct sigaction sa = {0};
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	for (size_t i = 0; i < AG_ARRAY_SIZE(stop_signals); i++)
+		sigaddset(&sa.sa_mask, stop_signals[i]);
+	for (size_t i = 0; i < AG_ARRAY_SIZE(stop_signals); i++)
+		sigaction(stop_signals[i], &sa, NULL);
 
 	/* what the run shows while it runs (cli/live_out.c) */
 	struct ag_cli_live live = {
 	    .quiet = quiet, .json = as_json, .progress = !quiet && isatty(STDERR_FILENO)};
 	const struct ag_run_observer observer = {ag_cli_live_event, &live};
 
-	static char *probe; /* for the life of the process */
+	static char *probe, *init; /* for the life of the process */
 	if (!probe)
 		probe = ag_cli_probe_path();
+	if (!init)
+		init = ag_cli_init_path();
 	struct ag_run_opts o = {
 	    .cfg = c,
 	    .repo_fd = repo_fd,
@@ -416,6 +430,7 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 	    .redact = &red,
 	    .docker_socket = docker,
 	    .probe_path = probe,
+	    .init_path = init,
 	    .cancel = &cancel_signal,
 	    .observer = &observer,
 	};

@@ -49,7 +49,9 @@ static const char help[] =
     "Exit codes: 0 pass, 1 agent/check failure or an egress manifest that is not\n"
     "complete (a deny, a lost or incomplete gateway stream, a dead gateway),\n"
     "2 config or usage, 3 preflight or topology, 4 workspace, 5 policy,\n"
-    "6 Docker, 7 timeout, 8 cleanup, 130/143 cancelled.\n";
+    "6 Docker, 7 timeout, 8 cleanup, 128+N cancelled by signal N (SIGHUP,\n"
+    "SIGINT, SIGQUIT, SIGPIPE, SIGTERM: everything is removed, the artifact\n"
+    "says cancelled).\n";
 
 struct study_cli {
 	const char *policy_path, *trial, *gateway, *resolver, *outbound, *subnet;

@@ -57,7 +57,8 @@ static const char main_help[] =
     "\n"
     "Exit codes: 0 success, 1 failure (or init conflict), 2 config or usage error,\n"
     "3 preflight, 4 workspace, 5 policy, 6 Docker, 7 timeout, 8 cleanup,\n"
-    "130/143 contained-run cancelled by SIGINT/SIGTERM.\n";
+    "128+N contained-run or study-egress run cancelled by signal N (SIGHUP 129,\n"
+    "SIGINT 130, SIGQUIT 131, SIGPIPE 141, SIGTERM 143).\n";
 
 /* curl's main_checkfds: make sure 0/1/2 exist so no file lands on them. */
 static void check_fds(void)

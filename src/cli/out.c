@@ -118,7 +118,8 @@ int ag_cli_usage(const char *cmd, const char *fmt, ...)
 	return AG_EXIT_CONFIG;
 }
 
-char *ag_cli_probe_path(void)
+/* NAME beside the running agentguard binary (a heap path), or NULL. */
+static char *beside_self(const char *name)
 {
 	char buf[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -129,7 +130,17 @@ char *ag_cli_probe_path(void)
 	if (!slash)
 		return NULL;
 	*slash = '\0';
-	return ag_xasprintf("%s/agentguard-probe", buf);
+	return ag_xasprintf("%s/%s", buf, name);
+}
+
+char *ag_cli_probe_path(void)
+{
+	return beside_self("agentguard-probe");
+}
+
+char *ag_cli_init_path(void)
+{
+	return beside_self("agentguard-init");
 }
 
 void ag_cli_patch_missing(FILE *f, const char *status, const char *reason)

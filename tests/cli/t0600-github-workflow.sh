@@ -242,7 +242,7 @@ mkdir -p "$R/temp" "$R/home" "$WS/src" "$R/steps"
 # Stands in for the build step's /opt/agentguard/bin: root-owned, with the probe.
 BIN="$T/opt-agentguard/bin"
 mkdir -p -m 755 "$BIN"
-install -m 0755 "$AG_BIN" "$AG_BUILD/agentguard-probe" "$BIN/"
+install -m 0755 "$AG_BIN" "$AG_BUILD/agentguard-probe" "$AG_BUILD/agentguard-init" "$BIN/"
 printf 'print("hello")\n' >"$WS/src/app.py"
 printf '# repo under test\n' >"$WS/README.md"
 : >"$R/github_path"

@@ -620,6 +620,14 @@ static void edit_extra_label(struct ag_exec_spec *s)
 	s->labels = extra_label;
 	s->n_labels = AG_ARRAY_SIZE(extra_label);
 }
+/* The agent's init (its own read-only bind and the entrypoint). */
+static void edit_init(struct ag_exec_spec *s)
+{
+	s->probe_host_path = NULL;
+	s->entrypoint = NULL;
+	s->init_host_path = "/usr/lib/agentguard/agentguard-init";
+	s->init_deadline_seconds = 60;
+}
 static void edit_label_value(struct ag_exec_spec *s)
 {
 	s->labels = other_value;
@@ -702,6 +710,7 @@ static void test_expect_follows_spec(void **state)
 	    {"workspace bind mount", edit_ws_bind, AG_INSPECT_AGENT, NULL,
 	     "preflight.probe.workspace_bind"},
 	    {"probe mount", edit_probe_mount, AG_INSPECT_AGENT, NULL, "preflight.probe.mounts"},
+	    {"init mount", edit_init, AG_INSPECT_AGENT, NULL, "preflight.probe.mounts"},
 	    {"extra label", edit_extra_label, AG_INSPECT_AGENT, NULL,
 	     "preflight.probe.identity_labels"},
 	    {"label value", edit_label_value, AG_INSPECT_AGENT, NULL,

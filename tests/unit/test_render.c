@@ -8,6 +8,7 @@
 #include "lib/base/strv.h"
 #include "lib/config/config.h"
 #include "lib/docker/exec_spec.h"
+#include "lib/run/deadline.h"
 
 #include <setjmp.h>
 #include <cmocka.h>
@@ -290,6 +291,115 @@ static void test_argv0_option_like(void **state)
 	assert_string_equal(out.v[img + 1], "x");
 	assert_true(ag_strv_find(&out, "--no-healthcheck") > 0);
 	ag_strv_release(&out);
+}
+
+/* With the agent's init: the init is the entrypoint, its deadline and "--"
+ * follow the image, then the WHOLE argv verbatim (argv[0] included), in the
+ * argv and in the create request alike; one read-only bind of the init. */
+static void test_init_wraps_argv_verbatim(void **state)
+{
+	(void)state;
+	const char *cmd[] = {"--help", "", "two words", "-x", "--", "--deadline", "5"};
+	struct ag_exec_spec s = base;
+	s.command = cmd;
+	s.n_command = AG_ARRAY_SIZE(cmd);
+	s.init_host_path = "/usr/local/bin/agentguard-init";
+	s.init_deadline_seconds = 9;
+	struct ag_strv out = AG_STRV_INIT;
+	struct ag_error *e = NULL;
+	assert_int_equal(ag_render_argv(&s, AG_RENDER_RUN, &out, &e), 0);
+	ssize_t img = ag_strv_find(&out, IMG);
+	assert_true(img > 0);
+	assert_string_equal(out.v[img - 2], AG_EXEC_INIT_PATH);
+	assert_string_equal(out.v[img - 3], "--entrypoint");
+	assert_string_equal(out.v[img + 1], "9");
+	assert_string_equal(out.v[img + 2], "--");
+	assert_int_equal(out.n - (size_t)img - 3, AG_ARRAY_SIZE(cmd));
+	for (size_t i = 0; i < AG_ARRAY_SIZE(cmd); i++)
+		assert_string_equal(out.v[(size_t)img + 3 + i], cmd[i]);
+	assert_true(ag_strv_find(&out, "type=bind,source=/usr/local/bin/agentguard-init,target=/"
+				       "agentguard-init,readonly") > 0);
+	ag_strv_release(&out);
+
+	json_t *req = NULL;
+	assert_int_equal(ag_render_create_request(&s, &req, &e), 0);
+	json_t *ep = json_object_get(req, "Entrypoint");
+	assert_int_equal(json_array_size(ep), 1);
+	assert_string_equal(json_string_value(json_array_get(ep, 0)), AG_EXEC_INIT_PATH);
+	json_t *c = json_object_get(req, "Cmd");
+	assert_int_equal(json_array_size(c), AG_ARRAY_SIZE(cmd) + 2);
+	assert_string_equal(json_string_value(json_array_get(c, 0)), "9");
+	assert_string_equal(json_string_value(json_array_get(c, 1)), "--");
+	for (size_t i = 0; i < AG_ARRAY_SIZE(cmd); i++)
+		assert_string_equal(json_string_value(json_array_get(c, i + 2)), cmd[i]);
+	json_t *m = json_object_get(json_object_get(req, "HostConfig"), "Mounts");
+	size_t ro_init = 0;
+	for (size_t i = 0; i < json_array_size(m); i++) {
+		json_t *x = json_array_get(m, i);
+		if (strcmp(json_string_value(json_object_get(x, "Target")), AG_EXEC_INIT_PATH) ==
+			0 &&
+		    json_is_true(json_object_get(x, "ReadOnly")))
+			ro_init++;
+	}
+	assert_int_equal(ro_init, 1);
+	/* the environment is the same with or without the init */
+	struct ag_exec_spec plain = s;
+	plain.init_host_path = NULL;
+	plain.init_deadline_seconds = 0;
+	json_t *req2 = NULL;
+	assert_int_equal(ag_render_create_request(&plain, &req2, &e), 0);
+	assert_true(json_equal(json_object_get(req, "Env"), json_object_get(req2, "Env")));
+	json_decref(req);
+	json_decref(req2);
+
+	/* an init with a probe, another entrypoint or a bad deadline is refused */
+	const char *const bad[] = {"probe", "entrypoint", "zero", "huge", "no-init"};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(bad); i++) {
+		struct ag_exec_spec b = s;
+		if (i == 0)
+			b.probe_host_path = "/usr/local/bin/agentguard-probe";
+		else if (i == 1)
+			b.entrypoint = "/bin/sh";
+		else if (i == 2)
+			b.init_deadline_seconds = 0;
+		else if (i == 3)
+			b.init_deadline_seconds = AG_EXEC_INIT_DEADLINE_MAX + 1;
+		else
+			b.init_host_path = NULL;
+		e = NULL;
+		if (ag_exec_spec_validate(&b, &e) != -1 || !e)
+			fail_msg("init case %s: accepted", bad[i]);
+		assert_string_equal(e->reason, "render.init.invalid");
+		ag_error_free(e);
+	}
+}
+
+/* The init's statuses read back (run/deadline.h). */
+static void test_init_statuses(void **state)
+{
+	(void)state;
+	assert_int_equal(ag_run_init_deadline(8), 8 + AG_RUN_INIT_GRACE_SECONDS);
+	assert_string_equal(ag_deadline_by_name(AG_DEADLINE_AGENTGUARD), "agentguard");
+	assert_string_equal(ag_deadline_by_name(AG_DEADLINE_INIT), "agentguard_init");
+	assert_null(ag_deadline_by_name(AG_DEADLINE_NONE));
+	/* 124 after the timeout is the init's deadline; sooner, the agent's own 124 */
+	assert_true(ag_run_init_deadline_held(124, 9000, 8));
+	assert_true(ag_run_init_deadline_held(124, 8000, 8));
+	assert_false(ag_run_init_deadline_held(124, 7999, 8));
+	assert_false(ag_run_init_deadline_held(137, 9000, 8));
+	bool nf = false;
+	const char line[] = "agentguard-init: exec failed: not found\n";
+	assert_true(ag_run_init_exec_failed(127, "", 0, line, strlen(line), &nf));
+	assert_true(nf);
+	const char nx[] = "agentguard-init: exec failed: not executable\n";
+	assert_true(ag_run_init_exec_failed(126, "", 0, nx, strlen(nx), &nf));
+	assert_false(nf);
+	/* anything else written, another status, or stdout: the agent ran */
+	assert_false(ag_run_init_exec_failed(1, "", 0, line, strlen(line), &nf));
+	assert_false(ag_run_init_exec_failed(126, "", 0, line, strlen(line), &nf));
+	assert_false(ag_run_init_exec_failed(127, "x", 1, line, strlen(line), &nf));
+	assert_false(ag_run_init_exec_failed(127, "", 0, "sh: x: not found\n", 17, &nf));
+	assert_false(ag_run_init_exec_failed(127, "", 0, NULL, 0, &nf));
 }
 
 static void test_cpus_format(void **state)
@@ -635,6 +745,8 @@ int main(void)
 	    cmocka_unit_test(test_env_sorted_with_defaults),
 	    cmocka_unit_test(test_child_argv_verbatim),
 	    cmocka_unit_test(test_argv0_option_like),
+	    cmocka_unit_test(test_init_wraps_argv_verbatim),
+	    cmocka_unit_test(test_init_statuses),
 	    cmocka_unit_test(test_cpus_format),
 	    cmocka_unit_test(test_render_failure_leaves_output),
 	    cmocka_unit_test(test_not_contained_config),

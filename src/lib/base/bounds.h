@@ -268,6 +268,10 @@
 #define AG_RUN_MARKER_MAX_BYTES 8192
 /* Most run directories examined by one `agentguard cleanup`. */
 #define AG_RUN_CLEANUP_SCAN_MAX 4096
+/* Seconds the agent's in-container init waits past the configured timeout
+ * before it kills every process of the container (run/deadline.h): enough
+ * for AgentGuard's own timer, when it is alive, to act first. */
+#define AG_RUN_INIT_GRACE_SECONDS 1
 /* A preflight probe older than this is orphaned (a live one lasts at most
  * the probe timeout plus a few control calls, well under a minute). */
 #define AG_RUN_PROBE_ORPHAN_SECONDS 120

@@ -330,6 +330,21 @@ int ag_exec_spec_validate(const struct ag_exec_spec *s, struct ag_error **err)
 		return -1;
 	if (s->probe_host_path && check_host_path(s->probe_host_path, err) < 0)
 		return -1;
+	if (s->init_host_path) {
+		if (check_host_path(s->init_host_path, err) < 0)
+			return -1;
+		if (s->probe_host_path || s->entrypoint)
+			return FAIL("render.init.invalid",
+				    "the agent's init cannot be combined with the probe or another "
+				    "entrypoint");
+		if (s->init_deadline_seconds < 1 ||
+		    s->init_deadline_seconds > AG_EXEC_INIT_DEADLINE_MAX)
+			return FAIL("render.init.invalid",
+				    "the init's deadline must be 1..%d seconds",
+				    AG_EXEC_INIT_DEADLINE_MAX);
+	} else if (s->init_deadline_seconds) {
+		return FAIL("render.init.invalid", "a deadline needs the init");
+	}
 
 	/* name and labels */
 	if (s->container_name && !name_ok(s->container_name))
@@ -488,6 +503,11 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 		ag_strv_pushf(&a, "type=bind,source=%s,target=%s,readonly", s->probe_host_path,
 			      AG_EXEC_PROBE_PATH);
 	}
+	if (s->init_host_path) {
+		ag_strv_push(&a, "--mount");
+		ag_strv_pushf(&a, "type=bind,source=%s,target=%s,readonly", s->init_host_path,
+			      AG_EXEC_INIT_PATH);
+	}
 	ag_strv_push(&a, "--workdir");
 	ag_strv_push(&a, s->workspace_container_path);
 	ag_strv_push(&a, "--user");
@@ -511,7 +531,11 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 	 * argv[0] through the container's PATH, as exec would.
 	 */
 	size_t first = 0;
-	if (s->entrypoint) {
+	if (s->init_host_path) {
+		/* the init takes the whole argv after its own deadline and "--" */
+		ag_strv_push(&a, "--entrypoint");
+		ag_strv_push(&a, AG_EXEC_INIT_PATH);
+	} else if (s->entrypoint) {
 		ag_strv_push(&a, "--entrypoint");
 		ag_strv_push(&a, s->entrypoint);
 	} else {
@@ -529,6 +553,10 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 	}
 	ag_strv_push(&a, "--");
 	ag_strv_push(&a, s->image);
+	if (s->init_host_path) {
+		ag_strv_pushf(&a, "%" PRId64, s->init_deadline_seconds);
+		ag_strv_push(&a, "--");
+	}
 	for (size_t i = first; i < s->n_command; i++)
 		ag_strv_push(&a, s->command[i]);
 
@@ -560,6 +588,8 @@ int ag_exec_spec_from_config(const struct ag_config *c, const struct ag_exec_inp
 	    .workspace_tmpfs_size = NULL,
 	    .container_name = in->container_name,
 	    .probe_host_path = in->probe_host_path,
+	    .init_host_path = in->init_host_path,
+	    .init_deadline_seconds = in->init_deadline_seconds,
 	    .entrypoint = in->entrypoint,
 	    .env = in->env,
 	    .n_env = in->n_env,
@@ -598,10 +628,17 @@ int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct 
 		json_array_append_new(je, json_string(env[i]));
 	json_object_set_new(c, "Env", je);
 	/* As the argv: argv[0] replaces the image's ENTRYPOINT, the rest its CMD. */
-	size_t first = s->entrypoint ? 0 : 1;
+	size_t first = s->entrypoint || s->init_host_path ? 0 : 1;
 	json_object_set_new(c, "Entrypoint",
-			    json_pack("[s]", s->entrypoint ? s->entrypoint : s->command[0]));
+			    json_pack("[s]", s->init_host_path ? AG_EXEC_INIT_PATH
+					     : s->entrypoint   ? s->entrypoint
+							       : s->command[0]));
 	json_t *cmd = json_array();
+	if (s->init_host_path) {
+		/* the init's deadline and "--", then the whole argv as its child's */
+		json_array_append_new(cmd, json_sprintf("%" PRId64, s->init_deadline_seconds));
+		json_array_append_new(cmd, json_string("--"));
+	}
 	for (size_t i = first; i < s->n_command; i++)
 		json_array_append_new(cmd, json_string(s->command[i]));
 	json_object_set_new(c, "Cmd", cmd);
@@ -671,6 +708,10 @@ int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct 
 		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s,s:b}", "Type", "bind",
 							"Source", s->probe_host_path, "Target",
 							AG_EXEC_PROBE_PATH, "ReadOnly", 1));
+	if (s->init_host_path)
+		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s,s:b}", "Type", "bind",
+							"Source", s->init_host_path, "Target",
+							AG_EXEC_INIT_PATH, "ReadOnly", 1));
 	if (json_array_size(mounts))
 		json_object_set_new(h, "Mounts", mounts);
 	else

@@ -23,8 +23,12 @@
  *   --tmpfs TMP:rw,noexec,nosuid,nodev,size=S,uid=U,gid=G,mode=700
  *   (--mount type=bind,source=HOST,target=WS | --tmpfs WS:rw,noexec,...)
  *   --workdir WS --user U:G [--group-add G] (--env NAME=VALUE)...
+ *   [--mount type=bind,source=INIT,target=/agentguard-init,readonly]
  *   (--entrypoint PATH | --entrypoint=CHILD-ARGV[0])
- *   (--label KEY=VALUE)... -- IMAGE (CHILD-ARGV... | CHILD-ARGV[1]...)
+ *   (--label KEY=VALUE)... -- IMAGE
+ *   (CHILD-ARGV... | CHILD-ARGV[1]... | SECONDS -- CHILD-ARGV...)
+ * (with an init, --entrypoint is /agentguard-init and the image is followed
+ * by the deadline, "--" and the whole child argv)
  * It is the argument list AFTER the docker executable: element 0 is "run"
  * or "create", never "docker".
  */
@@ -54,6 +58,11 @@ struct ag_label {
 #define AG_EXEC_TMPFS_PATH "/tmp"
 /* Where the preflight's static probe is bind-mounted (read-only). */
 #define AG_EXEC_PROBE_PATH "/agentguard-probe"
+/* Where the agent's static init is bind-mounted (read-only): with an init,
+ * the entrypoint is `AG_EXEC_INIT_PATH SECONDS -- ARGV...` (src/init/). */
+#define AG_EXEC_INIT_PATH "/agentguard-init"
+/* The init's own deadline bound (src/init/agentguard-init.c, same value). */
+#define AG_EXEC_INIT_DEADLINE_MAX 90000
 
 struct ag_exec_spec {
 	const char *image; /* digest-pinned reference */
@@ -72,6 +81,12 @@ struct ag_exec_spec {
 	/* The preflight probe only: a host file bind-mounted read-only at
 	 * AG_EXEC_PROBE_PATH (its entrypoint). NULL for every other container. */
 	const char *probe_host_path;
+	/* The contained agent only: a host file bind-mounted read-only at
+	 * AG_EXEC_INIT_PATH, the entrypoint, which runs the command as its child
+	 * and kills everything at init_deadline_seconds (1..AG_EXEC_INIT_DEADLINE_MAX).
+	 * NULL for every other container; excludes probe_host_path and entrypoint. */
+	const char *init_host_path;
+	int64_t init_deadline_seconds;
 	/* NULL: command[0] is the entrypoint (the argv runs exactly, never the image's) */
 	const char *entrypoint;
 	/*
@@ -112,6 +127,8 @@ struct ag_exec_inputs {
 	const char *workspace_host_path; /* NULL: tmpfs workspace */
 	const char *container_name;	 /* NULL: none */
 	const char *probe_host_path;	 /* NULL: none (the preflight probe only) */
+	const char *init_host_path;	 /* NULL: none (the contained agent only) */
+	int64_t init_deadline_seconds;	 /* with init_host_path */
 	const char *entrypoint;		 /* NULL: none */
 	const char *const *env;		 /* resolved "NAME=VALUE" entries */
 	size_t n_env;
@@ -151,6 +168,8 @@ int ag_exec_spec_from_config(const struct ag_config *c, const struct ag_exec_inp
  *   render.network.name_invalid render.network.alias_invalid
  *   render.network.ip_invalid render.network.dns_invalid
  *   render.network.study_only (a study field without network_name)
+ *   render.init.invalid (an init with a probe or an entrypoint, or a
+ *   deadline outside 1..AG_EXEC_INIT_DEADLINE_MAX)
  */
 int ag_exec_spec_validate(const struct ag_exec_spec *s, struct ag_error **err);
 

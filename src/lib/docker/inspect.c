@@ -808,7 +808,9 @@ int ag_inspect_expect_from_spec(const struct ag_exec_spec *s, const struct ag_in
 	    .memory_bytes = spec_bytes(s->memory_limit),
 	    .pids_limit = s->pids_limit,
 	    .cpu = s->cpu_limit,
-	    .entrypoint = s->entrypoint ? s->entrypoint : s->command[0],
+	    .entrypoint = s->init_host_path ? AG_EXEC_INIT_PATH
+			  : s->entrypoint   ? s->entrypoint
+					    : s->command[0],
 	    .tmpfs_path = s->tmpfs_path,
 	    .tmpfs_bytes = spec_bytes(s->tmpfs_size),
 	    .workspace = s->workspace_container_path,
@@ -831,6 +833,8 @@ int ag_inspect_expect_from_spec(const struct ag_exec_spec *s, const struct ag_in
 	/* Every read-only bind the spec renders, each exactly once (one
 	 * line here per such spec field). */
 	if (s->probe_host_path && add_ro_bind(x, s->probe_host_path, AG_EXEC_PROBE_PATH, err) < 0)
+		return -1;
+	if (s->init_host_path && add_ro_bind(x, s->init_host_path, AG_EXEC_INIT_PATH, err) < 0)
 		return -1;
 	return 0;
 }

@@ -28,6 +28,7 @@
 #include "lib/run/runs_audit.h"
 #include "lib/policy/checks.h"
 #include "lib/policy/pathmatch.h"
+#include "lib/run/deadline.h"
 #include "lib/run/evidence.h"
 #include "lib/run/live.h"
 #include "lib/workspace/mutation.h"
@@ -141,6 +142,9 @@ struct run {
 	bool stdout_trunc, stderr_trunc;
 	uint64_t stdout_bytes, stderr_bytes; /* what the agent wrote, kept or not */
 	uint64_t exec_ms;
+	/* the in-container deadline (run/deadline.h) */
+	char *init_bin;			 /* the verified init, bind-mounted read-only */
+	enum ag_deadline_by deadline_by; /* who ended a timed-out agent */
 };
 
 static uint64_t now_ms(void)
@@ -595,6 +599,13 @@ static int stage_create(struct run *r, const char *image_id)
 	in.n_env = configured.n;
 	struct ag_exec_spec spec;
 	int rc = -1;
+	/* the agent's init: its deadline holds without AgentGuard (run/deadline.h) */
+	if (ag_run_init_verify(r->o->init_path, &r->init_bin, &e) < 0) {
+		fail_err(r, "preflight", AG_EXIT_PREFLIGHT, e);
+		goto out;
+	}
+	in.init_host_path = r->init_bin;
+	in.init_deadline_seconds = ag_run_init_deadline(r->o->timeout_seconds);
 	if (ag_exec_spec_from_config(c, &in, &spec, &e) < 0 ||
 	    (r->o->net && r->o->net->agent_spec(r->o->net->data, &spec, &e) < 0)) {
 		fail_err(r, "docker", AG_EXIT_DOCKER, e);
@@ -776,6 +787,7 @@ static void classify(struct run *r)
 	r->oom_killed = have_state && json_is_true(ag_json_path(v, "State.OOMKilled"));
 	bool never_started = started && strncmp(started, "0001-01-01", 10) == 0;
 	bool still_running = have_state && json_is_true(ag_json_path(v, "State.Running"));
+	bool init_not_found = false; /* the init could not exec the argv (run/deadline.h) */
 	r->exit_status = json_is_integer(ec) ? (int)json_integer_value(ec) : -1;
 	/* A container stopped by AgentGuard (or still running, or never started)
 	 * has no exit status of its own. */
@@ -785,7 +797,13 @@ static void classify(struct run *r)
 		r->outcome = "cancelled";
 		fail(r, "cancelled", AG_EXIT_SIGNAL_BASE + (int)(r->o->cancel ? *r->o->cancel : 2),
 		     "run.cancelled", "AgentGuard was asked to stop; the container was cleaned up");
-	} else if (p->end == AG_STREAM_TIMED_OUT) {
+	} else if (p->end == AG_STREAM_TIMED_OUT ||
+		   (p->end == AG_STREAM_ENDED && !still_running &&
+		    ag_run_init_deadline_held(r->exit_status, r->exec_ms, r->o->timeout_seconds))) {
+		/* AgentGuard's timer, or (it was late) the init's deadline */
+		r->deadline_by =
+		    p->end == AG_STREAM_TIMED_OUT ? AG_DEADLINE_AGENTGUARD : AG_DEADLINE_INIT;
+		r->exit_status = -1;
 		r->outcome = "timed_out";
 		fail(r, "timeout", AG_EXIT_TIMEOUT, "run.timeout",
 		     "the contained command timed out after %" PRId64 " seconds",
@@ -800,7 +818,10 @@ static void classify(struct run *r)
 		if (r->exit_status == 0)
 			r->exit_status = -1;
 	} else if ((derr && *derr) || never_started || p->end == AG_STREAM_NOT_STARTED ||
-		   !json_is_integer(ec)) {
+		   !json_is_integer(ec) ||
+		   (p->end == AG_STREAM_ENDED &&
+		    ag_run_init_exec_failed(r->exit_status, p->out.buf, p->out.len, p->err.buf,
+					    p->err.len, &init_not_found))) {
 		r->outcome = "docker_launch_failure";
 		/*
 		 * The agent never ran: its exit status is unknown, unless Docker's
@@ -810,9 +831,10 @@ static void classify(struct run *r)
 		if (r->exit_status < 125 || r->exit_status > 127)
 			r->exit_status = -1;
 		/* runc's words for an argv[0] it could not exec (only a hint: no text is kept) */
-		bool not_found = derr && strstr(derr, "exec: \"") &&
-				 (strcasestr(derr, "executable file not found") ||
-				  strcasestr(derr, "no such file or directory"));
+		bool not_found =
+		    init_not_found || (derr && strstr(derr, "exec: \"") &&
+				       (strcasestr(derr, "executable file not found") ||
+					strcasestr(derr, "no such file or directory")));
 		fail(r, "docker", AG_EXIT_DOCKER, "run.launch_failed",
 		     "Docker failed before or while launching the contained command%s",
 		     not_found ? " (the argv's executable was not found in the image)" : "");
@@ -1317,7 +1339,9 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out, st
 	    .outcome = r->outcome,
 	    .exit_status = r->exit_status,
 	    .oom_killed = r->oom_killed,
-	    .timed_out = r->executed && r->pr.end == AG_STREAM_TIMED_OUT,
+	    .timed_out = r->executed && r->outcome && strcmp(r->outcome, "timed_out") == 0,
+	    .timeout_enforced_by = ag_deadline_by_name(r->deadline_by),
+	    .init_deadline_seconds = r->init_bin ? ag_run_init_deadline(r->o->timeout_seconds) : 0,
 	    .cancelled = r->outcome && strcmp(r->outcome, "cancelled") == 0,
 	    .stdout_text = r->stdout_red,
 	    .stderr_text = r->stderr_red,
@@ -1486,6 +1510,7 @@ int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out, st
 	free(r->cleanup_message);
 	free(r->container_id);
 	free(r->bound_image_id);
+	free(r->init_bin);
 	json_decref(r->verified_controls);
 	free(r->stdout_red);
 	free(r->stderr_red);

@@ -79,6 +79,7 @@ struct ag_run_opts {
 	struct ag_redactor *redact;    /* secrets + path roots; extended by the run */
 	const char *docker_socket;     /* NULL: the default Docker socket */
 	const char *probe_path;	       /* the static preflight probe (preflight.h) */
+	const char *init_path;	       /* the agent's static init (run/deadline.h) */
 	volatile sig_atomic_t *cancel; /* the signal number that asked to stop, or 0 */
 	/* may be NULL: progress of the workspace stages and the agent's output,
 	 * live and redacted (lib/run/live.h) */

@@ -309,6 +309,13 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 			    f->executed && f->exit_status >= 0 ? json_integer(f->exit_status)
 							       : json_null());
 	json_object_set_new(ex, "timed_out", json_boolean(f->timed_out));
+	/* who held the deadline, and the init's own deadline (run/deadline.h) */
+	json_object_set_new(ex, "timeout_enforced_by",
+			    f->timeout_enforced_by ? json_string(f->timeout_enforced_by)
+						   : json_null());
+	json_object_set_new(ex, "in_container_deadline_seconds",
+			    f->init_deadline_seconds ? json_integer(f->init_deadline_seconds)
+						     : json_null());
 	json_object_set_new(ex, "cancelled", json_boolean(f->cancelled));
 	json_object_set_new(ex, "oom_killed", json_boolean(f->oom_killed));
 	json_object_set_new(ex, "duration_seconds", json_real((double)f->exec_ms / 1000.0));

@@ -69,6 +69,8 @@ struct ag_run_facts {
 	const char *outcome;
 	int exit_status;
 	bool oom_killed, timed_out, cancelled;
+	const char *timeout_enforced_by;       /* static (run/deadline.h), NULL: no timeout */
+	int64_t init_deadline_seconds;	       /* the in-container deadline, 0: no init */
 	const char *stdout_text, *stderr_text; /* already redacted and bounded */
 	bool stdout_truncated, stderr_truncated;
 	uint64_t stdout_bytes, stderr_bytes; /* bytes the agent wrote to each stream */
