@@ -69,20 +69,28 @@ t_is "run: no volume of it remains" "$(our_volumes)" ""
 check_clean "run"
 
 # --- a crashed run's container with an anonymous volume: `agentguard cleanup`
-# removes the volume with the container. The run directory is laid out as a
-# crashed AgentGuard leaves it: the marker names an owner that is gone.
-run_id="t0424-contained-20261130000000000000-$(printf '%08x' $$)"
-rd="$W/.agentguard/contained-runs/$run_id"
-mkdir -p "$rd"
-/bin/true &
-dead=$!
-wait "$dead"
-printf '{"artifact_kind":"contained-run","lifecycle_state":"created","owner":"agentguard","owner_pid":%d,"owner_start_ticks":1,"run_id":"%s","schema":"agentguard.contained-run-artifact","schema_version":1}\n' \
-	"$dead" "$run_id" >"$rd/agentguard-contained-run-artifact.json"
-chown -R "$U:$U" "$W/.agentguard"
+# removes the volume with the container. A real run (of the plain test image,
+# which the preflight admits) is SIGKILLed, so its directory and signed marker
+# are exactly what a crashed AgentGuard leaves; its container is then replaced
+# by one of the VOLUME image with the run's name and owner labels (the VOLUME
+# image itself never gets past the preflight).
+use_image "$AG_TEST_IMAGE"
+PIDFILE="$W/ag.pid" as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo --timeout 60 \
+	-- /bin/sleep 60 >/dev/null 2>&1 &
+runner=$!
+for _ in $(seq 1 100); do [ -s "$W/ag.pid" ] && break; sleep 0.1; done
+wait_running || true
+kill -KILL "$(cat "$W/ag.pid")" 2>/dev/null || true
+wait "$runner" 2>/dev/null || true
+rd=$(ls -1d "$W"/.agentguard/contained-runs/*/ | sort | tail -n 1)
 suffix=$(run_suffix "$rd")
+t_ledger_run "$suffix"
+for id in $("$AG_DOCKER" ps -aq --no-trunc --filter "label=agentguard.contained-run.id=$suffix"); do
+	"$AG_DOCKER" rm -f -v "$id" >/dev/null 2>&1 || true
+done
 cid=$("$AG_DOCKER" create --name "agentguard-$suffix" --label agentguard.owner=contained-run \
-	--label "agentguard.contained-run.id=$suffix" --network none "$IMG_REF" /bin/true)
+	--label "agentguard.contained-run.id=$suffix" --label "agentguard.test-run=$AG_TEST_RUN_ID" \
+	--network none "$IMG_REF" /bin/true)
 t_like "crash: the crashed run's container exists" "$cid" '^[0-9a-f]{64}$'
 t_is "crash: it has an anonymous volume of this test" "$(our_volumes | wc -l)" 1
 t_run as_user "$AG_BIN" cleanup

@@ -427,7 +427,7 @@ static void image_metadata(const json_t *v, struct ag_image_facts *out, struct a
 		if (ag_env_name_is_reserved(name) && !ag_env_name_is_default(name, n)) {
 			ag_pf_findings_add(f, "image_env", AG_PF_V_UNSAFE,
 					   "preflight.image.env_reserved",
-					   "the image's ENV sets the reserved name '%s'",
+					   "the image's ENV sets %s, a reserved variable",
 					   valid ? name : "(unrepresentable)");
 		}
 		if (out->env_names.n < AG_RUN_IMAGE_ENV_NAMES_MAX)
