@@ -430,7 +430,7 @@ static void summary_text(const struct summary *s)
 	print_failure(r);
 	printf("Cleanup complete: %s (container %s, workspace %s)\n",
 	       r->ledger.cleanup_complete ? "True" : "False",
-	       ag_cleanup_state_name(r->ledger.cleanup.state), r->workspace.status);
+	       ag_cleanup_state_name(ag_run_agent(r)->cleanup.state), r->workspace.status);
 	if (r->result.artifact_written) {
 		fputs("Contained run report path: ", stdout);
 		ag_cli_put_sanitized(stdout, s->report);

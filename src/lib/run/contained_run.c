@@ -183,6 +183,12 @@ int ag_run_make_dir(struct ag_run_ctx *c, struct ag_error **err)
 	c->rec->ledger.container_name = ag_xasprintf("agentguard-%s", c->rec->ledger.suffix);
 	ag_run_owner_init(&c->rec->ledger.own, c->rec->ledger.container_name,
 			  c->rec->ledger.suffix);
+	/* The ledger: the agent's entry first, found by the run's unique label
+	 * when its create answer is lost. */
+	struct ag_run_ledger *l = &c->rec->ledger;
+	ag_ledger_init(&l->objects, AG_RUN_ID_LABEL, l->suffix, AG_DOCKER_CONTROL_TIMEOUT_MS);
+	c->agent = ag_ledger_add(&l->objects, AG_LEDGER_CONTAINER, AG_RUN_ROLE_AGENT,
+				 l->container_name, l->own.labels, AG_ARRAY_SIZE(l->own.labels));
 	if (ag_run_write_marker(c, "created") < 0)
 		return ag_err(err, AG_E_IO, errno, "run.marker", "cannot write the run marker");
 	/* Paths below the run root become ${RUN_ROOT} wherever they appear. */
@@ -507,9 +513,8 @@ int ag_stage_create(struct ag_run_ctx *c)
 		goto out;
 	}
 	/* create, then bind identity by the returned id and the owner labels */
-	c->rec->ledger.create_attempted = true;
-	if (ag_ledger_create(&c->eng, &spec, AG_DOCKER_CONTROL_TIMEOUT_MS,
-			     &c->rec->ledger.container_id, &e) < 0) {
+	if (ag_ledger_entry_create(&c->eng, c->agent, &spec, NULL, AG_DOCKER_CONTROL_TIMEOUT_MS,
+				   &e) < 0) {
 		/* Docker may have made it anyway: cleanup finds it by the run's label. */
 		ag_run_fail_err(c, AG_FAIL_DOCKER, 0, e);
 		goto out;
@@ -521,21 +526,21 @@ int ag_stage_create(struct ag_run_ctx *c)
 	 */
 	{
 		char shortid[13];
-		memcpy(shortid, c->rec->ledger.container_id, 12);
+		memcpy(shortid, c->agent->id, 12);
 		shortid[12] = '\0';
-		ag_redactor_add_secret(c->o->redact, c->rec->ledger.container_id);
+		ag_redactor_add_secret(c->o->redact, c->agent->id);
 		ag_redactor_add_secret(c->o->redact, shortid);
 	}
 	{
 		json_t *v = NULL;
-		if (ag_container_lookup(&c->eng, c->rec->ledger.container_id,
-					AG_DOCKER_CONTROL_TIMEOUT_MS, &v) != 0) {
+		if (ag_container_lookup(&c->eng, c->agent->id, AG_DOCKER_CONTROL_TIMEOUT_MS, &v) !=
+		    0) {
 			ag_run_fail(c, AG_FAIL_DOCKER, 0, "run.identity.inspect",
 				    "the created container could not be inspected by its id");
 			goto out;
 		}
 		struct ag_probe_expect x = {
-		    .id = c->rec->ledger.container_id,
+		    .id = c->agent->id,
 		    .name = c->rec->ledger.container_name,
 		    .image_id = image_id,
 		    .uid = cfg->contained.required_uid,
@@ -650,7 +655,7 @@ int ag_stage_start(struct ag_run_ctx *c)
 		ag_engine_stream_init(&c->pr);
 		c->pr_init = true;
 		uint64_t t0 = ag_run_now_ms();
-		ag_engine_attach_run(&c->eng, c->rec->ledger.container_id, &so, &c->pr, &e);
+		ag_engine_attach_run(&c->eng, c->agent->id, &so, &c->pr, &e);
 		c->rec->exec.ms = ag_run_now_ms() - t0;
 		if (live) {
 			ag_live_finish(live);
@@ -666,8 +671,7 @@ int ag_stage_start(struct ag_run_ctx *c)
 		} else if (c->pr.end == AG_STREAM_ENDED) {
 			/* The stream ended with the process; its state settles by wait. */
 			_cleanup_free_ char *wpath =
-			    ag_xasprintf("/containers/%s/wait?condition=not-running",
-					 c->rec->ledger.container_id);
+			    ag_xasprintf("/containers/%s/wait?condition=not-running", c->agent->id);
 			json_t *w = NULL;
 			if (ag_engine_json(&c->eng, "POST", wpath, NULL,
 					   AG_DOCKER_CONTROL_TIMEOUT_MS, "wait for the container",
@@ -692,9 +696,9 @@ int ag_stage_classify(struct ag_run_ctx *c)
 		return 0;
 	const struct ag_engine_stream *p = &c->pr;
 	json_t *v = NULL;
-	bool have_state = c->rec->ledger.container_id &&
-			  ag_container_lookup(&c->eng, c->rec->ledger.container_id,
-					      AG_DOCKER_CONTROL_TIMEOUT_MS, &v) == 0;
+	bool have_state =
+	    c->agent->id &&
+	    ag_container_lookup(&c->eng, c->agent->id, AG_DOCKER_CONTROL_TIMEOUT_MS, &v) == 0;
 	const json_t *ec = have_state ? ag_json_path(v, "State.ExitCode") : NULL;
 	const char *derr = have_state ? ag_json_path_str(v, "State.Error") : NULL;
 	const char *started = have_state ? ag_json_path_str(v, "State.StartedAt") : NULL;
@@ -832,10 +836,10 @@ static int net_hook(struct ag_run_ctx *c, enum net_step step)
 	int rc = step == NET_SETUP
 		     ? h->setup(h->data, &c->eng, c->run_fd, dir, c->rec->ledger.suffix, &e)
 		 : step == NET_VERIFY
-		     ? h->verify(h->data, &c->eng, c->rec->ledger.container_id, &e)
+		     ? h->verify(h->data, &c->eng, c->agent->id, &e)
 		     : h->finish(h->data, &c->eng, c->run_fd,
 				 c->rec->workspace.prepared ? c->rec->workspace.prep.digest : NULL,
-				 &c->rec->ledger.cleanup, &e);
+				 &c->agent->cleanup, &e);
 	if (rc < 0) {
 		int code = step == NET_FINISH
 			       ? (e->code == AG_E_CLEANUP ? AG_EXIT_CLEANUP : AG_EXIT_FAIL)
@@ -851,20 +855,15 @@ static int net_hook(struct ag_run_ctx *c, enum net_step step)
 
 int ag_stage_cleanup_container(struct ag_run_ctx *c)
 {
-	if (!c->eng_ok) {
-		c->rec->ledger.cleanup.state = AG_CLEANUP_NOT_CREATED;
-		c->rec->ledger.cleanup.liveness_verified = true;
-		c->rec->ledger.cleanup.message = "no container was created";
+	/* Without an engine nothing was created: every entry stays not_created. */
+	if (!c->eng_ok)
 		return 0;
-	}
-	/* By id, or (create answer lost) by this run's unique label. */
-	ag_ledger_remove(&c->eng, c->rec->ledger.container_id, c->rec->ledger.create_attempted,
-			 AG_RUN_ID_LABEL, c->rec->ledger.suffix, &c->rec->ledger.own.owner,
-			 AG_DOCKER_CONTROL_TIMEOUT_MS, &c->rec->ledger.cleanup, NULL);
+	/* Newest first, each by id, or (create answer lost) by the run's unique label. */
+	ag_ledger_teardown(&c->rec->ledger.objects, &c->eng);
 	/* The agent first, then what the network hooks made (the study's gateway). */
 	(void)net_hook(c, NET_FINISH);
 	/* A container may exist even after a failed verdict (created beside the probe). */
-	if (c->rec->ledger.create_attempted ||
+	if (c->agent->attempted ||
 	    (c->rec->preflight.ran && ag_preflight_passed(&c->rec->preflight.result)))
 		residue(c, true);
 	return 0;
@@ -873,9 +872,9 @@ int ag_stage_cleanup_container(struct ag_run_ctx *c)
 /* Nothing of this run is alive: cleanup complete and no residue by label. */
 static bool run_containers_gone(const struct ag_run_ctx *c)
 {
-	if (!ag_cleanup_state_complete(c->rec->ledger.cleanup.state))
+	if (!ag_cleanup_state_complete(c->agent->cleanup.state))
 		return false;
-	if (!c->rec->ledger.create_attempted)
+	if (!c->agent->attempted)
 		return true;
 	return c->rec->ledger.residue_after_ok && c->rec->ledger.residue_ours_after == 0;
 }

@@ -400,15 +400,15 @@ static json_t *ce_execution(const struct ag_run_record *f)
 static json_t *ce_cleanup(const struct ag_run_record *f)
 {
 	json_t *cl = json_object();
-	const struct ag_cleanup_result *cr = (&f->ledger.cleanup);
+	const struct ag_cleanup_result *cr = (&ag_run_agent(f)->cleanup);
 	json_object_set_new(cl, "state", json_string("recorded"));
 	json_object_set_new(cl, "container_attempted", json_boolean(cr->attempted));
 	json_object_set_new(cl, "container_complete",
 			    json_boolean(ag_cleanup_state_complete(cr->state)));
 	json_object_set_new(cl, "container_status", json_string(ag_cleanup_state_name(cr->state)));
-	if (f->ledger.container_id) {
+	if (ag_run_agent(f)->id) {
 		char h1[17], h2[17], h3[17];
-		ag_short_hash(f->ledger.container_id, h1);
+		ag_short_hash(ag_run_agent(f)->id, h1);
 		ag_short_hash(f->ledger.container_name, h2);
 		ag_short_hash(f->ledger.suffix, h3);
 		json_t *id = json_pack("{s:s, s:s, s:s}", "id_sha256", h1, "name_sha256", h2,
@@ -690,7 +690,7 @@ json_t *ag_run_artifact_build(const struct ag_run_record *f)
 			    f->source.reason ? json_string(f->source.reason) : json_null());
 	json_object_set_new(a, "source_integrity", si);
 
-	const struct ag_cleanup_result *cr = (&f->ledger.cleanup);
+	const struct ag_cleanup_result *cr = (&ag_run_agent(f)->cleanup);
 	json_t *cl = json_object();
 	json_object_set_new(cl, "attempted", json_boolean(cr->attempted));
 	json_object_set_new(cl, "complete", json_boolean(ag_cleanup_state_complete(cr->state)));

@@ -82,9 +82,10 @@ int ag_stage_cleanup_verdict(struct ag_run_ctx *c)
 {
 	struct ag_run_record *r = c->rec;
 	struct ag_run_ledger *l = &r->ledger;
-	bool container_ok = ag_cleanup_state_complete(l->cleanup.state);
+	const struct ag_ledger_entry *agent = ag_run_agent(r);
+	bool container_ok = ag_cleanup_state_complete(agent->cleanup.state);
 	bool residue_ok = !l->residue_after_ok
-			      ? !(l->create_attempted ||
+			      ? !(agent->attempted ||
 				  (r->preflight.ran && ag_preflight_passed(&r->preflight.result)))
 			      : l->residue_ours_after == 0;
 	bool ws_ok = strcmp(r->workspace.status, "incomplete") != 0;
@@ -96,7 +97,7 @@ int ag_stage_cleanup_verdict(struct ag_run_ctx *c)
 			  : !ws_ok	? "cleanup.workspace"
 					: "cleanup.study_egress";
 	char *msg = ag_xasprintf("cleanup not verified: container %s, residue %s, workspace %s",
-				 ag_cleanup_state_name(l->cleanup.state),
+				 ag_cleanup_state_name(agent->cleanup.state),
 				 residue_ok ? "none" : "present or unknown", r->workspace.status);
 	if (!r->failure.stage) {
 		ag_run_fail(c, AG_FAIL_CLEANUP, 0, why, "%s", msg);

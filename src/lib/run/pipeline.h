@@ -61,6 +61,7 @@ struct ag_run_ctx {
 	struct ag_run_record *rec;
 	struct ag_engine eng;
 	bool eng_ok;
+	struct ag_ledger_entry *agent; /* the agent container's entry in rec->ledger.objects */
 	int run_fd, lifecycle_fd;
 	struct ag_ws_prepare_opts ws_opts; /* the copy rules: prepare and the source check */
 	struct ag_engine_stream pr;	   /* the agent's attach stream */

@@ -25,7 +25,7 @@ void ag_run_record_release(struct ag_run_record *r)
 		ag_preflight_result_release(&r->preflight.result);
 	free(r->ledger.suffix);
 	free(r->ledger.container_name);
-	free(r->ledger.container_id);
+	ag_ledger_release(&r->ledger.objects);
 	free(r->container.bound_image_id);
 	json_decref(r->container.verified_controls);
 	free(r->workspace.exclude_counts);
@@ -39,6 +39,16 @@ void ag_run_record_release(struct ag_run_record *r)
 	free(r->study.study_net_id);
 	free(r->study.out_net_id);
 	memset(r, 0, sizeof(*r));
+}
+
+const struct ag_ledger_entry *ag_run_agent(const struct ag_run_record *r)
+{
+	static const struct ag_ledger_entry none = {
+	    .role = AG_RUN_ROLE_AGENT,
+	    .cleanup = {AG_CLEANUP_NOT_CREATED, false, true, "no container was created"},
+	};
+	const struct ag_ledger_entry *e = ag_ledger_find(&r->ledger.objects, AG_RUN_ROLE_AGENT);
+	return e ? e : &none;
 }
 
 bool ag_run_record_score_known(const struct ag_run_record *r)

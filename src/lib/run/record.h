@@ -52,14 +52,16 @@ struct ag_run_owner {
 	struct ag_container_owner owner;
 };
 
-/* The run's own Docker objects: the agent container and the residue census. */
+/* The ledger's role of the agent container. */
+#define AG_RUN_ROLE_AGENT "agent"
+
+/* The run's own Docker objects (the ledger: one entry per object, the agent
+ * first) and the residue census by label. */
 struct ag_run_ledger {
 	char *suffix;	      /* lowercased tail of the run id: names and the run label */
 	char *container_name; /* agentguard-<suffix> */
 	struct ag_run_owner own;
-	bool create_attempted;
-	char *container_id; /* the 64-hex id the daemon answered, or NULL */
-	struct ag_cleanup_result cleanup;
+	struct ag_ledger objects;
 	bool residue_before_ok, residue_after_ok;
 	size_t residue_before, residue_after, residue_ours_after;
 	bool cleanup_complete; /* container, residue, workspace and network objects */
@@ -180,6 +182,10 @@ struct ag_run_record {
 
 void ag_run_record_init(struct ag_run_record *r, const struct ag_run_opts *o);
 void ag_run_record_release(struct ag_run_record *r);
+
+/* The agent container's ledger entry (a not-created one when the run never
+ * got that far). */
+const struct ag_ledger_entry *ag_run_agent(const struct ag_run_record *r);
 
 /* The score is shown only when the agent ran and the checks were evaluated. */
 bool ag_run_record_score_known(const struct ag_run_record *r);
