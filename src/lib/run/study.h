@@ -26,8 +26,10 @@
  *   finish  SIGTERM to the gateway (its stream completes), its removal,
  *           the networks' removal by id (absence verified), the egress
  *           manifest from the gateway stream beside the artifact
- *   artifact the manifest's SHA-256, completion and the topology facts in
- *           the artifact, so the artifact's seal covers the manifest
+ *   bind    what the study observes goes to the run record's study part
+ *           (record.h): the artifact builder renders it (the manifest's
+ *           SHA-256, completion, the topology facts), so the artifact's
+ *           seal covers the manifest, and the CLI prints it
  *
  * Any setup or verify failure: the agent never starts (exit 3, a named
  * reason). A deny, an incomplete stream or a gateway that died: exit 1. A
