@@ -1103,7 +1103,6 @@ struct ag_study *ag_study_new(const struct ag_study_opts *o)
 {
 	struct ag_study *s = ag_xcalloc(1, sizeof(*s));
 	s->o = *o;
-	s->f->gateway_exit = -1;
 	s->hooks = (struct ag_run_net_hooks){
 	    .data = s,
 	    .setup = h_setup,
