@@ -72,6 +72,7 @@ int ag_cmd_contained_run(int argc, char **argv);
  * that took `val`, -1 a usage error it printed.
  */
 struct ag_run_opts;
+struct ag_run_record;
 struct ag_config;
 struct ag_cli_run_ext {
 	const char *command; /* for usage messages */
@@ -79,7 +80,8 @@ struct ag_cli_run_ext {
 	const char *summary_schema;
 	int (*option)(void *data, const char *arg, const char *val);
 	int (*prepare)(void *data, const struct ag_config *c, struct ag_run_opts *o);
-	void (*report)(void *data, json_t *summary); /* NULL: text on stdout */
+	/* the extension's own lines of the summary (summary NULL: text on stdout) */
+	void (*report)(void *data, const struct ag_run_record *rec, json_t *summary);
 	void *data;
 };
 int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext);

@@ -8,14 +8,16 @@
 #include "lib/base/redact.h"
 #include "lib/config/config.h"
 #include "lib/config/env_allowlist.h"
+#include "lib/policy/checks.h"
 #include "lib/run/contained_run.h"
+#include "lib/run/setup.h"
+#include "lib/workspace/mutation.h"
+#include "lib/workspace/snapshot.h"
 #include "lib/run/live.h"
 
 #include <inttypes.h>
 #include <jansson.h>
-#include <libgen.h>
 #include <signal.h>
-#include <sys/stat.h>
 
 static const char help[] =
     "Usage: agentguard contained-run CONFIG [--repo DIR] [--runs-root DIR]\n"
@@ -88,176 +90,112 @@ static const char *host_lookup(const char *name, void *data)
 	return getenv(name);
 }
 
-static int fd_abs_path(int fd, char **out)
-{
-	char link[64];
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	char buf[4096];
-	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
-	if (n <= 0 || (size_t)n >= sizeof(buf) - 1 || buf[0] != '/')
-		return -1;
-	buf[n] = '\0';
-	*out = ag_xstrdup(buf);
-	return 0;
-}
+/* The command line, parsed. */
+struct run_args {
+	const char *config, *repo, *runs_root, *docker, *signing_key;
+	int64_t timeout;
+	bool allow_fail, as_json, quiet;
+	const char *const *argv; /* the agent argv, after the literal '--' */
+	size_t argc;
+};
 
-/*
- * The workspace is bind-mounted by path, so nobody but us (or root) may be
- * able to rename anything on the way to it: every directory from / to the
- * runs root must be owned by root or by us, and writable by others only
- * with the sticky bit (like /tmp) or by our own group.
- */
-static int check_runs_root_ancestry(const char *abs, const char **bad)
+/* A valued option (--repo DIR or --repo=DIR): 1 consumed, 0 not one, -1 usage error. */
+static int valued_option(const char *cmd, int stop, char **argv, int *i, struct run_args *a,
+			 int *rc)
 {
-	_cleanup_free_ char *p = ag_xstrdup(abs);
-	size_t n = strlen(p);
-	for (size_t i = n; i > 0; i--) {
-		if (i != n && p[i] != '/')
-			continue;
-		char saved = p[i];
-		p[i] = '\0';
-		struct stat st;
-		int rc = lstat(i ? p : "/", &st);
-		p[i] = saved;
-		if (rc < 0 || !S_ISDIR(st.st_mode))
-			return -1;
-		bool owner_ok = st.st_uid == 0 || st.st_uid == geteuid();
-		bool others_ok = !(st.st_mode & S_IWOTH) || (st.st_mode & S_ISVTX);
-		bool group_ok = !(st.st_mode & S_IWGRP) || (st.st_mode & S_ISVTX) ||
-				st.st_gid == getegid() || st.st_gid == 0;
-		if (!owner_ok || !others_ok || !group_ok) {
-			*bad = owner_ok ? "writable by other users" : "owned by another user";
-			return -1;
+	static const char *const valued[] = {"--repo", "--runs-root", "--timeout",
+					     "--docker-socket", "--signing-key"};
+	const char *arg = argv[*i], *opt = NULL, *val = NULL;
+	for (size_t k = 0; k < AG_ARRAY_SIZE(valued); k++) {
+		size_t l = strlen(valued[k]);
+		if (strcmp(arg, valued[k]) == 0) {
+			if (*i + 1 >= stop) {
+				*rc = ag_cli_usage(cmd, "%s needs a value", valued[k]);
+				return -1;
+			}
+			opt = valued[k];
+			val = argv[++*i];
+		} else if (strncmp(arg, valued[k], l) == 0 && arg[l] == '=') {
+			opt = valued[k];
+			val = arg + l + 1;
 		}
 	}
-	struct stat st;
-	if (lstat("/", &st) < 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		*bad = "the root directory is not root-owned";
+	if (!opt)
+		return 0;
+	if (strcmp(opt, "--repo") == 0)
+		a->repo = val;
+	else if (strcmp(opt, "--runs-root") == 0)
+		a->runs_root = val;
+	else if (strcmp(opt, "--docker-socket") == 0)
+		a->docker = val;
+	else if (strcmp(opt, "--signing-key") == 0)
+		a->signing_key = val;
+	else if (ag_parse_i64(val, &a->timeout) < 0 || a->timeout < 1 ||
+		 a->timeout > AG_TIMEOUT_MAX_SECONDS) {
+		*rc = ag_cli_usage(cmd, "--timeout must be a whole number of seconds from 1 to %d",
+				   AG_TIMEOUT_MAX_SECONDS);
 		return -1;
 	}
-	return 0;
+	return 1;
 }
 
-/* Does the key file's real directory lie at or below the repository? */
-static bool key_inside(const char *key_path, const char *repo_abs)
-{
-	_cleanup_free_ char *copy = ag_xstrdup(key_path);
-	char *slash = strrchr(copy, '/');
-	const char *dir = slash ? (slash == copy ? "/" : (*slash = '\0', copy)) : ".";
-	_cleanup_free_ char *real = realpath(dir, NULL);
-	if (!real)
-		return true; /* cannot tell: fail closed */
-	size_t n = strlen(repo_abs);
-	return strncmp(real, repo_abs, n) == 0 && (real[n] == '/' || real[n] == '\0' || n == 1);
-}
-
-static void print_failure(const struct ag_run_outcome *o, const char *image, const char *socket)
-{
-	if (!o->failure_stage)
-		return;
-	fputs("Failure: ", stderr);
-	ag_cli_put_sanitized(stderr, o->failure_stage);
-	fputs(": ", stderr);
-	ag_cli_put_sanitized(stderr, o->failure_message ? o->failure_message : "");
-	fputs(" [", stderr);
-	ag_cli_put_sanitized(stderr, o->failure_reason ? o->failure_reason : "run.failed");
-	fputs("]\n", stderr);
-	if (o->cleanup_failure_reason)
-		fprintf(stderr, "Cleanup failure: [%s]\n", o->cleanup_failure_reason);
-	ag_cli_next_step(stderr, o->failure_reason, NULL, image, socket);
-	if (o->cleanup_failure_reason)
-		ag_cli_next_step(stderr, o->cleanup_failure_reason, NULL, NULL, NULL);
-}
-
-int ag_cmd_contained_run(int argc, char **argv)
-{
-	return ag_cli_contained_run(argc, argv, NULL);
-}
-
-int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext)
+/* The options before '--'; -1 to go on, else the exit code. */
+static int parse_options(int stop, char **argv, const struct ag_cli_run_ext *ext,
+			 struct run_args *a)
 {
 	const char *cmd = ext ? ext->command : "contained-run";
-	int boundary = -1;
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0) {
-			boundary = i;
-			break;
-		}
-	int stop = boundary < 0 ? argc : boundary;
-	const char *config = NULL, *repo = NULL, *runs_root = NULL, *docker = NULL;
-	const char *signing_key = NULL;
-	int64_t timeout = 0;
-	bool allow_fail = false, as_json = false, quiet = false;
 	for (int i = 1; i < stop; i++) {
-		const char *a = argv[i];
-		const char *val = NULL;
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+		const char *arg = argv[i];
+		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
 			fputs(ext ? ext->help : help, stdout);
 			return AG_EXIT_PASS;
 		}
 		if (ext) {
 			/* the extension's own options first (a value, or a flag) */
-			int er = ext->option(ext->data, a, i + 1 < stop ? argv[i + 1] : NULL);
+			int er = ext->option(ext->data, arg, i + 1 < stop ? argv[i + 1] : NULL);
 			if (er < 0)
 				return AG_EXIT_CONFIG;
 			i += er > 1;
 			if (er)
 				continue;
 		}
-		if (strcmp(a, "--allow-fail-result") == 0) {
-			allow_fail = true;
+		bool *flag = strcmp(arg, "--allow-fail-result") == 0 ? &a->allow_fail
+			     : strcmp(arg, "--json") == 0	     ? &a->as_json
+			     : strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0 ? &a->quiet
+										     : NULL;
+		if (flag) {
+			*flag = true;
 			continue;
 		}
-		if (strcmp(a, "--json") == 0) {
-			as_json = true;
+		int rc = AG_EXIT_CONFIG, v = valued_option(cmd, stop, argv, &i, a, &rc);
+		if (v < 0)
+			return rc;
+		if (v)
 			continue;
-		}
-		if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-			quiet = true;
-			continue;
-		}
-		static const char *const valued[] = {"--repo", "--runs-root", "--timeout",
-						     "--docker-socket", "--signing-key"};
-		const char *opt = NULL;
-		for (size_t k = 0; k < AG_ARRAY_SIZE(valued); k++) {
-			size_t l = strlen(valued[k]);
-			if (strcmp(a, valued[k]) == 0) {
-				if (i + 1 >= stop)
-					return ag_cli_usage(cmd, "%s needs a value", valued[k]);
-				opt = valued[k];
-				val = argv[++i];
-			} else if (strncmp(a, valued[k], l) == 0 && a[l] == '=') {
-				opt = valued[k];
-				val = a + l + 1;
-			}
-		}
-		if (opt) {
-			if (strcmp(opt, "--repo") == 0)
-				repo = val;
-			else if (strcmp(opt, "--runs-root") == 0)
-				runs_root = val;
-			else if (strcmp(opt, "--docker-socket") == 0)
-				docker = val;
-			else if (strcmp(opt, "--signing-key") == 0)
-				signing_key = val;
-			else if (ag_parse_i64(val, &timeout) < 0 || timeout < 1 ||
-				 timeout > AG_TIMEOUT_MAX_SECONDS)
-				return ag_cli_usage(cmd,
-						    "--timeout must be a whole number of seconds "
-						    "from 1 to %d",
-						    AG_TIMEOUT_MAX_SECONDS);
-			continue;
-		}
-		if (a[0] == '-' && a[1])
-			return ag_cli_usage(cmd, "unknown option '%s' before '--'", a);
-		if (config)
+		if (arg[0] == '-' && arg[1])
+			return ag_cli_usage(cmd, "unknown option '%s' before '--'", arg);
+		if (a->config)
 			return ag_cli_usage(cmd,
 					    "unexpected argument '%s': the agent argv goes after a "
 					    "literal '--'",
-					    a);
-		config = a;
+					    arg);
+		a->config = arg;
 	}
-	if (!config)
+	return -1;
+}
+
+/* The whole command line; -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, const struct ag_cli_run_ext *ext, struct run_args *a)
+{
+	const char *cmd = ext ? ext->command : "contained-run";
+	int boundary = -1;
+	for (int i = 1; i < argc && boundary < 0; i++)
+		if (strcmp(argv[i], "--") == 0)
+			boundary = i;
+	int rc = parse_options(boundary < 0 ? argc : boundary, argv, ext, a);
+	if (rc >= 0)
+		return rc;
+	if (!a->config)
 		return ag_cli_usage(cmd,
 				    "missing argument CONFIG (path to the AgentGuard config file)");
 	if (boundary < 0)
@@ -268,133 +206,315 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 	if (argv[boundary + 1][0] == '\0')
 		return ag_cli_usage(cmd, "the agent argv must not start with an empty "
 					 "string");
+	a->argv = (const char *const *)argv + boundary + 1;
+	a->argc = (size_t)(argc - boundary - 1);
+	return -1;
+}
 
-	/* 1. config and the host identity rule */
-	_cleanup_err_ struct ag_error *err = NULL;
-	_cleanup_config_ struct ag_config *c = NULL;
-	if (ag_config_load(config, &c, &err) < 0 ||
-	    ag_config_check_contained_run(c, geteuid(), getegid(), &err) < 0) {
-		ag_cli_print_error(err);
-		return AG_EXIT_CONFIG;
-	}
+/* A setup rule's refusal, worded as before the rules moved to the library. */
+static void print_setup_error(const struct ag_error *e)
+{
+	fprintf(stderr, "agentguard: %s: ", e->code == AG_E_USAGE ? "usage error" : "error");
+	ag_cli_put_sanitized(stderr, e->msg);
+	fprintf(stderr, " [%s]\n", e->reason);
+}
 
-	/* the evidence signing key: before anything runs, so a key problem costs nothing */
-	struct ag_sign_key *key = NULL;
-	_cleanup_free_ char *key_path = NULL;
-	int krc = ag_cli_signing_key(signing_key, &key, &key_path);
-	if (krc != AG_EXIT_PASS)
-		return krc;
+/* What a run shows: the record, and where its files are. */
+struct summary {
+	const struct ag_run_record *r;
+	const struct ag_cli_run_ext *ext;
+	const struct ag_redactor *red;
+	const char *task_id, *runs, *report;
+	const char *image, *socket; /* for the next step a failure names */
+	struct ag_strv failed;
+};
 
-	/* 2. the environment allowlist; values join the redaction set */
-	struct ag_redactor red = AG_REDACTOR_INIT;
-	struct ag_env_resolved env;
-	int rc = AG_EXIT_CONFIG;
-	int repo_fd = -1, runs_fd = -1;
-	char *repo_abs = NULL, *runs_abs = NULL, *cwd_abs = NULL;
-	for (size_t i = 0; i < c->n_agent_environment; i++)
-		ag_redactor_add_secret(&red, c->agent_environment[i].value);
-	for (size_t i = 0; i < c->n_secret_content_patterns; i++)
-		ag_redactor_add_secret(&red, c->secret_content_patterns[i].contains);
-	/* credential arguments (--token X, -H "X-Api-Key: X", ...) of the agent argv */
-	ag_redactor_add_argv(&red, (const char *const *)argv + boundary + 1,
-			     (size_t)(argc - boundary - 1));
-	if (ag_env_resolve(&c->contained, host_lookup, NULL, &red, &env, &err) < 0) {
-		ag_cli_print_error(err);
-		ag_redactor_release(&red);
-		ag_sign_key_free(key);
-		return AG_EXIT_CONFIG;
-	}
+static void print_failure(const struct summary *s)
+{
+	const struct ag_run_record *r = s->r;
+	const struct ag_run_failure *f = &r->failure;
+	if (!f->stage)
+		return;
+	fputs("Failure: ", stderr);
+	ag_cli_put_sanitized(stderr, f->stage);
+	fputs(": ", stderr);
+	ag_cli_put_sanitized(stderr, f->message ? f->message : "");
+	fputs(" [", stderr);
+	ag_cli_put_sanitized(stderr, f->reason ? f->reason : "run.failed");
+	fputs("]\n", stderr);
+	if (f->cleanup_reason)
+		fprintf(stderr, "Cleanup failure: [%s]\n", f->cleanup_reason);
+	ag_cli_next_step(stderr, f->reason, NULL, s->image, s->socket);
+	if (f->cleanup_reason)
+		ag_cli_next_step(stderr, f->cleanup_reason, NULL, NULL, NULL);
+}
 
-	/* 3. repository and runs root */
-	_cleanup_free_ char *repo_from_config = NULL;
-	if (!repo && c->repo_template) {
-		_cleanup_free_ char *dc = ag_xstrdup(config);
-		repo_from_config = c->repo_template[0] == '/'
-				       ? ag_xstrdup(c->repo_template)
-				       : ag_xasprintf("%s/%s", dirname(dc), c->repo_template);
-		repo = repo_from_config;
+/* "name (severity): first evidence" for each failed check, redacted. */
+static void failed_checks(const struct ag_run_record *r, const struct ag_redactor *red,
+			  struct ag_strv *out)
+{
+	for (int i = 0; r->checks.ok && i < AG_CK__COUNT; i++) {
+		const struct ag_check_result *ck = &r->checks.checks.v[i];
+		if (!ck->evaluated || ck->passed)
+			continue;
+		const char *first =
+		    ck->evidence.n ? ck->evidence.v[0] : (ck->message ? ck->message : "");
+		char *line = ag_xasprintf("%s (%s): %s", ag_check_name(ck->id),
+					  ag_severity_name(ck->severity), first);
+		ag_strv_push_owned(out, ag_redact(red, line, strlen(line),
+						  AG_CHECK_EVIDENCE_MAX_BYTES + 64, 0, NULL));
+		free(line);
 	}
-	repo_fd = open(repo ? repo : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (repo_fd < 0 || fd_abs_path(repo_fd, &repo_abs) < 0) {
-		fprintf(stderr,
-			"agentguard: error: cannot open the repository directory: %s "
-			"[run.repo]\n",
-			strerror(errno));
-		goto out;
+}
+
+/* "PATH (kind)" or "OLD -> NEW (renamed)", escaped, for the listed changes. */
+static char *change_line(const struct ag_ws_change *ch)
+{
+	char *a = ag_ws_path_display(ch->kind == AG_WS_RENAMED ? ch->old_path : ch->path);
+	char *line;
+	if (ch->kind == AG_WS_RENAMED) {
+		char *b = ag_ws_path_display(ch->path);
+		line = ag_xasprintf("%s -> %s (renamed)", a, b);
+		free(b);
+	} else {
+		line = ag_xasprintf("%s (%s)", a, ag_ws_change_name(ch->kind));
 	}
-	if (key_inside(key_path, repo_abs)) {
-		/* The workspace is a copy of the repository: the key would go with it. */
-		fputs("agentguard: error: the evidence signing key lies inside the repository, so "
-		      "the agent's copy would hold it; keep it outside (--signing-key FILE) "
-		      "[evidence.key.in_repo]\n",
+	free(a);
+	return line;
+}
+
+static bool outcome_is(const struct ag_run_record *r, const char *what)
+{
+	return r->exec.outcome && strcmp(r->exec.outcome, what) == 0;
+}
+
+static json_t *timings_json(const struct ag_run_timings *tm)
+{
+	return json_pack(
+	    "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "policy_ms", (json_int_t)tm->policy,
+	    "preflight_ms", (json_int_t)tm->preflight, "workspace_ms", (json_int_t)tm->workspace,
+	    "container_ms", (json_int_t)tm->container, "execution_ms", (json_int_t)tm->execution,
+	    "cleanup_ms", (json_int_t)tm->cleanup, "capture_ms", (json_int_t)tm->capture,
+	    "checks_ms", (json_int_t)tm->checks, "evidence_ms", (json_int_t)tm->evidence,
+	    "total_ms", (json_int_t)tm->total);
+}
+
+static json_t *str_or_null(const char *s)
+{
+	json_t *j = s ? json_string(s) : NULL;
+	return j ? j : json_null();
+}
+
+static void summary_json(const struct summary *s)
+{
+	const struct ag_run_record *r = s->r;
+	bool pf = r->preflight.ran;
+	json_t *j = json_object();
+	json_object_set_new(j, "run_id", json_string(r->run_id));
+	json_object_set_new(j, "result", json_string(r->result.pass ? "PASS" : "FAIL"));
+	json_object_set_new(j, "score",
+			    ag_run_record_score_known(r) ? json_integer(r->checks.checks.score)
+							 : json_null());
+	json_t *fc = json_array();
+	for (size_t i = 0; i < s->failed.n; i++) {
+		json_t *x = json_string(s->failed.v[i]);
+		json_array_append_new(fc, x ? x : json_string("[UNREPRESENTABLE]"));
+	}
+	json_object_set_new(j, "failed_checks", fc);
+	json_object_set_new(j, "exit_code", json_integer(r->result.exit_code));
+	json_object_set_new(j, "preflight",
+			    str_or_null(pf ? ag_pf_status_name(r->preflight.result.status) : NULL));
+	json_object_set_new(j, "claim_level",
+			    str_or_null(pf ? ag_pf_claim_name(r->preflight.result.claim) : NULL));
+	json_object_set_new(j, "outcome", str_or_null(r->exec.outcome));
+	json_object_set_new(j, "command_exit_code",
+			    r->exec.executed && r->exec.exit_status >= 0
+				? json_integer(r->exec.exit_status)
+				: json_null());
+	json_object_set_new(j, "changed_files_total",
+			    r->mutations.ok ? json_integer((json_int_t)r->mutations.mut.n)
+					    : json_null());
+	json_object_set_new(j, "cleanup_complete", json_boolean(r->ledger.cleanup_complete));
+	json_object_set_new(j, "failure_stage", str_or_null(r->failure.stage));
+	json_object_set_new(j, "failure_reason", str_or_null(r->failure.reason));
+	/* Only a file that was written is ever named. */
+	json_object_set_new(j, "report",
+			    str_or_null(r->result.artifact_written ? s->report : NULL));
+	json_object_set_new(j, "timings", timings_json(&r->timings));
+	bool patch = r->patch.recorded && r->patch.status && !strcmp(r->patch.status, "written");
+	char *pp = patch ? ag_xasprintf("%s/%s/changes.patch", s->runs, r->run_id) : NULL;
+	json_object_set_new(j, "patch", str_or_null(pp));
+	free(pp);
+	if (s->ext)
+		s->ext->report(s->ext->data, r, j);
+	ag_cli_json_print(j, s->ext ? s->ext->summary_schema : "agentguard.contained-run-summary");
+	print_failure(s);
+}
+
+static void text_command(const struct ag_run_record *r)
+{
+	const struct ag_run_exec *x = &r->exec;
+	if (x->executed) {
+		if (!x->agent_started && x->exit_status >= 0)
+			printf("Command exit code: %d (Docker's launcher: the command never "
+			       "started)\n",
+			       x->exit_status);
+		else if (!x->agent_started)
+			puts("Command exit code: none (the command never started)");
+		else if (x->exit_status >= 0)
+			printf("Command exit code: %d\n", x->exit_status);
+		else if (outcome_is(r, "oom_killed"))
+			puts("Command exit code: none (killed by the out-of-memory killer)");
+		else
+			puts("Command exit code: none (stopped by AgentGuard)");
+		printf("Outcome: %s\n", x->outcome ? x->outcome : "unknown");
+	}
+	if (x->timed_out)
+		puts("Command timed out: yes");
+	if (x->cancelled)
+		puts("Cancelled: yes");
+}
+
+static void text_changes(const struct summary *s)
+{
+	const struct ag_run_record *r = s->r;
+	const struct ag_ws_mutations *m = &r->mutations.mut;
+	if (r->mutations.ok) {
+		puts("Changed files:");
+		if (m->n == 0)
+			puts("- none");
+	} else if (r->workspace.capture_reason) {
+		printf("Changed files: unknown (the workspace capture failed [%s])\n",
+		       r->workspace.capture_reason);
+	} else if (!r->exec.agent_started) {
+		puts("Changed files: none (the agent did not run)");
+	} else {
+		puts("Changed files: unknown (the workspace was not captured)");
+	}
+	size_t listed = 0;
+	for (size_t i = 0; r->mutations.ok && i < m->n && i < AG_RUN_CHANGED_LIST_MAX; i++) {
+		char *line = change_line(&m->v[i]);
+		char *red = ag_redact(s->red, line, strlen(line), 1024, 0, NULL);
+		fputs("- ", stdout);
+		ag_cli_put_sanitized(stdout, red);
+		putchar('\n');
+		free(red);
+		free(line);
+		listed++;
+	}
+	if (r->mutations.ok && m->n > listed)
+		printf("- ... and %zu more\n", m->n - listed);
+	if (r->source.checked)
+		printf("Source repository unchanged: %s\n", r->source.unchanged ? "yes" : "NO");
+}
+
+static void summary_text(const struct summary *s)
+{
+	const struct ag_run_record *r = s->r;
+	puts("AgentGuard Contained Run");
+	fputs("Task: ", stdout);
+	ag_cli_put_sanitized(stdout, s->task_id);
+	putchar('\n');
+	printf("Result: %s\n", r->result.pass ? "PASS" : "FAIL");
+	if (r->exec.cancelled) /* a score of what was cut short would mislead */
+		puts("Score: none (the run was cancelled)");
+	else if (ag_run_record_score_known(r))
+		printf("Score: %d/100\n", r->checks.checks.score);
+	else
+		puts("Score: none (the agent did not run)");
+	if (s->failed.n)
+		puts("Failed checks:");
+	for (size_t i = 0; i < s->failed.n; i++) {
+		fputs("- ", stdout);
+		ag_cli_put_human(stdout, s->failed.v[i]);
+		putchar('\n');
+	}
+	if (r->preflight.ran)
+		printf("Docker preflight: %s; claim: %s\n",
+		       ag_pf_status_name(r->preflight.result.status),
+		       ag_pf_claim_name(r->preflight.result.claim));
+	text_command(r);
+	text_changes(s);
+	if (s->ext)
+		s->ext->report(s->ext->data, r, NULL);
+	fflush(stdout);
+	print_failure(s);
+	printf("Cleanup complete: %s (container %s, workspace %s)\n",
+	       r->ledger.cleanup_complete ? "yes" : "NO",
+	       ag_cleanup_state_name(ag_run_agent(r)->cleanup.state), r->workspace.status);
+	if (r->result.artifact_written) {
+		fputs("Contained run report path: ", stdout);
+		ag_cli_put_sanitized(stdout, s->report);
+		putchar('\n');
+	} else {
+		puts("Contained run report: not written (see the failure above)");
+	}
+	if (r->patch.recorded && r->patch.status && strcmp(r->patch.status, "written") == 0) {
+		fputs("The agent's changes: agentguard patch ", stdout);
+		ag_cli_put_sanitized(stdout, s->runs);
+		printf("/%s (review before git apply)\n", r->run_id);
+	} else {
+		ag_cli_patch_missing(stdout, r->patch.recorded ? r->patch.status : NULL,
+				     r->patch.reason);
+	}
+}
+
+static void print_seal_warning(const struct ag_run_result *res)
+{
+	const char *cs = res->chain_start;
+	if (res->seal_failed)
+		fputs("agentguard: warning: the artifact was written but could not be sealed "
+		      "into the runs root's chain [evidence.seal]\n",
 		      stderr);
-		goto out;
-	}
-	int cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (cwd_fd >= 0) {
-		(void)fd_abs_path(cwd_fd, &cwd_abs);
-		close(cwd_fd);
-	}
-	const char *runs = runs_root ? runs_root : ".agentguard/contained-runs";
-	runs_fd = ag_open_or_make_dirs(runs, 0755);
-	if (runs_fd < 0 || fd_abs_path(runs_fd, &runs_abs) < 0) {
+	else if (cs && (strcmp(cs, "lock_timeout") == 0 || strcmp(cs, "cancelled") == 0))
 		fprintf(stderr,
-			"agentguard: error: cannot create or open the runs root: %s "
-			"[run.runs_root]\n",
-			strerror(errno));
-		goto out;
-	}
-	const char *why_bad = "not a directory";
-	if (check_runs_root_ancestry(runs_abs, &why_bad) < 0) {
-		/* CONTRACT: workspace.mount_path_integrity */
+			"agentguard: warning: the chain lock was not taken (%s): the artifact is "
+			"sealed and signed outside the runs root's chain [evidence.chain.%s]\n",
+			cs, cs);
+	else if (cs && strcmp(cs, "empty") != 0)
 		fprintf(stderr,
-			"agentguard: error: the runs root or a directory above it is %s, so the "
-			"bind-mounted workspace path could be swapped [run.runs_root_unsafe]\n",
-			why_bad);
-		goto out;
-	}
-	struct stat rst;
-	if (fstat(runs_fd, &rst) < 0 || rst.st_uid != geteuid() ||
-	    ((rst.st_mode & (S_IWGRP | S_IWOTH)) && !(rst.st_mode & S_ISVTX))) {
-		/* Others could plant runs, hold the chain lock or swap the head. */
-		fputs("agentguard: error: the runs root is owned by another user or writable by "
-		      "group or others (without the sticky bit); run `chmod go-w` on it or pick "
-		      "another --runs-root [run.runs_root_unsafe]\n",
-		      stderr);
-		goto out;
-	}
-	size_t rl = strlen(repo_abs);
-	bool in_repo =
-	    strncmp(runs_abs, repo_abs, rl) == 0 && (runs_abs[rl] == '/' || runs_abs[rl] == '\0');
-	if (in_repo) {
-		/* CONTRACT: evidence.outside_agent_repo */
-		const char *rest = runs_abs + rl;
-		if (strncmp(rest, "/.agentguard/", 13) != 0 && strcmp(rest, "/.agentguard") != 0) {
-			fputs(
-			    "agentguard: usage error: the runs root is inside the repository but "
-			    "not "
-			    "under its top-level .agentguard/: evidence must stay outside what the "
-			    "agent sees [run.runs_root_in_repo]\n",
-			    stderr);
-			goto out;
-		}
-	}
-	/* Portable roles replace host roots everywhere (longest first). */
-	ag_redactor_add_root(&red, repo_abs, "${REPOSITORY_ROOT}");
-	ag_redactor_add_root(&red, runs_abs, "${RUNS_ROOT}");
-	if (cwd_abs)
-		ag_redactor_add_root(&red, cwd_abs, "${AGENTGUARD_ROOT}");
-	const char *home = getenv("HOME");
-	if (home && home[0] == '/' && home[1])
-		ag_redactor_add_root(&red, home, "${HOME}");
+			"agentguard: warning: the runs root's chain head could not be verified "
+			"under this signing key (%s); this run starts a new chain segment instead "
+			"of extending it [evidence.chain.new_segment]\n",
+			cs);
+}
 
-	/*
-	 * 4. cancellation: SIGINT, SIGTERM, SIGHUP (the terminal closed),
-	 * SIGQUIT and SIGPIPE (stdout's reader went away) all stop the run
-	 * the same way: cleanup by id, the artifact, exit 128+N. A write that
-	 * raised SIGPIPE fails with EPIPE instead of killing AgentGuard, so
-	 * the teardown goes on writing nowhere.
-	 */
+/* Prints what the run recorded; returns the exit code. */
+static int report_run(const struct ag_run_record *r, const struct run_args *a,
+		      const struct ag_cli_run_ext *ext, const struct ag_redactor *red,
+		      const char *runs)
+{
+	struct summary s = {.r = r,
+			    .ext = ext,
+			    .red = red,
+			    .runs = runs,
+			    .task_id = r->opts->cfg->task_id,
+			    .image = r->opts->cfg->sandbox.image,
+			    .socket = a->docker,
+			    .failed = AG_STRV_INIT};
+	char *report = ag_xasprintf("%s/%s/contained-run.json", runs, r->run_id);
+	s.report = report;
+	failed_checks(r, red, &s.failed);
+	if (a->as_json)
+		summary_json(&s);
+	else
+		summary_text(&s);
+	print_seal_warning(&r->result);
+	ag_strv_release(&s.failed);
+	free(report);
+	int rc = r->result.exit_code;
+	return a->allow_fail && rc == AG_EXIT_FAIL ? AG_EXIT_PASS : rc;
+}
+
+/*
+ * Cancellation: SIGINT, SIGTERM, SIGHUP (the terminal closed), SIGQUIT and
+ * SIGPIPE (stdout's reader went away) all stop the run the same way:
+ * cleanup by id, the artifact, exit 128+N. A write that raised SIGPIPE
+ * fails with EPIPE instead of killing AgentGuard, so the teardown goes on
+ * writing nowhere.
+ */
+static void catch_signals(void)
+{
 	static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
 	struct sigaction sa = {0};
 	sa.sa_handler = on_signal;
@@ -403,229 +523,126 @@ int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext
 		sigaddset(&sa.sa_mask, stop_signals[i]);
 	for (size_t i = 0; i < AG_ARRAY_SIZE(stop_signals); i++)
 		sigaction(stop_signals[i], &sa, NULL);
+}
 
+/* Everything the run is given, opened and checked (the rules: lib/run/setup.h). */
+struct run_setting {
+	struct ag_config *cfg;
+	struct ag_sign_key *key;
+	char *key_path;
+	struct ag_redactor red;
+	struct ag_env_resolved env;
+	bool env_ok;
+	struct ag_run_setup setup;
+};
+
+static void setting_release(struct run_setting *st)
+{
+	if (st->env_ok)
+		ag_env_resolved_release(&st->env);
+	ag_redactor_release(&st->red);
+	ag_sign_key_free(st->key);
+	free(st->key_path);
+	ag_run_setup_release(&st->setup);
+	ag_config_free(st->cfg);
+}
+
+/* Config, identity rule, key, environment, repository and runs root: the exit code. */
+static int open_setting(const struct run_args *a, struct run_setting *st)
+{
+	_cleanup_err_ struct ag_error *err = NULL;
+	/* 1. config and the host identity rule */
+	if (ag_config_load(a->config, &st->cfg, &err) < 0 ||
+	    ag_config_check_contained_run(st->cfg, geteuid(), getegid(), &err) < 0) {
+		ag_cli_print_error(err);
+		return AG_EXIT_CONFIG;
+	}
+	/* the evidence signing key: before anything runs, so a key problem costs nothing */
+	int krc = ag_cli_signing_key(a->signing_key, &st->key, &st->key_path);
+	if (krc != AG_EXIT_PASS)
+		return krc;
+	/* 2. the environment allowlist; values join the redaction set */
+	ag_run_setup_secrets(st->cfg, a->argv, a->argc, &st->red);
+	if (ag_env_resolve(&st->cfg->contained, host_lookup, NULL, &st->red, &st->env, &err) < 0) {
+		ag_cli_print_error(err);
+		return AG_EXIT_CONFIG;
+	}
+	st->env_ok = true;
+	/* 3. repository and runs root */
+	const struct ag_run_setup_in in = {
+	    .cfg = st->cfg,
+	    .config_path = a->config,
+	    .repo = a->repo,
+	    .runs_root = a->runs_root,
+	    .key_path = st->key_path,
+	    .home = getenv("HOME"),
+	};
+	if (ag_run_setup_open(&in, &st->setup, &st->red, &err) < 0) {
+		print_setup_error(err);
+		return AG_EXIT_CONFIG;
+	}
+	return AG_EXIT_PASS;
+}
+
+int ag_cmd_contained_run(int argc, char **argv)
+{
+	return ag_cli_contained_run(argc, argv, NULL);
+}
+
+int ag_cli_contained_run(int argc, char **argv, const struct ag_cli_run_ext *ext)
+{
+	struct run_args a = {0};
+	_cleanup_err_ struct ag_error *err = NULL;
+	int rc = parse_args(argc, argv, ext, &a);
+	if (rc >= 0)
+		return rc;
+	struct run_setting st = {.red = AG_REDACTOR_INIT, .setup = {.repo_fd = -1, .runs_fd = -1}};
+	rc = open_setting(&a, &st);
+	if (rc != AG_EXIT_PASS)
+		goto out;
+	catch_signals();
 	/* what the run shows while it runs (cli/live_out.c) */
 	struct ag_cli_live live = {
-	    .quiet = quiet, .json = as_json, .progress = !quiet && isatty(STDERR_FILENO)};
+	    .quiet = a.quiet, .json = a.as_json, .progress = !a.quiet && isatty(STDERR_FILENO)};
 	const struct ag_run_observer observer = {ag_cli_live_event, &live};
-
 	static char *probe, *init; /* for the life of the process */
 	if (!probe)
 		probe = ag_cli_probe_path();
 	if (!init)
 		init = ag_cli_init_path();
 	struct ag_run_opts o = {
-	    .cfg = c,
-	    .repo_fd = repo_fd,
-	    .repo_abs = repo_abs,
-	    .runs_root_fd = runs_fd,
-	    .runs_root_abs = runs_abs,
-	    .runs_root_in_repo = in_repo,
-	    .runs_root_rel = in_repo ? runs_abs + rl + 1 : NULL,
-	    .signing_key = key,
-	    .argv = (const char *const *)argv + boundary + 1,
-	    .argc = (size_t)(argc - boundary - 1),
-	    .timeout_seconds = timeout ? timeout : c->command_timeout_seconds,
-	    .env = &env,
-	    .redact = &red,
-	    .docker_socket = docker,
+	    .cfg = st.cfg,
+	    .repo_fd = st.setup.repo_fd,
+	    .repo_abs = st.setup.repo_abs,
+	    .runs_root_fd = st.setup.runs_fd,
+	    .runs_root_abs = st.setup.runs_abs,
+	    .runs_root_in_repo = st.setup.in_repo,
+	    .runs_root_rel = st.setup.runs_rel,
+	    .signing_key = st.key,
+	    .argv = a.argv,
+	    .argc = a.argc,
+	    .timeout_seconds = a.timeout ? a.timeout : st.cfg->command_timeout_seconds,
+	    .env = &st.env,
+	    .redact = &st.red,
+	    .docker_socket = a.docker,
 	    .probe_path = probe,
 	    .init_path = init,
 	    .cancel = &cancel_signal,
 	    .observer = &observer,
 	};
-	if (ext && (rc = ext->prepare(ext->data, c, &o)) != AG_EXIT_PASS)
+	if (ext && (rc = ext->prepare(ext->data, st.cfg, &o)) != AG_EXIT_PASS)
 		goto out;
-	struct ag_run_outcome out;
-	int crc = ag_contained_run(&o, &out, &err);
+	struct ag_run_record rec;
+	int crc = ag_contained_run(&o, &rec, &err);
 	ag_cli_live_end(&live);
 	if (crc < 0) {
 		ag_cli_print_error(err);
 		rc = AG_EXIT_WORKSPACE;
-		goto out;
-	}
-	char *report = ag_xasprintf("%s/%s/contained-run.json", runs, out.run_id);
-	rc = out.exit_code;
-	if (allow_fail && rc == AG_EXIT_FAIL)
-		rc = AG_EXIT_PASS;
-	if (as_json) {
-		json_t *j = json_object();
-		json_object_set_new(j, "run_id", json_string(out.run_id));
-		json_object_set_new(j, "result", json_string(out.pass ? "PASS" : "FAIL"));
-		json_object_set_new(j, "score",
-				    out.score_known ? json_integer(out.score) : json_null());
-		json_t *fc = json_array();
-		for (size_t i = 0; i < out.failed_checks.n; i++) {
-			json_t *x = json_string(out.failed_checks.v[i]);
-			json_array_append_new(fc, x ? x : json_string("[UNREPRESENTABLE]"));
-		}
-		json_object_set_new(j, "failed_checks", fc);
-		json_object_set_new(j, "exit_code", json_integer(out.exit_code));
-		json_object_set_new(j, "preflight",
-				    out.preflight_status ? json_string(out.preflight_status)
-							 : json_null());
-		json_object_set_new(j, "claim_level",
-				    out.claim_level ? json_string(out.claim_level) : json_null());
-		json_object_set_new(j, "outcome",
-				    out.outcome ? json_string(out.outcome) : json_null());
-		json_object_set_new(j, "command_exit_code",
-				    out.command_ran && out.command_exit_code >= 0
-					? json_integer(out.command_exit_code)
-					: json_null());
-		json_object_set_new(j, "changed_files_total",
-				    out.changes_known ? json_integer((json_int_t)out.changed_total)
-						      : json_null());
-		json_object_set_new(j, "cleanup_complete", json_boolean(out.cleanup_complete));
-		json_object_set_new(j, "failure_stage",
-				    out.failure_stage ? json_string(out.failure_stage)
-						      : json_null());
-		json_object_set_new(j, "failure_reason",
-				    out.failure_reason ? json_string(out.failure_reason)
-						       : json_null());
-		/* Only a file that was written is ever named. */
-		json_t *rp = out.artifact_written ? json_string(report) : NULL;
-		json_object_set_new(j, "report", rp ? rp : json_null());
-		const struct ag_run_timings *tm = &out.timings;
-		json_object_set_new(
-		    j, "timings",
-		    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "policy_ms",
-			      (json_int_t)tm->policy, "preflight_ms", (json_int_t)tm->preflight,
-			      "workspace_ms", (json_int_t)tm->workspace, "container_ms",
-			      (json_int_t)tm->container, "execution_ms", (json_int_t)tm->execution,
-			      "cleanup_ms", (json_int_t)tm->cleanup, "capture_ms",
-			      (json_int_t)tm->capture, "checks_ms", (json_int_t)tm->checks,
-			      "evidence_ms", (json_int_t)tm->evidence, "total_ms",
-			      (json_int_t)tm->total));
-		char *pp = out.patch_written ? ag_xasprintf("%s/%s/changes.patch", runs, out.run_id)
-					     : NULL;
-		json_t *pj = pp ? json_string(pp) : NULL;
-		json_object_set_new(j, "patch", pj ? pj : json_null());
-		free(pp);
-		if (ext)
-			ext->report(ext->data, j);
-		ag_cli_json_print(j,
-				  ext ? ext->summary_schema : "agentguard.contained-run-summary");
-		print_failure(&out, c->sandbox.image, docker);
 	} else {
-		puts("AgentGuard Contained Run");
-		fputs("Task: ", stdout);
-		ag_cli_put_sanitized(stdout, c->task_id);
-		putchar('\n');
-		printf("Result: %s\n", out.pass ? "PASS" : "FAIL");
-		if (out.cancelled) /* a score of what was cut short would mislead */
-			puts("Score: none (the run was cancelled)");
-		else if (out.score_known)
-			printf("Score: %d/100\n", out.score);
-		else
-			puts("Score: none (the agent did not run)");
-		if (out.failed_checks.n) {
-			puts("Failed checks:");
-			for (size_t i = 0; i < out.failed_checks.n; i++) {
-				fputs("- ", stdout);
-				ag_cli_put_human(stdout, out.failed_checks.v[i]);
-				putchar('\n');
-			}
-		}
-		if (out.preflight_status)
-			printf("Docker preflight: %s; claim: %s\n", out.preflight_status,
-			       out.claim_level);
-		if (out.command_ran) {
-			bool oom = out.outcome && strcmp(out.outcome, "oom_killed") == 0;
-			if (!out.agent_started && out.command_exit_code >= 0)
-				printf(
-				    "Command exit code: %d (Docker's launcher: the command never "
-				    "started)\n",
-				    out.command_exit_code);
-			else if (!out.agent_started)
-				puts("Command exit code: none (the command never started)");
-			else if (out.command_exit_code >= 0)
-				printf("Command exit code: %d\n", out.command_exit_code);
-			else if (oom)
-				puts(
-				    "Command exit code: none (killed by the out-of-memory killer)");
-			else
-				puts("Command exit code: none (stopped by AgentGuard)");
-			printf("Outcome: %s\n", out.outcome ? out.outcome : "unknown");
-		}
-		if (out.timed_out)
-			puts("Command timed out: yes");
-		if (out.cancelled)
-			puts("Cancelled: yes");
-		if (out.changes_known) {
-			puts("Changed files:");
-			if (out.changed_files.n == 0)
-				puts("- none");
-		} else if (out.capture_reason) {
-			printf("Changed files: unknown (the workspace capture failed [%s])\n",
-			       out.capture_reason);
-		} else if (!out.agent_started) {
-			puts("Changed files: none (the agent did not run)");
-		} else {
-			puts("Changed files: unknown (the workspace was not captured)");
-		}
-		for (size_t i = 0; i < out.changed_files.n; i++) {
-			fputs("- ", stdout);
-			char *s = ag_redact(&red, out.changed_files.v[i],
-					    strlen(out.changed_files.v[i]), 1024, 0, NULL);
-			ag_cli_put_sanitized(stdout, s);
-			free(s);
-			putchar('\n');
-		}
-		if (out.changed_total > out.changed_files.n)
-			printf("- ... and %zu more\n", out.changed_total - out.changed_files.n);
-		if (out.source_unchanged_known)
-			printf("Source repository unchanged: %s\n",
-			       out.source_unchanged ? "yes" : "NO");
-		if (ext)
-			ext->report(ext->data, NULL);
-		fflush(stdout);
-		print_failure(&out, c->sandbox.image, docker);
-		printf("Cleanup complete: %s (container %s, workspace %s)\n",
-		       out.cleanup_complete ? "yes" : "NO", out.cleanup_status,
-		       out.workspace_status);
-		if (out.artifact_written) {
-			fputs("Contained run report path: ", stdout);
-			ag_cli_put_sanitized(stdout, report);
-			putchar('\n');
-		} else {
-			puts("Contained run report: not written (see the failure above)");
-		}
-		if (out.patch_written) {
-			fputs("The agent's changes: agentguard patch ", stdout);
-			ag_cli_put_sanitized(stdout, runs);
-			printf("/%s (review before git apply)\n", out.run_id);
-		} else {
-			ag_cli_patch_missing(stdout, out.patch_status, out.patch_reason);
-		}
+		rc = report_run(&rec, &a, ext, &st.red, st.setup.runs);
 	}
-	if (out.seal_failed)
-		fputs("agentguard: warning: the artifact was written but could not be sealed "
-		      "into the runs root's chain [evidence.seal]\n",
-		      stderr);
-	else if (out.chain_start && (strcmp(out.chain_start, "lock_timeout") == 0 ||
-				     strcmp(out.chain_start, "cancelled") == 0))
-		fprintf(stderr,
-			"agentguard: warning: the chain lock was not taken (%s): the artifact is "
-			"sealed and signed outside the runs root's chain [evidence.chain.%s]\n",
-			out.chain_start, out.chain_start);
-	else if (out.chain_start && strcmp(out.chain_start, "empty") != 0)
-		fprintf(stderr,
-			"agentguard: warning: the runs root's chain head could not be verified "
-			"under this signing key (%s); this run starts a new chain segment instead "
-			"of extending it [evidence.chain.new_segment]\n",
-			out.chain_start);
-	free(report);
-	ag_run_outcome_release(&out);
+	ag_run_record_release(&rec);
 out:
-	ag_env_resolved_release(&env);
-	ag_redactor_release(&red);
-	ag_sign_key_free(key);
-	if (repo_fd >= 0)
-		close(repo_fd);
-	if (runs_fd >= 0)
-		close(runs_fd);
-	free(repo_abs);
-	free(runs_abs);
-	free(cwd_abs);
+	setting_release(&st);
 	return rc;
 }

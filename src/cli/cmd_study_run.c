@@ -115,29 +115,29 @@ static int prepare(void *data, const struct ag_config *c, struct ag_run_opts *o)
 	return AG_EXIT_PASS;
 }
 
-static void report(void *data, json_t *j)
+static void report(void *data, const struct ag_run_record *rec, json_t *j)
 {
 	struct study_cli *s = data;
-	if (!s->study)
+	const struct ag_run_study *m = &rec->study;
+	if (!s->study || !m->present)
 		return;
-	struct ag_study_summary m;
-	ag_study_summary(s->study, &m);
+	const char *gw = m->gateway_state ? m->gateway_state : "not_started";
 	if (j) {
 		json_object_set_new(
 		    j, "study_egress",
 		    json_pack("{s:s, s:b, s:s?, s:s?, s:b, s:s, s:I, s:I, s:s?}", "trial_id",
-			      s->trial, "topology_verified", m.setup_done, "completion",
-			      m.completion, "completion_reason", m.completion_reason,
-			      "cleanup_complete", m.cleanup_complete, "gateway_state",
-			      m.gateway_state, "events", (json_int_t)m.events, "denied",
-			      (json_int_t)m.denied, "manifest",
-			      m.manifest_written ? "live-study-egress-manifest.json" : NULL));
+			      s->trial, "topology_verified", m->setup_done, "completion",
+			      m->completion, "completion_reason", m->completion_reason,
+			      "cleanup_complete", m->cleanup_complete, "gateway_state", gw,
+			      "events", (json_int_t)m->events, "denied", (json_int_t)m->denied,
+			      "manifest",
+			      m->manifest_written ? "live-study-egress-manifest.json" : NULL));
 		return;
 	}
 	printf("Study egress: topology %s; gateway %s; %zu request(s), %zu denied\n",
-	       m.setup_done ? "verified" : "NOT verified", m.gateway_state, m.events, m.denied);
-	if (m.completion)
-		printf("Egress manifest: %s (%s)\n", m.completion, m.completion_reason);
+	       m->setup_done ? "verified" : "NOT verified", gw, m->events, m->denied);
+	if (m->completion)
+		printf("Egress manifest: %s (%s)\n", m->completion, m->completion_reason);
 	else
 		puts("Egress manifest: not written");
 }

@@ -4,17 +4,12 @@
 #include "lib/base/error.h"
 #include "lib/base/bounds.h"
 #include "lib/evidence/sign.h"
+#include "lib/run/setup.h"
 
 char *ag_cli_default_key_path(void)
 {
-	/* XDG Base Directory: a relative XDG_STATE_HOME is ignored. */
-	const char *x = getenv("XDG_STATE_HOME");
-	if (x && x[0] == '/')
-		return ag_xasprintf("%s/agentguard/signing-key.pem", x);
-	const char *h = getenv("HOME");
-	if (h && h[0] == '/')
-		return ag_xasprintf("%s/.local/state/agentguard/signing-key.pem", h);
-	return NULL;
+	/* the rule is the library's (lib/run/setup.h); the environment is read here */
+	return ag_run_key_default_path(getenv("XDG_STATE_HOME"), getenv("HOME"));
 }
 
 int ag_cli_signing_key(const char *given, struct ag_sign_key **out, char **path_out)

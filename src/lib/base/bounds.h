@@ -243,6 +243,10 @@
 /* Most AgentGuard-labelled containers listed in one residue inventory; more
  * fails closed (an inventory we cannot read whole proves nothing). */
 #define AG_RUN_RESIDUE_MAX 256
+/* Objects one run's ledger remembers (agent, probes, gateway, networks, export). */
+#define AG_LEDGER_MAX_ENTRIES 16
+/* Owner labels one ledger entry checks before any action by its id. */
+#define AG_LEDGER_MAX_LABELS 4
 /* Extra wall-clock time for `docker start -a` beyond the agent timeout, so the
  * client's own exit is seen before AgentGuard kills it. */
 #define AG_RUN_START_SLACK_MS 2000

@@ -682,3 +682,81 @@ int ag_network_cleanup_labelled(struct ag_engine *eng, const char *key, const ch
 	return cleanup_labelled(eng, NETWORKS, network_remove_one, key, value, owner, timeout_ms,
 				NULL, NULL, worst, removed, skipped_foreign);
 }
+
+/* ---- the run's ledger ---- */
+
+void ag_ledger_init(struct ag_ledger *l, const char *key, const char *value, unsigned timeout_ms)
+{
+	memset(l, 0, sizeof(*l));
+	l->key = key;
+	l->value = value;
+	l->timeout_ms = timeout_ms;
+}
+
+void ag_ledger_release(struct ag_ledger *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].name);
+		free(l->v[i].id);
+	}
+	memset(l, 0, sizeof(*l));
+}
+
+struct ag_ledger_entry *ag_ledger_add(struct ag_ledger *l, enum ag_ledger_kind kind,
+				      const char *role, const char *name,
+				      const struct ag_label_expect *labels, size_t n_labels)
+{
+	if (l->n >= AG_LEDGER_MAX_ENTRIES || n_labels > AG_LEDGER_MAX_LABELS)
+		return NULL;
+	struct ag_ledger_entry *e = &l->v[l->n++];
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	e->role = role;
+	e->name = ag_xstrdup(name);
+	for (size_t i = 0; i < n_labels; i++)
+		e->labels[i] = labels[i];
+	e->owner = (struct ag_container_owner){e->name, e->labels, n_labels};
+	e->cleanup = (struct ag_cleanup_result){
+	    AG_CLEANUP_NOT_CREATED, false, true,
+	    kind == AG_LEDGER_CONTAINER ? "no container was created" : "no network was created"};
+	return e;
+}
+
+const struct ag_ledger_entry *ag_ledger_find(const struct ag_ledger *l, const char *role)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].role, role) == 0)
+			return &l->v[i];
+	return NULL;
+}
+
+int ag_ledger_entry_create(struct ag_engine *eng, struct ag_ledger_entry *e,
+			   const struct ag_exec_spec *spec, const struct ag_network_spec *net,
+			   unsigned timeout_ms, struct ag_error **err)
+{
+	e->attempted = true;
+	free(e->id);
+	e->id = NULL;
+	return e->kind == AG_LEDGER_CONTAINER
+		   ? ag_ledger_create(eng, spec, timeout_ms, &e->id, err)
+		   : ag_network_create(eng, net, timeout_ms, &e->id, err);
+}
+
+void ag_ledger_entry_teardown(struct ag_ledger *l, struct ag_engine *eng, struct ag_ledger_entry *e)
+{
+	if (e->torn_down)
+		return;
+	e->torn_down = true;
+	if (e->kind == AG_LEDGER_CONTAINER)
+		ag_ledger_remove(eng, e->id, e->attempted, l->key, l->value, &e->owner,
+				 l->timeout_ms, &e->cleanup, NULL);
+	else
+		ag_network_remove(eng, e->id, e->attempted, l->key, l->value, &e->owner,
+				  l->timeout_ms, &e->cleanup);
+}
+
+void ag_ledger_teardown(struct ag_ledger *l, struct ag_engine *eng)
+{
+	for (size_t i = l->n; i > 0; i--)
+		ag_ledger_entry_teardown(l, eng, &l->v[i - 1]);
+}

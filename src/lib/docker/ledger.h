@@ -19,6 +19,7 @@
 #define AG_LEDGER_H
 
 #include "lib/base/ag.h"
+#include "lib/base/bounds.h"
 #include "lib/base/proc.h"
 #include "lib/docker/inspect.h"
 
@@ -197,5 +198,69 @@ int ag_network_cleanup_labelled(struct ag_engine *eng, const char *key, const ch
 				const struct ag_container_owner *owner, unsigned timeout_ms,
 				struct ag_cleanup_result *worst, size_t *removed,
 				size_t *skipped_foreign);
+
+/* ---- the run's ledger: one entry per object the run creates ---- */
+
+enum ag_ledger_kind { AG_LEDGER_CONTAINER = 0, AG_LEDGER_NETWORK };
+
+/*
+ * What the ledger remembers about one object: who it must be (name and
+ * owner labels, checked before any action by id), whether a create was
+ * sent (the object may then exist without an answered id: found by the
+ * ledger's unique label), the id the daemon answered, and how its teardown
+ * ended. The entry lives inside its ledger: its pointers stay valid while
+ * the ledger does.
+ */
+struct ag_ledger_entry {
+	enum ag_ledger_kind kind;
+	const char *role; /* static: agent, probe, gateway, study_network, ... */
+	char *name;
+	char *id; /* the 64-hex id the daemon answered, NULL until then */
+	struct ag_label_expect labels[AG_LEDGER_MAX_LABELS]; /* borrowed strings */
+	struct ag_container_owner owner;		     /* name + labels */
+	bool attempted;					     /* a create was sent */
+	bool torn_down;
+	struct ag_cleanup_result cleanup; /* not_created until torn down */
+};
+
+struct ag_ledger {
+	const char *key, *value; /* the run's unique label (borrowed): a lost answer */
+	unsigned timeout_ms;
+	struct ag_ledger_entry v[AG_LEDGER_MAX_ENTRIES];
+	size_t n;
+};
+
+void ag_ledger_init(struct ag_ledger *l, const char *key, const char *value, unsigned timeout_ms);
+void ag_ledger_release(struct ag_ledger *l);
+
+/*
+ * Remembers an object before it is created (name and labels borrowed,
+ * labels at most AG_LEDGER_MAX_LABELS). NULL when the ledger is full or
+ * the labels are too many: the caller fails closed.
+ */
+struct ag_ledger_entry *ag_ledger_add(struct ag_ledger *l, enum ag_ledger_kind kind,
+				      const char *role, const char *name,
+				      const struct ag_label_expect *labels, size_t n_labels);
+/* The entry with this role, or NULL. */
+const struct ag_ledger_entry *ag_ledger_find(const struct ag_ledger *l, const char *role);
+
+/*
+ * Creates the entry's object: a container from spec (whose name must be
+ * the entry's), or a network from net. Marks it attempted first; *id
+ * recorded the moment the daemon answers.
+ */
+int ag_ledger_entry_create(struct ag_engine *eng, struct ag_ledger_entry *e,
+			   const struct ag_exec_spec *spec, const struct ag_network_spec *net,
+			   unsigned timeout_ms, struct ag_error **err);
+
+/*
+ * Removes the entry's object by its id (absence verified), or, created
+ * without an answered id, whatever carries the ledger's unique label and
+ * is this entry's by name and labels. Once per entry; e->cleanup says how.
+ */
+void ag_ledger_entry_teardown(struct ag_ledger *l, struct ag_engine *eng,
+			      struct ag_ledger_entry *e);
+/* Every entry not yet torn down, newest first. */
+void ag_ledger_teardown(struct ag_ledger *l, struct ag_engine *eng);
 
 #endif

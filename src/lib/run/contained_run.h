@@ -21,6 +21,7 @@
 #include "lib/base/ag.h"
 #include "lib/base/strv.h"
 #include "lib/docker/ledger.h"
+#include "lib/run/record.h"
 
 #include <jansson.h>
 #include <signal.h>
@@ -57,8 +58,9 @@ struct ag_run_net_hooks {
 	 * beside the artifact. -1: exit 8 when err's code is AG_E_CLEANUP, else 1. */
 	int (*finish)(void *data, struct ag_engine *eng, int run_fd, const char *fixture_digest,
 		      const struct ag_cleanup_result *agent_cleanup, struct ag_error **err);
-	/* Adds what the hooks observed to the artifact (sealed with it). */
-	void (*artifact)(void *data, json_t *artifact);
+	/* Before any stage: where the hooks write what they observe (the run
+	 * record's study part, which the artifact builder renders). */
+	void (*bind)(void *data, struct ag_run_study *st);
 };
 
 struct ag_run_opts {
@@ -87,57 +89,14 @@ struct ag_run_opts {
 	const struct ag_run_net_hooks *net; /* NULL: the config's network */
 };
 
-struct ag_run_outcome {
-	int exit_code;
-	bool pass;
-	int score;		      /* 0..100 from the policy checks */
-	bool score_known;	      /* false: the agent never ran, no score is shown */
-	struct ag_strv failed_checks; /* "name (severity): first evidence", redacted */
-	char *run_id;
-	const char *preflight_status; /* static, or NULL when preflight did not run */
-	const char *claim_level;      /* static, or NULL */
-	bool command_ran;	      /* `docker start` was run */
-	bool agent_started;	      /* the agent's process actually started */
-	int command_exit_code;	      /* -1: none (stopped, OOM-killed, never started) */
-	bool timed_out, cancelled;
-	const char *outcome;	      /* static: exited, oom_killed, timed_out, cancelled, ... */
-	struct ag_strv changed_files; /* escaped, bounded */
-	size_t changed_total;
-	bool changes_known;	    /* the workspace capture succeeded */
-	const char *capture_reason; /* static: why the capture failed, or NULL */
-	const char *failure_stage;  /* static, or NULL */
-	const char *failure_reason;
-	char *failure_message; /* sanitized */
-	const char *cleanup_failure_reason;
-	bool cleanup_complete;
-	const char *cleanup_status;   /* container cleanup state name */
-	const char *workspace_status; /* removed, retained, incomplete, not_prepared */
-	bool source_unchanged_known, source_unchanged;
-	bool artifact_written;
-	bool patch_written; /* changes.patch is beside the artifact */
-	/* static: the artifact's patch status and reason (NULL: not recorded, none) */
-	const char *patch_status, *patch_reason;
-	bool seal_failed; /* the artifact exists but could not be sealed */
-	/* Wall time of each stage in ms (0: the stage did not run). The
-	 * preflight includes the engine connection; container is create +
-	 * verification + fingerprint; execution is attach to stream end. */
-	struct ag_run_timings {
-		uint64_t policy, preflight, workspace, container, execution, cleanup, capture,
-		    checks, evidence, total;
-	} timings;
-	const char *chain_start; /* static: why the seal starts a chain segment or is
-				  * outside the chain (seal.h), NULL when linked */
-};
-
-void ag_run_outcome_release(struct ag_run_outcome *o);
-
 /*
- * Runs the workflow. Returns 0 whenever a run directory was created and an
- * outcome reached (success or any failure: see out->exit_code); -1 with
- * *err when not even the run directory could be made (exit 4).
+ * Runs the workflow (the stage table in pipeline.c) into *rec, which the
+ * caller releases with ag_run_record_release. Returns 0 whenever a run
+ * directory was created and a verdict reached (success or any failure: see
+ * rec->result.exit_code); -1 with *err when not even the run directory could
+ * be made (exit 4).
  */
-int ag_contained_run(const struct ag_run_opts *o, struct ag_run_outcome *out,
-		     struct ag_error **err);
+int ag_contained_run(const struct ag_run_opts *o, struct ag_run_record *rec, struct ag_error **err);
 
 /* The run id: <task_id>-contained-<UTC yyyymmddHHMMSSffffff>-<8 hex>. */
 char *ag_run_id_new(const char *task_id);
@@ -165,11 +124,6 @@ bool ag_process_alive(pid_t pid, unsigned long long start_ticks);
 #define AG_RUN_OWNER_VALUE "contained-run"
 #define AG_RUN_ID_LABEL "agentguard.contained-run.id"
 
-/* Who a run's container must be: its name and both owner labels. */
-struct ag_run_owner {
-	struct ag_label_expect labels[2];
-	struct ag_container_owner owner;
-};
 /* Borrows name and suffix; they must outlive o. */
 void ag_run_owner_init(struct ag_run_owner *o, const char *name, const char *suffix);
 

@@ -1,5 +1,9 @@
 #include "lib/base/ag.h"
 #include "lib/run/evidence.h"
+#include "lib/run/contained_run.h"
+#include "lib/run/study.h"
+#include "lib/base/json.h"
+#include "lib/egress/manifest.h"
 #include "lib/workspace/patch.h"
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
@@ -19,6 +23,27 @@
 #include "lib/workspace/workspace.h"
 
 #define EVIDENCE_STRING_MAX 512
+
+/* The record's parts that exist only when their stage ran. */
+static const struct ag_preflight_result *pf_of(const struct ag_run_record *f)
+{
+	return f->preflight.ran ? &f->preflight.result : NULL;
+}
+
+static const struct ag_ws_mutations *mut_of(const struct ag_run_record *f)
+{
+	return f->mutations.ok ? &f->mutations.mut : NULL;
+}
+
+static const struct ag_checks *checks_of(const struct ag_run_record *f)
+{
+	return f->checks.ok ? &f->checks.checks : NULL;
+}
+
+static const struct ag_run_patch *patch_of(const struct ag_run_record *f)
+{
+	return f->patch.recorded ? &f->patch : NULL;
+}
 
 void ag_short_hash(const char *s, char out[17])
 {
@@ -113,13 +138,14 @@ static json_t *sorted_names(const struct ag_strv *s)
  * text; a cut list ends with the item "[TRUNCATED]", so the containment
  * evidence stays inside its 32 KiB bound whatever the argv.
  */
-static json_t *command_json(const struct ag_run_facts *f, size_t max_items, size_t max_bytes)
+static json_t *command_json(const struct ag_run_record *f, size_t max_items, size_t max_bytes)
 {
 	json_t *a = json_array();
 	size_t used = 0;
-	for (size_t i = 0; i < f->argc; i++) {
+	for (size_t i = 0; i < f->opts->argc; i++) {
 		/* argv-level: a credential flag's value goes whatever the secret set holds */
-		char *t = ag_redact_argv_item(f->redact, f->argv, f->argc, i, EVIDENCE_STRING_MAX);
+		char *t = ag_redact_argv_item(f->opts->redact, f->opts->argv, f->opts->argc, i,
+					      EVIDENCE_STRING_MAX);
 		json_t *s = rstr(NULL, t, EVIDENCE_STRING_MAX);
 		free(t);
 		size_t n = json_string_length(s);
@@ -134,14 +160,23 @@ static json_t *command_json(const struct ag_run_facts *f, size_t max_items, size
 	return a;
 }
 
-static bool claim_known(const struct ag_run_facts *f)
+static bool claim_known(const struct ag_run_record *f)
 {
-	return f->pf && ag_preflight_passed(f->pf);
+	return pf_of(f) && ag_preflight_passed(pf_of(f));
 }
 
-static json_t *containment_evidence(const struct ag_run_facts *f)
+static json_t *ce_preflight(const struct ag_run_record *f);
+static json_t *ce_image(const struct ag_run_record *f);
+static json_t *ce_controls(const struct ag_run_record *f);
+static json_t *ce_environment(const struct ag_run_record *f);
+static json_t *ce_workspace(const struct ag_run_record *f);
+static json_t *ce_execution(const struct ag_run_record *f);
+static json_t *ce_cleanup(const struct ag_run_record *f);
+static json_t *ce_notes(const struct ag_run_record *f);
+
+static json_t *containment_evidence(const struct ag_run_record *f)
 {
-	const struct ag_config *c = f->config;
+	const struct ag_config *c = f->opts->cfg;
 	const struct ag_contained *ce = &c->contained;
 	json_t *ev = json_object();
 	json_object_set_new(ev, "schema", json_string("agentguard.containment-evidence"));
@@ -149,14 +184,14 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 	json_object_set_new(ev, "execution_mode", json_string("contained-run"));
 	json_object_set_new(ev, "state", json_string("recorded"));
 	json_object_set_new(ev, "security_claim_level",
-			    json_string(f->pf ? ag_pf_claim_name(f->pf->claim) : "none"));
+			    json_string(pf_of(f) ? ag_pf_claim_name(pf_of(f)->claim) : "none"));
 
 	json_t *req = json_object();
 	json_object_set_new(req, "state", json_string("recorded"));
 	json_object_set_new(req, "platform", json_string(ag_platform_name(ce->platform)));
 	json_object_set_new(req, "network", json_string(ag_network_name(ce->network)));
 	json_object_set_new(req, "image_provenance", json_string("digest-required"));
-	json_object_set_new(req, "configured_image", rstr(f->redact, c->sandbox.image, 256));
+	json_object_set_new(req, "configured_image", rstr(f->opts->redact, c->sandbox.image, 256));
 	json_object_set_new(
 	    req, "command",
 	    command_json(f, AG_RUN_EVIDENCE_ARGV_ITEMS, AG_RUN_EVIDENCE_ARGV_BYTES));
@@ -164,51 +199,72 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 	json_object_set_new(req, "run_dir", json_string("${RUN_ROOT}"));
 	json_object_set_new(ev, "requested", req);
 
+	json_object_set_new(ev, "preflight", ce_preflight(f));
+	json_object_set_new(ev, "image", ce_image(f));
+	json_object_set_new(ev, "controls", ce_controls(f));
+	json_object_set_new(ev, "environment", ce_environment(f));
+	json_object_set_new(ev, "workspace", ce_workspace(f));
+	json_object_set_new(ev, "execution", ce_execution(f));
+	json_object_set_new(ev, "cleanup", ce_cleanup(f));
+	json_object_set_new(ev, "notes", ce_notes(f));
+	return ev;
+}
+
+static json_t *ce_preflight(const struct ag_run_record *f)
+{
 	json_t *pf = json_object();
-	if (f->pf) {
-		const json_t *checks = json_object_get(f->pf->evidence, "checks");
+	if (pf_of(f)) {
+		const json_t *checks = json_object_get(pf_of(f)->evidence, "checks");
 		size_t total = json_array_size(checks), passed = 0;
 		for (size_t i = 0; i < total; i++)
 			if (json_is_true(json_object_get(json_array_get(checks, i), "passed")))
 				passed++;
 		json_object_set_new(pf, "state", json_string("recorded"));
-		json_object_set_new(pf, "status", json_string(ag_pf_status_name(f->pf->status)));
-		json_object_set_new(pf, "claim_level", json_string(ag_pf_claim_name(f->pf->claim)));
+		json_object_set_new(pf, "status", json_string(ag_pf_status_name(pf_of(f)->status)));
+		json_object_set_new(pf, "claim_level",
+				    json_string(ag_pf_claim_name(pf_of(f)->claim)));
 		json_object_set_new(pf, "reduced_claim",
-				    json_boolean(f->pf->claim == AG_PF_CLAIM_DESKTOP_REDUCED));
+				    json_boolean(pf_of(f)->claim == AG_PF_CLAIM_DESKTOP_REDUCED));
 		json_object_set_new(pf, "checks_total", json_integer((json_int_t)total));
 		json_object_set_new(pf, "checks_passed", json_integer((json_int_t)passed));
 		json_object_set_new(pf, "approved_boundary_constructible",
-				    json_boolean(ag_preflight_passed(f->pf)));
+				    json_boolean(ag_preflight_passed(pf_of(f))));
 	} else {
 		json_object_set_new(pf, "state", json_string("unavailable"));
 		json_object_set_new(pf, "status", json_string("unknown"));
 	}
-	json_object_set_new(ev, "preflight", pf);
+	return pf;
+}
 
+static json_t *ce_image(const struct ag_run_record *f)
+{
+	const struct ag_config *c = f->opts->cfg;
 	json_t *img = json_object();
 	json_object_set_new(img, "state", json_string(claim_known(f) ? "recorded" : "unavailable"));
-	json_object_set_new(img, "configured_reference", rstr(f->redact, c->sandbox.image, 256));
+	json_object_set_new(img, "configured_reference",
+			    rstr(f->opts->redact, c->sandbox.image, 256));
 	json_object_set_new(img, "registry_digest",
-			    f->pf && f->pf->registry_digest
-				? rstr(f->redact, f->pf->registry_digest, 512)
+			    pf_of(f) && pf_of(f)->registry_digest
+				? rstr(f->opts->redact, pf_of(f)->registry_digest, 512)
 				: json_null());
 	json_object_set_new(img, "local_image_id",
-			    f->pf && f->pf->local_image_id ? json_string(f->pf->local_image_id)
-							   : json_null());
+			    pf_of(f) && pf_of(f)->local_image_id
+				? json_string(pf_of(f)->local_image_id)
+				: json_null());
 	json_object_set_new(img, "container_bound_image_id",
-			    f->bound_image_id ? json_string(f->bound_image_id) : json_null());
-	bool bound_match = f->bound_image_id && f->pf && f->pf->local_image_id &&
-			   strcmp(f->bound_image_id, f->pf->local_image_id) == 0;
+			    f->container.bound_image_id ? json_string(f->container.bound_image_id)
+							: json_null());
+	bool bound_match = f->container.bound_image_id && pf_of(f) && pf_of(f)->local_image_id &&
+			   strcmp(f->container.bound_image_id, pf_of(f)->local_image_id) == 0;
 	json_object_set_new(img, "identity_consistent",
-			    f->bound_image_id ? json_boolean(bound_match) : json_null());
+			    f->container.bound_image_id ? json_boolean(bound_match) : json_null());
 	/*
 	 * The image's own metadata, overridden by the run but recorded: its
 	 * ENTRYPOINT as a fact (present, SHA-256 of its JSON: never the text)
 	 * and its ENV names (never values), which do reach the agent.
 	 */
 	const struct ag_image_facts *im =
-	    f->pf && f->pf->image.metadata_known ? &f->pf->image : NULL;
+	    pf_of(f) && pf_of(f)->image.metadata_known ? &pf_of(f)->image : NULL;
 	json_object_set_new(img, "entrypoint_present",
 			    im ? json_boolean(im->entrypoint_present) : json_null());
 	json_object_set_new(img, "entrypoint_sha256",
@@ -219,12 +275,18 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 	json_object_set_new(img, "env_names_total",
 			    im ? json_integer((json_int_t)im->env_total) : json_null());
 	json_object_set_new(img, "pull_policy", json_string("never"));
-	json_object_set_new(img, "cache_status",
-			    json_string(f->pf && f->pf->local_image_id ? "present" : "unknown"));
-	json_object_set_new(ev, "image", img);
+	json_object_set_new(
+	    img, "cache_status",
+	    json_string(pf_of(f) && pf_of(f)->local_image_id ? "present" : "unknown"));
+	return img;
+}
 
+static json_t *ce_controls(const struct ag_run_record *f)
+{
+	const struct ag_contained *ce = &f->opts->cfg->contained;
 	json_t *ctl = json_object();
-	json_object_set_new(ctl, "state", json_string(f->verified ? "recorded" : "unavailable"));
+	json_object_set_new(ctl, "state",
+			    json_string(f->container.verified ? "recorded" : "unavailable"));
 	json_object_set_new(ctl, "network", json_string(ag_network_name(ce->network)));
 	json_object_set_new(ctl, "no_new_privileges", json_true());
 	json_object_set_new(ctl, "cap_drop_all", json_true());
@@ -243,36 +305,47 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 	json_object_set_new(ctl, "device_exposure", json_false());
 	json_object_set_new(ctl, "host_namespace_sharing", json_false());
 	json_object_set_new(ctl, "resource_verification_state",
-			    json_string(f->verified ? "recorded" : "unavailable"));
+			    json_string(f->container.verified ? "recorded" : "unavailable"));
 	json_object_set_new(ctl, "verified_on", json_string("created-agent-container"));
 	json_object_set_new(ctl, "verified_resource_controls",
-			    f->verified_controls && f->verified
-				? json_deep_copy(f->verified_controls)
+			    f->container.verified_controls && f->container.verified
+				? json_deep_copy(f->container.verified_controls)
 				: json_object());
-	json_object_set_new(ev, "controls", ctl);
+	return ctl;
+}
 
+static json_t *ce_environment(const struct ag_run_record *f)
+{
 	json_t *env = json_object();
-	json_object_set_new(env, "state", json_string(f->env ? "recorded" : "unavailable"));
-	json_object_set_new(env, "supplied_names", sorted_names(f->env ? &f->env->supplied : NULL));
+	json_object_set_new(env, "state", json_string(f->opts->env ? "recorded" : "unavailable"));
+	json_object_set_new(env, "supplied_names",
+			    sorted_names(f->opts->env ? &f->opts->env->supplied : NULL));
 	json_object_set_new(env, "sensitive_names",
-			    sorted_names(f->env ? &f->env->sensitive : NULL));
-	json_object_set_new(env, "missing_names", sorted_names(f->env ? &f->env->missing : NULL));
-	json_object_set_new(env, "default_names", sorted_names(f->env ? &f->env->defaults : NULL));
+			    sorted_names(f->opts->env ? &f->opts->env->sensitive : NULL));
+	json_object_set_new(env, "missing_names",
+			    sorted_names(f->opts->env ? &f->opts->env->missing : NULL));
+	json_object_set_new(env, "default_names",
+			    sorted_names(f->opts->env ? &f->opts->env->defaults : NULL));
 	json_object_set_new(env, "values_recorded", json_false());
-	json_object_set_new(ev, "environment", env);
+	return env;
+}
 
+static json_t *ce_workspace(const struct ag_run_record *f)
+{
 	json_t *ws = json_object();
 	json_object_set_new(ws, "state",
-			    json_string(f->ws_prepared ? "recorded" : "not_applicable"));
-	if (f->ws_prepared) {
-		json_object_set_new(ws, "source_kind",
-				    json_string(ag_ws_source_kind_name(f->prep->source_kind)));
-		json_object_set_new(ws, "baseline_digest", json_string(f->prep->digest));
+			    json_string(f->workspace.prepared ? "recorded" : "not_applicable"));
+	if (f->workspace.prepared) {
+		json_object_set_new(
+		    ws, "source_kind",
+		    json_string(ag_ws_source_kind_name((&f->workspace.prep)->source_kind)));
+		json_object_set_new(ws, "baseline_digest",
+				    json_string((&f->workspace.prep)->digest));
 		/* what the copy held: the rule and what each rule left out */
-		const struct ag_strv *ex = &f->config->workspace_exclude;
-		json_t *copy =
-		    ag_ws_copy_json(f->prep, (const char *const *)ex->v, ex->n,
-				    f->ws_exclude_counts, redacted_pattern, (void *)f->redact);
+		const struct ag_strv *ex = &f->opts->cfg->workspace_exclude;
+		json_t *copy = ag_ws_copy_json((&f->workspace.prep), (const char *const *)ex->v,
+					       ex->n, f->workspace.exclude_counts, redacted_pattern,
+					       (void *)f->opts->redact);
 		json_object_set_new(ws, "copy", copy);
 	}
 	json_object_set_new(ws, "agent_mount", json_string(AG_WS_AGENT_MOUNT));
@@ -282,63 +355,75 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 	json_array_append_new(wp, json_string("."));
 	json_object_set_new(ws, "writable_paths", wp);
 	json_object_set_new(ws, "current_digest",
-			    f->mut ? json_string(f->mut->current_digest) : json_null());
+			    mut_of(f) ? json_string(mut_of(f)->current_digest) : json_null());
 	json_object_set_new(ws, "changed_files_count",
-			    f->mut ? json_integer((json_int_t)f->mut->n) : json_null());
+			    mut_of(f) ? json_integer((json_int_t)mut_of(f)->n) : json_null());
 	json_object_set_new(ws, "lifecycle_schema_version", json_integer(1));
-	json_object_set_new(ws, "cleanup_status", json_string(f->ws_status));
+	json_object_set_new(ws, "cleanup_status", json_string(f->workspace.status));
 	json_object_set_new(ws, "cleanup_complete",
-			    json_boolean(strcmp(f->ws_status, "incomplete") != 0 &&
-					 strcmp(f->ws_status, "retained") != 0));
+			    json_boolean(strcmp(f->workspace.status, "incomplete") != 0 &&
+					 strcmp(f->workspace.status, "retained") != 0));
 	json_object_set_new(ws, "source_unchanged",
-			    f->source_checked ? json_boolean(f->source_unchanged) : json_null());
-	json_object_set_new(ev, "workspace", ws);
+			    f->source.checked ? json_boolean(f->source.unchanged) : json_null());
+	return ws;
+}
 
+static json_t *ce_execution(const struct ag_run_record *f)
+{
 	json_t *ex = json_object();
-	const char *status = f->stage && strcmp(f->stage, "preflight") == 0 && !f->executed
-				 ? "preflight_blocked"
-			     : f->policy_blocked ? "policy_blocked"
-			     : f->executed	 ? "executed"
-						 : "skipped";
-	json_object_set_new(ex, "state", json_string(f->executed ? "recorded" : "not_applicable"));
+	const char *status =
+	    f->failure.stage && strcmp(f->failure.stage, "preflight") == 0 && !f->exec.executed
+		? "preflight_blocked"
+	    : f->policy.blocked ? "policy_blocked"
+	    : f->exec.executed	? "executed"
+				: "skipped";
+	json_object_set_new(ex, "state",
+			    json_string(f->exec.executed ? "recorded" : "not_applicable"));
 	json_object_set_new(ex, "status", json_string(status));
-	json_object_set_new(ex, "outcome", f->outcome ? json_string(f->outcome) : json_null());
+	json_object_set_new(ex, "outcome",
+			    f->exec.outcome ? json_string(f->exec.outcome) : json_null());
 	json_object_set_new(
 	    ex, "command", command_json(f, AG_RUN_EVIDENCE_ARGV_ITEMS, AG_RUN_EVIDENCE_ARGV_BYTES));
 	json_object_set_new(ex, "exit_code",
-			    f->executed && f->exit_status >= 0 ? json_integer(f->exit_status)
-							       : json_null());
-	json_object_set_new(ex, "timed_out", json_boolean(f->timed_out));
+			    f->exec.executed && f->exec.exit_status >= 0
+				? json_integer(f->exec.exit_status)
+				: json_null());
+	json_object_set_new(ex, "timed_out", json_boolean(f->exec.timed_out));
 	/* who held the deadline, and the init's own deadline (run/deadline.h) */
 	json_object_set_new(ex, "timeout_enforced_by",
-			    f->timeout_enforced_by ? json_string(f->timeout_enforced_by)
-						   : json_null());
+			    f->exec.timeout_enforced_by ? json_string(f->exec.timeout_enforced_by)
+							: json_null());
 	json_object_set_new(ex, "in_container_deadline_seconds",
-			    f->init_deadline_seconds ? json_integer(f->init_deadline_seconds)
-						     : json_null());
-	json_object_set_new(ex, "cancelled", json_boolean(f->cancelled));
-	json_object_set_new(ex, "oom_killed", json_boolean(f->oom_killed));
-	json_object_set_new(ex, "duration_seconds", json_real((double)f->exec_ms / 1000.0));
-	json_object_set_new(ex, "stdout_truncated", json_boolean(f->stdout_truncated));
-	json_object_set_new(ex, "stderr_truncated", json_boolean(f->stderr_truncated));
-	json_object_set_new(ev, "execution", ex);
+			    f->exec.init_deadline_seconds
+				? json_integer(f->exec.init_deadline_seconds)
+				: json_null());
+	json_object_set_new(ex, "cancelled", json_boolean(f->exec.cancelled));
+	json_object_set_new(ex, "oom_killed", json_boolean(f->exec.oom_killed));
+	json_object_set_new(ex, "duration_seconds", json_real((double)f->exec.ms / 1000.0));
+	json_object_set_new(ex, "stdout_truncated", json_boolean(f->exec.stdout_truncated));
+	json_object_set_new(ex, "stderr_truncated", json_boolean(f->exec.stderr_truncated));
+	return ex;
+}
 
+static json_t *ce_cleanup(const struct ag_run_record *f)
+{
 	json_t *cl = json_object();
-	const struct ag_cleanup_result *cr = f->cleanup;
+	const struct ag_cleanup_result *cr = (&ag_run_agent(f)->cleanup);
 	json_object_set_new(cl, "state", json_string("recorded"));
 	json_object_set_new(cl, "container_attempted", json_boolean(cr->attempted));
 	json_object_set_new(cl, "container_complete",
 			    json_boolean(ag_cleanup_state_complete(cr->state)));
 	json_object_set_new(cl, "container_status", json_string(ag_cleanup_state_name(cr->state)));
-	if (f->container_id) {
+	if (ag_run_agent(f)->id) {
 		char h1[17], h2[17], h3[17];
-		ag_short_hash(f->container_id, h1);
-		ag_short_hash(f->container_name, h2);
-		ag_short_hash(f->owner_label, h3);
+		ag_short_hash(ag_run_agent(f)->id, h1);
+		ag_short_hash(f->ledger.container_name, h2);
+		ag_short_hash(f->ledger.suffix, h3);
 		json_t *id = json_pack("{s:s, s:s, s:s}", "id_sha256", h1, "name_sha256", h2,
 				       "owner_label_sha256", h3);
-		if (f->bound_image_id)
-			json_object_set_new(id, "image_id", json_string(f->bound_image_id));
+		if (f->container.bound_image_id)
+			json_object_set_new(id, "image_id",
+					    json_string(f->container.bound_image_id));
 		json_object_set_new(cl, "container_identity", id);
 	} else {
 		json_object_set_new(cl, "container_identity", json_null());
@@ -348,34 +433,37 @@ static json_t *containment_evidence(const struct ag_run_facts *f)
 				? json_null()
 				: json_boolean(cr->liveness_verified));
 	json_object_set_new(cl, "workspace_complete",
-			    json_boolean(strcmp(f->ws_status, "incomplete") != 0 &&
-					 strcmp(f->ws_status, "retained") != 0));
-	json_object_set_new(cl, "workspace_status", json_string(f->ws_status));
+			    json_boolean(strcmp(f->workspace.status, "incomplete") != 0 &&
+					 strcmp(f->workspace.status, "retained") != 0));
+	json_object_set_new(cl, "workspace_status", json_string(f->workspace.status));
 	json_object_set_new(cl, "residue_this_run",
-			    f->residue_after_ok ? json_integer((json_int_t)f->residue_ours_after)
-						: json_null());
-	json_object_set_new(cl, "overall_complete", json_boolean(f->cleanup_complete));
-	json_object_set_new(ev, "cleanup", cl);
+			    f->ledger.residue_after_ok
+				? json_integer((json_int_t)f->ledger.residue_ours_after)
+				: json_null());
+	json_object_set_new(cl, "overall_complete", json_boolean(f->ledger.cleanup_complete));
+	return cl;
+}
 
+static json_t *ce_notes(const struct ag_run_record *f)
+{
 	json_t *notes = json_array();
 	json_array_append_new(notes, json_string("Docker argv, raw Docker stdout/stderr, secret "
 						 "values, and private host roots are omitted."));
 	json_array_append_new(notes, json_string("Docker is application-level containment, not a "
 						 "VM or syscall boundary."));
-	if (f->pf && f->pf->claim == AG_PF_CLAIM_DESKTOP_REDUCED)
+	if (pf_of(f) && pf_of(f)->claim == AG_PF_CLAIM_DESKTOP_REDUCED)
 		json_array_append_new(notes, json_string("Docker Desktop carries reduced claims: a "
 							 "desktop-managed VM sits between host "
 							 "and container."));
-	json_object_set_new(ev, "notes", notes);
-	return ev;
+	return notes;
 }
 
-static json_t *mutations_json(const struct ag_run_facts *f, json_t **diff_summary)
+static json_t *mutations_json(const struct ag_run_record *f, json_t **diff_summary)
 {
 	json_t *m = json_object();
 	json_t *mod = json_array(), *add = json_array(), *del = json_array(), *ren = json_array(),
 	       *changed = json_array();
-	const struct ag_ws_mutations *mu = f->mut;
+	const struct ag_ws_mutations *mu = mut_of(f);
 	/* worst wins: unavailable > binary > incomplete > exact (upstream 3.5) */
 	const char *line_status = ag_checks_line_status(mu);
 	for (size_t i = 0; mu && i < mu->n; i++) {
@@ -385,26 +473,26 @@ static json_t *mutations_json(const struct ag_run_facts *f, json_t **diff_summar
 			continue;
 		switch (c->kind) {
 		case AG_WS_MODIFIED:
-			json_array_append_new(mod, rpath(f->redact, c->path));
-			json_array_append_new(changed, rpath(f->redact, c->path));
+			json_array_append_new(mod, rpath(f->opts->redact, c->path));
+			json_array_append_new(changed, rpath(f->opts->redact, c->path));
 			break;
 		case AG_WS_ADDED:
-			json_array_append_new(add, rpath(f->redact, c->path));
-			json_array_append_new(changed, rpath(f->redact, c->path));
+			json_array_append_new(add, rpath(f->opts->redact, c->path));
+			json_array_append_new(changed, rpath(f->opts->redact, c->path));
 			break;
 		case AG_WS_DELETED:
-			json_array_append_new(del, rpath(f->redact, c->path));
-			json_array_append_new(changed, rpath(f->redact, c->path));
+			json_array_append_new(del, rpath(f->opts->redact, c->path));
+			json_array_append_new(changed, rpath(f->opts->redact, c->path));
 			break;
 		case AG_WS_RENAMED:
 		default: {
 			json_t *r = json_object();
-			json_object_set_new(r, "source_path", rpath(f->redact, c->old_path));
-			json_object_set_new(r, "destination_path", rpath(f->redact, c->path));
+			json_object_set_new(r, "source_path", rpath(f->opts->redact, c->old_path));
+			json_object_set_new(r, "destination_path", rpath(f->opts->redact, c->path));
 			json_object_set_new(r, "change_type", json_string("renamed"));
 			json_array_append_new(ren, r);
-			json_array_append_new(changed, rpath(f->redact, c->old_path));
-			json_array_append_new(changed, rpath(f->redact, c->path));
+			json_array_append_new(changed, rpath(f->opts->redact, c->old_path));
+			json_array_append_new(changed, rpath(f->opts->redact, c->path));
 			break;
 		}
 		}
@@ -451,9 +539,84 @@ static json_t *patch_json(const struct ag_run_patch *p)
 	    p && p->reason ? json_string(p->reason) : json_null());
 }
 
-json_t *ag_run_artifact_build(const struct ag_run_facts *f)
+/* What the agent's command did (null when it never ran). */
+static json_t *command_result_json(const struct ag_run_record *f)
 {
-	const struct ag_config *c = f->config;
+	const struct ag_config *c = f->opts->cfg;
+	if (!f->exec.executed)
+		return json_null();
+	json_t *cr = json_object();
+	json_object_set_new(cr, "command", json_string("contained-run"));
+	json_object_set_new(cr, "outcome",
+			    f->exec.outcome ? json_string(f->exec.outcome) : json_null());
+	/* null when AgentGuard stopped the container (timeout, cancel) */
+	json_object_set_new(cr, "exit_code",
+			    f->exec.exit_status >= 0 ? json_integer(f->exec.exit_status)
+						     : json_null());
+	/* Already redacted and bounded by the run; keep its newlines. */
+	json_object_set_new(cr, "stdout",
+			    rstr_flags(f->opts->redact,
+				       f->exec.stdout_text ? f->exec.stdout_text : "",
+				       AG_RUN_ARTIFACT_OUTPUT_MAX_BYTES, AG_REDACT_KEEP_NEWLINES));
+	json_object_set_new(cr, "stderr",
+			    rstr_flags(f->opts->redact,
+				       f->exec.stderr_text ? f->exec.stderr_text : "",
+				       AG_RUN_ARTIFACT_OUTPUT_MAX_BYTES, AG_REDACT_KEEP_NEWLINES));
+	/* What the agent wrote; stdout/stderr above may hold less (*_truncated). */
+	json_object_set_new(cr, "stdout_bytes", json_integer((json_int_t)f->exec.stdout_bytes));
+	json_object_set_new(cr, "stderr_bytes", json_integer((json_int_t)f->exec.stderr_bytes));
+	json_object_set_new(cr, "duration_seconds", json_real((double)f->exec.ms / 1000.0));
+	json_object_set_new(cr, "timed_out", json_boolean(f->exec.timed_out));
+	json_object_set_new(cr, "cancelled", json_boolean(f->exec.cancelled));
+	json_object_set_new(cr, "oom_killed", json_boolean(f->exec.oom_killed));
+	json_object_set_new(cr, "stdout_truncated", json_boolean(f->exec.stdout_truncated));
+	json_object_set_new(cr, "stderr_truncated", json_boolean(f->exec.stderr_truncated));
+	json_object_set_new(cr, "docker_image", rstr(f->opts->redact, c->sandbox.image, 512));
+	return cr;
+}
+
+/* The study's own facts (study.h), sealed with the artifact (manifest hash included). */
+static json_t *study_json(const struct ag_run_study *s)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "trial_id", json_string(s->trial_id));
+	json_object_set_new(o, "policy_digest", json_string(s->policy_digest));
+	json_object_set_new(o, "gateway_image", json_string(s->gateway_image));
+	json_object_set_new(o, "topology_verified", json_boolean(s->setup_done && s->verified));
+	json_object_set_new(o, "self_tests",
+			    s->selftest ? json_deep_copy(s->selftest) : json_null());
+	json_object_set_new(o, "gateway_state", ag_json_str_or_null(s->gateway_state));
+	json_object_set_new(o, "gateway_stream_complete", json_boolean(s->stream_complete));
+	json_object_set_new(o, "events", json_integer((json_int_t)s->events));
+	json_object_set_new(o, "denied", json_integer((json_int_t)s->denied));
+	json_object_set_new(
+	    o, "cleanup",
+	    json_pack("{s:s, s:s, s:s, s:s}", "gateway", ag_study_cleanup_word(&s->cl_gateway),
+		      "probe",
+		      s->probe_attempted ? ag_study_cleanup_word(&s->cl_probe) : "not_created",
+		      "study_network", ag_study_cleanup_word(&s->cl_study), "outbound_network",
+		      s->out_ours ? ag_study_cleanup_word(&s->cl_out) : "not_owned"));
+	/* The host bridge devices of the networks AgentGuard made (br-<12 hex>):
+	 * the names anyone can check are gone. */
+	json_t *br = json_array();
+	const char *ids[] = {s->study_net_id, s->out_ours ? s->out_net_id : NULL};
+	for (size_t i = 0; i < 2; i++)
+		if (ids[i])
+			json_array_append_new(br, json_sprintf("br-%.12s", ids[i]));
+	json_object_set_new(o, "bridges", br);
+	json_object_set_new(o, "manifest",
+			    s->manifest_written ? json_string(AG_EGRESS_MANIFEST_FILE)
+						: json_null());
+	json_object_set_new(o, "manifest_sha256",
+			    s->manifest_written ? json_string(s->manifest_sha) : json_null());
+	json_object_set_new(o, "completion", ag_json_str_or_null(s->completion));
+	json_object_set_new(o, "completion_reason", ag_json_str_or_null(s->completion_reason));
+	return o;
+}
+
+json_t *ag_run_artifact_build(const struct ag_run_record *f)
+{
+	const struct ag_config *c = f->opts->cfg;
 	json_t *a = json_object();
 	json_object_set_new(a, "schema", json_string("agentguard.contained-run"));
 	json_object_set_new(a, "schema_version", json_integer(1));
@@ -461,127 +624,110 @@ json_t *ag_run_artifact_build(const struct ag_run_facts *f)
 			    json_pack("{s:s, s:s}", "name", "agentguard", "version", AG_VERSION));
 	json_object_set_new(a, "task_id", json_string(c->task_id));
 	json_object_set_new(a, "run_id", json_string(f->run_id));
-	json_object_set_new(a, "result", json_string(f->pass ? "PASS" : "FAIL"));
+	json_object_set_new(a, "result", json_string(f->result.pass ? "PASS" : "FAIL"));
 	/* A run whose agent never started has no score (null), not 0 or 100. */
 	json_object_set_new(a, "score",
-			    f->checks && f->agent_started ? json_integer(f->checks->score)
-							  : json_null());
-	json_object_set_new(a, "exit_code", json_integer(f->exit_code));
-	json_object_set_new(a, "duration_seconds", json_real((double)f->duration_ms / 1000.0));
+			    checks_of(f) && f->exec.agent_started
+				? json_integer(checks_of(f)->score)
+				: json_null());
+	json_object_set_new(a, "exit_code", json_integer(f->result.exit_code));
+	json_object_set_new(a, "duration_seconds",
+			    json_real((double)f->result.duration_ms / 1000.0));
 	json_object_set_new(a, "config_path", json_string("${CONFIG_PATH}"));
 	json_object_set_new(a, "source_dir", json_string("${REPOSITORY_ROOT}"));
 	json_object_set_new(a, "run_dir", json_string("${RUN_ROOT}"));
 	json_object_set_new(
 	    a, "command", command_json(f, AG_RUN_ARTIFACT_ARGV_ITEMS, AG_RUN_ARTIFACT_ARGV_BYTES));
 	json_object_set_new(a, "preflight",
-			    f->pf && f->pf->evidence ? json_deep_copy(f->pf->evidence)
-						     : json_null());
+			    pf_of(f) && pf_of(f)->evidence ? json_deep_copy(pf_of(f)->evidence)
+							   : json_null());
 	json_object_set_new(a, "containment_evidence", containment_evidence(f));
 
 	json_t *env = json_object();
-	json_object_set_new(env, "supplied", strv_json(f->env ? &f->env->supplied : NULL, 64));
-	json_object_set_new(env, "sensitive", sorted_names(f->env ? &f->env->sensitive : NULL));
-	json_object_set_new(env, "missing", sorted_names(f->env ? &f->env->missing : NULL));
-	json_object_set_new(env, "defaults", sorted_names(f->env ? &f->env->defaults : NULL));
+	json_object_set_new(env, "supplied",
+			    strv_json(f->opts->env ? &f->opts->env->supplied : NULL, 64));
+	json_object_set_new(env, "sensitive",
+			    sorted_names(f->opts->env ? &f->opts->env->sensitive : NULL));
+	json_object_set_new(env, "missing",
+			    sorted_names(f->opts->env ? &f->opts->env->missing : NULL));
+	json_object_set_new(env, "defaults",
+			    sorted_names(f->opts->env ? &f->opts->env->defaults : NULL));
 	json_object_set_new(a, "environment", env);
 
-	if (f->executed) {
-		json_t *cr = json_object();
-		json_object_set_new(cr, "command", json_string("contained-run"));
-		json_object_set_new(cr, "outcome",
-				    f->outcome ? json_string(f->outcome) : json_null());
-		/* null when AgentGuard stopped the container (timeout, cancel) */
-		json_object_set_new(cr, "exit_code",
-				    f->exit_status >= 0 ? json_integer(f->exit_status)
-							: json_null());
-		/* Already redacted and bounded by the run; keep its newlines. */
-		json_object_set_new(cr, "stdout",
-				    rstr_flags(f->redact, f->stdout_text ? f->stdout_text : "",
-					       AG_RUN_ARTIFACT_OUTPUT_MAX_BYTES,
-					       AG_REDACT_KEEP_NEWLINES));
-		json_object_set_new(cr, "stderr",
-				    rstr_flags(f->redact, f->stderr_text ? f->stderr_text : "",
-					       AG_RUN_ARTIFACT_OUTPUT_MAX_BYTES,
-					       AG_REDACT_KEEP_NEWLINES));
-		/* What the agent wrote; stdout/stderr above may hold less (*_truncated). */
-		json_object_set_new(cr, "stdout_bytes", json_integer((json_int_t)f->stdout_bytes));
-		json_object_set_new(cr, "stderr_bytes", json_integer((json_int_t)f->stderr_bytes));
-		json_object_set_new(cr, "duration_seconds", json_real((double)f->exec_ms / 1000.0));
-		json_object_set_new(cr, "timed_out", json_boolean(f->timed_out));
-		json_object_set_new(cr, "cancelled", json_boolean(f->cancelled));
-		json_object_set_new(cr, "oom_killed", json_boolean(f->oom_killed));
-		json_object_set_new(cr, "stdout_truncated", json_boolean(f->stdout_truncated));
-		json_object_set_new(cr, "stderr_truncated", json_boolean(f->stderr_truncated));
-		json_object_set_new(cr, "docker_image", rstr(f->redact, c->sandbox.image, 512));
-		json_object_set_new(a, "command_result", cr);
-	} else {
-		json_object_set_new(a, "command_result", json_null());
-	}
+	json_object_set_new(a, "command_result", command_result_json(f));
 
 	json_t *diff = NULL;
 	json_object_set_new(a, "mutations", mutations_json(f, &diff));
 	json_object_set_new(a, "diff_summary", diff);
-	json_object_set_new(a, "patch", patch_json(f->patch));
+	json_object_set_new(a, "patch", patch_json(patch_of(f)));
 
 	/* post-execution policy checks (src/lib/policy/checks.c, docs/checks.md) */
 	json_object_set_new(a, "checks",
-			    f->checks ? ag_checks_json(f->checks, f->redact) : json_array());
+			    checks_of(f) ? ag_checks_json(checks_of(f), f->opts->redact)
+					 : json_array());
 
 	json_t *res = json_object();
 	json_object_set_new(res, "before_count",
-			    f->residue_before_ok ? json_integer((json_int_t)f->residue_before)
-						 : json_null());
+			    f->ledger.residue_before_ok
+				? json_integer((json_int_t)f->ledger.residue_before)
+				: json_null());
 	json_object_set_new(res, "after_count",
-			    f->residue_after_ok ? json_integer((json_int_t)f->residue_after)
-						: json_null());
+			    f->ledger.residue_after_ok
+				? json_integer((json_int_t)f->ledger.residue_after)
+				: json_null());
 	json_object_set_new(res, "this_run_after",
-			    f->residue_after_ok ? json_integer((json_int_t)f->residue_ours_after)
-						: json_null());
+			    f->ledger.residue_after_ok
+				? json_integer((json_int_t)f->ledger.residue_ours_after)
+				: json_null());
 	json_object_set_new(a, "residue", res);
 	json_object_set_new(
 	    a, "daemon_fingerprint",
-	    json_pack("{s:b, s:o}", "checked", f->fingerprint_checked, "unchanged",
-		      f->fingerprint_checked ? json_boolean(f->fingerprint_same) : json_null()));
+	    json_pack("{s:b, s:o}", "checked", f->container.fingerprint_checked, "unchanged",
+		      f->container.fingerprint_checked ? json_boolean(f->container.fingerprint_same)
+						       : json_null()));
 	json_t *si = json_object();
-	json_object_set_new(si, "checked", json_boolean(f->source_checked));
+	json_object_set_new(si, "checked", json_boolean(f->source.checked));
 	json_object_set_new(si, "source_unchanged",
-			    f->source_checked ? json_boolean(f->source_unchanged) : json_null());
+			    f->source.checked ? json_boolean(f->source.unchanged) : json_null());
 	json_t *dp = json_array();
-	for (size_t i = 0; f->source_diff && i < f->source_diff->n; i++)
-		json_array_append_new(dp, rstr(f->redact, f->source_diff->v[i], 1024));
+	for (size_t i = 0; i < f->source.diff.n; i++)
+		json_array_append_new(dp, rstr(f->opts->redact, f->source.diff.v[i], 1024));
 	json_object_set_new(si, "differing_paths", dp);
-	json_object_set_new(si, "differing_total", json_integer((json_int_t)f->source_diff_total));
+	json_object_set_new(si, "differing_total", json_integer((json_int_t)f->source.diff_total));
 	json_object_set_new(si, "reason",
-			    f->source_reason ? json_string(f->source_reason) : json_null());
+			    f->source.reason ? json_string(f->source.reason) : json_null());
 	json_object_set_new(a, "source_integrity", si);
 
-	const struct ag_cleanup_result *cr = f->cleanup;
+	const struct ag_cleanup_result *cr = (&ag_run_agent(f)->cleanup);
 	json_t *cl = json_object();
 	json_object_set_new(cl, "attempted", json_boolean(cr->attempted));
 	json_object_set_new(cl, "complete", json_boolean(ag_cleanup_state_complete(cr->state)));
 	json_object_set_new(cl, "status", json_string(ag_cleanup_state_name(cr->state)));
 	json_object_set_new(cl, "message", json_string(cr->message ? cr->message : ""));
 	json_object_set_new(cl, "liveness_verified", json_boolean(cr->liveness_verified));
-	json_object_set_new(cl, "workspace_status", json_string(f->ws_status));
+	json_object_set_new(cl, "workspace_status", json_string(f->workspace.status));
 	json_object_set_new(cl, "workspace_complete",
-			    json_boolean(strcmp(f->ws_status, "incomplete") != 0 &&
-					 strcmp(f->ws_status, "retained") != 0));
+			    json_boolean(strcmp(f->workspace.status, "incomplete") != 0 &&
+					 strcmp(f->workspace.status, "retained") != 0));
 	json_object_set_new(a, "cleanup", cl);
-	json_object_set_new(a, "cleanup_complete", json_boolean(f->cleanup_complete));
-	if (f->stage)
+	json_object_set_new(a, "cleanup_complete", json_boolean(f->ledger.cleanup_complete));
+	if (f->failure.stage)
 		json_object_set_new(a, "failure",
-				    json_pack("{s:s, s:i, s:s, s:o}", "stage", f->stage,
-					      "exit_code", f->exit_code, "reason",
-					      f->reason ? f->reason : "", "message",
-					      rstr(f->redact, f->message, 512)));
+				    json_pack("{s:s, s:i, s:s, s:o}", "stage", f->failure.stage,
+					      "exit_code", f->result.exit_code, "reason",
+					      f->failure.reason ? f->failure.reason : "", "message",
+					      rstr(f->opts->redact, f->failure.message, 512)));
 	else
 		json_object_set_new(a, "failure", json_null());
-	if (f->cleanup_reason)
-		json_object_set_new(a, "cleanup_failure",
-				    json_pack("{s:s, s:i, s:s, s:o}", "stage", "cleanup",
-					      "exit_code", 8, "reason", f->cleanup_reason,
-					      "message", rstr(f->redact, f->cleanup_message, 512)));
+	if (f->failure.cleanup_reason)
+		json_object_set_new(
+		    a, "cleanup_failure",
+		    json_pack("{s:s, s:i, s:s, s:o}", "stage", "cleanup", "exit_code", 8, "reason",
+			      f->failure.cleanup_reason, "message",
+			      rstr(f->opts->redact, f->failure.cleanup_message, 512)));
 	else
 		json_object_set_new(a, "cleanup_failure", json_null());
+	if (f->study.present)
+		json_object_set_new(a, "study_egress", study_json(&f->study));
 	return a;
 }

@@ -45,27 +45,17 @@ struct ag_study {
 	struct ag_label_expect gw_expect[2], net_expect[2], probe_expect[2];
 	struct ag_container_owner gw_owner, study_owner, out_owner, probe_owner;
 
-	/* objects, each by the id the daemon answered */
-	char *study_net_id, *out_net_id, *gateway_id;
-	bool study_attempted, out_attempted, gw_attempted, out_ours, probe_attempted;
+	/* objects, each by the id the daemon answered (the networks': in f) */
+	char *gateway_id;
+	bool study_attempted, out_attempted, gw_attempted;
 	char gw_out_ip[AG_EGRESS_ADDR_TEXT_MAX];
 	char *gw_image_id, *gw_bound_image_id, *agent_image_id, *gw_platform;
 	uint32_t study_net;
 	int study_prefix;
 
-	/* what was observed */
-	bool setup_done, verified;
-	json_t *selftest; /* the probe's line, as judged */
-	const char *gateway_state;
-	int gateway_exit;
-	struct ag_cleanup_result cl_gateway, cl_study, cl_out, cl_probe;
-	bool stream_read, stream_complete, stream_truncated;
-	size_t events, denied;
 	char plan_digest[AG_SHA256_HEX_LEN + 1];
-	char manifest_sha[AG_SHA256_HEX_LEN + 1];
-	bool manifest_written;
-	const char *completion, *completion_reason;
-	bool cleanup_complete;
+	/* what was observed: the run record's study part (record.h), bound by the run */
+	struct ag_run_study *f;
 };
 
 #define UNVERIFIED(reason, ...) ag_err(err, AG_E_UNVERIFIED, 0, reason, __VA_ARGS__)
@@ -116,7 +106,7 @@ static int image_facts(struct ag_engine *eng, const char *ref, char **id, char *
 	return 0;
 }
 
-static const char *cleanup_word(const struct ag_cleanup_result *r)
+const char *ag_study_cleanup_word(const struct ag_cleanup_result *r)
 {
 	return ag_cleanup_state_manifest_word(r->state);
 }
@@ -161,13 +151,13 @@ static int study_network_check(struct ag_study *s, struct ag_engine *eng, bool w
 			       struct ag_error **err)
 {
 	json_t *v = NULL;
-	if (ag_network_lookup(eng, s->study_net_id, CTL, &v) != 0)
+	if (ag_network_lookup(eng, s->f->study_net_id, CTL, &v) != 0)
 		return UNVERIFIED("study.network.inspect",
 				  "the study network could not be inspected by its id");
 	int rc = -1;
 	const json_t *cfg = ag_json_path(v, "IPAM.Config");
 	const json_t *members = json_object_get(v, "Containers");
-	if (!ag_network_owned(v, s->study_net_id, &s->study_owner))
+	if (!ag_network_owned(v, s->f->study_net_id, &s->study_owner))
 		UNVERIFIED("study.network.identity",
 			   "the study network is not ours by id, name and labels");
 	else if (strcmp(ag_json_str_or(json_object_get(v, "Driver"), ""), "bridge") != 0 ||
@@ -252,13 +242,13 @@ static int outbound_members_check(struct ag_study *s, struct ag_engine *eng, con
 				  struct ag_error **err)
 {
 	json_t *v = NULL;
-	if (ag_network_lookup(eng, s->out_net_id, CTL, &v) != 0)
+	if (ag_network_lookup(eng, s->f->out_net_id, CTL, &v) != 0)
 		return UNVERIFIED("study.outbound.inspect",
 				  "the outbound network could not be inspected by its id");
 	const json_t *m = json_object_get(v, "Containers");
 	int rc = outbound_check(s, v, err);
 	if (rc == 0 && (!json_is_object(m) || !json_object_get(m, s->gateway_id) ||
-			(s->out_ours && json_object_size(m) != 1) ||
+			(s->f->out_ours && json_object_size(m) != 1) ||
 			(agent_id && json_object_get(m, agent_id))))
 		rc = UNVERIFIED("study.outbound.members",
 				"the outbound network's members are not what the study allows");
@@ -331,7 +321,7 @@ static int selftest(struct ag_study *s, struct ag_engine *eng, struct ag_error *
 	int rc = -1;
 	struct ag_engine_stream st;
 	ag_engine_stream_init(&st);
-	s->probe_attempted = true;
+	s->f->probe_attempted = true;
 	if (ag_ledger_create(eng, &spec, CTL, &id, err) < 0 ||
 	    created_check(eng, &spec, id, s->agent_image_id, err) < 0)
 		goto out;
@@ -352,8 +342,8 @@ static int selftest(struct ag_study *s, struct ag_engine *eng, struct ag_error *
 		UNVERIFIED("study.selftest.output", "the self-test probe printed no result");
 		goto out;
 	}
-	json_decref(s->selftest);
-	s->selftest = v;
+	json_decref(s->f->selftest);
+	s->f->selftest = v;
 	const char *gp = ag_json_str_or(json_object_get(v, "gateway_port"), "");
 	const char *br = ag_json_str_or(json_object_get(v, "bridge"), "");
 	const char *go = ag_json_str_or(json_object_get(v, "gateway_outbound"), "");
@@ -380,9 +370,9 @@ out:
 	ag_engine_stream_release(&st);
 	/* By id, or (create answer lost) by the run's label: always removed. */
 	ag_ledger_remove(eng, id, true, AG_RUN_ID_LABEL, s->suffix, &s->probe_owner, CTL,
-			 &s->cl_probe, NULL);
+			 &s->f->cl_probe, NULL);
 	free(id);
-	if (rc == 0 && !ag_cleanup_state_complete(s->cl_probe.state))
+	if (rc == 0 && !ag_cleanup_state_complete(s->f->cl_probe.state))
 		rc = UNVERIFIED("study.selftest.cleanup", "the self-test probe was not removed");
 	return rc;
 }
@@ -612,7 +602,7 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 		if (rc == 0 && !ag_is_container_id(id))
 			rc = UNVERIFIED("study.outbound.inspect", "the outbound network has no id");
 		if (rc == 0)
-			s->out_net_id = ag_xstrdup(id);
+			s->f->out_net_id = ag_xstrdup(id);
 		json_decref(v);
 		if (rc < 0)
 			return -1;
@@ -625,33 +615,33 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 		const struct ag_network_spec ns = {
 		    p->outbound.name,	p->outbound.internal, false,
 		    p->outbound.subnet, p->outbound.labels,   p->outbound.n_labels};
-		s->out_attempted = s->out_ours = true;
-		if (ag_network_create(eng, &ns, CTL, &s->out_net_id, err) < 0)
+		s->out_attempted = s->f->out_ours = true;
+		if (ag_network_create(eng, &ns, CTL, &s->f->out_net_id, err) < 0)
 			return -1;
 	}
 	const struct ag_network_spec ss = {
 	    p->internal.name,	 true, true, p->internal.subnet, p->internal.labels,
 	    p->internal.n_labels};
 	s->study_attempted = true;
-	if (ag_network_create(eng, &ss, CTL, &s->study_net_id, err) < 0)
+	if (ag_network_create(eng, &ss, CTL, &s->f->study_net_id, err) < 0)
 		return -1;
 
 	/* the gateway: created at its fixed study address, connected, started */
 	s->gw_attempted = true;
 	_cleanup_free_ char *start = NULL;
 	if (ag_ledger_create(eng, &p->gateway.exec, CTL, &s->gateway_id, err) < 0 ||
-	    ag_network_connect(eng, s->out_net_id, s->gateway_id, CTL, err) < 0)
+	    ag_network_connect(eng, s->f->out_net_id, s->gateway_id, CTL, err) < 0)
 		return -1;
 	start = ag_xasprintf("/containers/%s/start", s->gateway_id);
 	if (ag_engine_do(eng, "POST", start, CTL, 304, "start the gateway", err) < 0)
 		return -1;
-	s->gateway_state = "running";
+	s->f->gateway_state = "running";
 
 	/* every inspection assertion, then the live self-tests */
 	if (gateway_check(s, eng, err) < 0 || study_network_check(s, eng, true, err) < 0 ||
 	    outbound_members_check(s, eng, NULL, err) < 0 || selftest(s, eng, err) < 0)
 		return -1;
-	s->setup_done = true;
+	s->f->setup_done = true;
 	return 0;
 }
 
@@ -691,7 +681,7 @@ static int h_verify(void *data, struct ag_engine *eng, const char *agent_id, str
 	if (!running)
 		return UNVERIFIED("study.gateway.not_running",
 				  "the gateway stopped before the agent started");
-	s->verified = true;
+	s->f->verified = true;
 	return 0;
 }
 
@@ -703,12 +693,12 @@ static void gateway_stop(struct ag_study *s, struct ag_engine *eng)
 		       json_is_true(ag_json_path(v, "State.Running"));
 	json_decref(v);
 	if (!s->gateway_id) {
-		s->gateway_state = "not_started";
+		s->f->gateway_state = "not_started";
 		return;
 	}
 	if (!running) {
 		/* It was started and is gone before we asked: it died mid-trial. */
-		s->gateway_state = s->gateway_state ? "crashed" : "not_started";
+		s->f->gateway_state = s->f->gateway_state ? "crashed" : "not_started";
 		return;
 	}
 	struct ag_error *e = NULL;
@@ -721,9 +711,9 @@ static void gateway_stop(struct ag_study *s, struct ag_engine *eng)
 	    ag_engine_json(eng, "POST", wait, NULL, AG_STUDY_GATEWAY_STOP_SECS * 1000,
 			   "wait for the gateway", &w, &e) == 0) {
 		const json_t *sc = json_object_get(w, "StatusCode");
-		s->gateway_exit = json_is_integer(sc) ? (int)json_integer_value(sc) : -1;
+		s->f->gateway_exit = json_is_integer(sc) ? (int)json_integer_value(sc) : -1;
 	} else {
-		s->gateway_exit = -1;
+		s->f->gateway_exit = -1;
 	}
 	json_decref(w);
 	ag_error_free(e);
@@ -879,7 +869,7 @@ static json_t *read_stream(struct ag_study *s, int run_fd)
 		ag_error_free(e);
 		return json_array();
 	}
-	s->stream_read = true;
+	s->f->stream_read = true;
 	size_t rlen = 0;
 	_cleanup_free_ char *red = ag_study_stream_redact(s->o.redact, buf, len, &rlen);
 	if (rlen != len || memcmp(red, buf, len) != 0) {
@@ -894,19 +884,19 @@ static json_t *read_stream(struct ag_study *s, int run_fd)
 			e = NULL;
 			if (dfd >= 0)
 				(void)unlinkat(dfd, AG_STUDY_EVENTS_FILE, 0);
-			s->stream_read = false;
+			s->f->stream_read = false;
 		}
 		if (dfd >= 0)
 			close(dfd);
-		if (!s->stream_read)
+		if (!s->f->stream_read)
 			return json_array();
 	}
 	struct ag_study_stream st;
 	json_t *events = ag_study_stream_parse(red, rlen, s->o.trial_id, s->o.policy->digest, &st);
-	s->events = st.events;
-	s->denied = st.denied;
-	s->stream_complete = st.complete;
-	s->stream_truncated = st.truncated;
+	s->f->events = st.events;
+	s->f->denied = st.denied;
+	s->f->stream_complete = st.complete;
+	s->f->stream_truncated = st.truncated;
 	return events;
 }
 
@@ -925,8 +915,8 @@ static int write_manifest(struct ag_study *s, int run_fd, json_t *events, const 
 		      s->gw_image_id ? s->o.gateway_image : NULL, "local_image_id", s->gw_image_id,
 		      "container_bound_image_id", s->gw_bound_image_id, "platform", s->gw_platform,
 		      "pull_policy", "never", "cache_status", s->gw_image_id ? "local" : "absent");
-	bool live = agent_cl->liveness_verified && s->cl_gateway.liveness_verified &&
-		    s->cl_study.liveness_verified && s->cl_out.liveness_verified;
+	bool live = agent_cl->liveness_verified && s->f->cl_gateway.liveness_verified &&
+		    s->f->cl_study.liveness_verified && s->f->cl_out.liveness_verified;
 	const struct ag_egress_manifest_inputs in = {
 	    .plan_digest = s->plan_digest[0] ? s->plan_digest : profile,
 	    .profile_hash = profile,
@@ -936,13 +926,14 @@ static int write_manifest(struct ag_study *s, int run_fd, json_t *events, const 
 	    .policy = s->o.policy,
 	    .gateway_image_identity = id,
 	    .events = events,
-	    .gateway_state = s->gateway_state ? s->gateway_state : "unknown",
-	    .gateway_evidence_complete = s->stream_complete,
-	    .gateway_evidence_truncated = s->stream_truncated,
-	    .cleanup_agent = cleanup_word(agent_cl),
-	    .cleanup_gateway = cleanup_word(&s->cl_gateway),
-	    .cleanup_internal_network = cleanup_word(&s->cl_study),
-	    .cleanup_outbound_network = s->out_ours ? cleanup_word(&s->cl_out) : "not_created",
+	    .gateway_state = s->f->gateway_state ? s->f->gateway_state : "unknown",
+	    .gateway_evidence_complete = s->f->stream_complete,
+	    .gateway_evidence_truncated = s->f->stream_truncated,
+	    .cleanup_agent = ag_study_cleanup_word(agent_cl),
+	    .cleanup_gateway = ag_study_cleanup_word(&s->f->cl_gateway),
+	    .cleanup_internal_network = ag_study_cleanup_word(&s->f->cl_study),
+	    .cleanup_outbound_network =
+		s->f->out_ours ? ag_study_cleanup_word(&s->f->cl_out) : "not_created",
 	    .liveness_verified = live,
 	};
 	json_t *m = NULL;
@@ -955,14 +946,14 @@ static int write_manifest(struct ag_study *s, int run_fd, json_t *events, const 
 	if (rc == 0) {
 		struct ag_egress_completion c;
 		ag_egress_manifest_completion(m, s->o.policy, &c);
-		s->completion = c.status;
-		s->completion_reason = c.reason;
+		s->f->completion = c.status;
+		s->f->completion_reason = c.reason;
 		char *nl = ag_xasprintf("%s\n", txt);
 		rc = ag_write_file_atomic_at(run_fd, AG_EGRESS_MANIFEST_FILE,
 					     AG_EGRESS_MANIFEST_FILE, nl, n + 1, 0644, true, err);
 		if (rc == 0) {
-			ag_sha256_hex(nl, n + 1, s->manifest_sha);
-			s->manifest_written = true;
+			ag_sha256_hex(nl, n + 1, s->f->manifest_sha);
+			s->f->manifest_written = true;
 		}
 		free(nl);
 	}
@@ -978,88 +969,65 @@ static int h_finish(void *data, struct ag_engine *eng, int run_fd, const char *f
 	/* agent (already gone), gateway (SIGTERM first), then the networks */
 	gateway_stop(s, eng);
 	ag_ledger_remove(eng, s->gateway_id, s->gw_attempted, AG_RUN_ID_LABEL,
-			 s->suffix ? s->suffix : "none", &s->gw_owner, CTL, &s->cl_gateway, NULL);
+			 s->suffix ? s->suffix : "none", &s->gw_owner, CTL, &s->f->cl_gateway,
+			 NULL);
 	if (!s->gw_attempted)
-		s->cl_gateway =
+		s->f->cl_gateway =
 		    (struct ag_cleanup_result){AG_CLEANUP_NOT_CREATED, false, true, NULL};
-	ag_network_remove(eng, s->study_net_id, s->study_attempted, AG_RUN_ID_LABEL,
-			  s->suffix ? s->suffix : "none", &s->study_owner, CTL, &s->cl_study);
-	if (s->out_ours)
-		ag_network_remove(eng, s->out_net_id, s->out_attempted, AG_RUN_ID_LABEL, s->suffix,
-				  &s->out_owner, CTL, &s->cl_out);
+	ag_network_remove(eng, s->f->study_net_id, s->study_attempted, AG_RUN_ID_LABEL,
+			  s->suffix ? s->suffix : "none", &s->study_owner, CTL, &s->f->cl_study);
+	if (s->f->out_ours)
+		ag_network_remove(eng, s->f->out_net_id, s->out_attempted, AG_RUN_ID_LABEL,
+				  s->suffix, &s->out_owner, CTL, &s->f->cl_out);
 	else
-		s->cl_out = (struct ag_cleanup_result){AG_CLEANUP_NOT_CREATED, false, true, NULL};
-	s->cleanup_complete = ag_cleanup_state_complete(s->cl_gateway.state) &&
-			      ag_cleanup_state_complete(s->cl_study.state) &&
-			      ag_cleanup_state_complete(s->cl_out.state) &&
-			      (!s->probe_attempted || ag_cleanup_state_complete(s->cl_probe.state));
+		s->f->cl_out =
+		    (struct ag_cleanup_result){AG_CLEANUP_NOT_CREATED, false, true, NULL};
+	s->f->cleanup_complete =
+	    ag_cleanup_state_complete(s->f->cl_gateway.state) &&
+	    ag_cleanup_state_complete(s->f->cl_study.state) &&
+	    ag_cleanup_state_complete(s->f->cl_out.state) &&
+	    (!s->f->probe_attempted || ag_cleanup_state_complete(s->f->cl_probe.state));
 
 	/* The manifest is the record of a trial the agent could run in: only
 	 * after the topology was proven (the artifact says why otherwise). */
 	json_t *events = read_stream(s, run_fd);
-	int rc = s->setup_done ? write_manifest(s, run_fd, events, fixture, agent_cl, err) : 0;
+	int rc = s->f->setup_done ? write_manifest(s, run_fd, events, fixture, agent_cl, err) : 0;
 	json_decref(events);
 	if (rc < 0)
 		return -1;
 	/* CONTRACT: egress.failure_is_not_pass */
-	if (!s->cleanup_complete)
+	if (!s->f->cleanup_complete)
 		return ag_err(err, AG_E_CLEANUP, 0, "study.cleanup_incomplete",
 			      "a study object was not removed or its absence not verified "
 			      "(gateway %s, study network %s, outbound network %s)",
-			      cleanup_word(&s->cl_gateway), cleanup_word(&s->cl_study),
-			      cleanup_word(&s->cl_out));
-	if (s->setup_done && s->completion && strcmp(s->completion, "complete") != 0)
+			      ag_study_cleanup_word(&s->f->cl_gateway),
+			      ag_study_cleanup_word(&s->f->cl_study),
+			      ag_study_cleanup_word(&s->f->cl_out));
+	if (s->f->setup_done && s->f->completion && strcmp(s->f->completion, "complete") != 0)
 		return ag_err(err, AG_E_UNVERIFIED, 0,
-			      strcmp(s->completion, "failed") == 0 ? "study.egress_failed"
-								   : "study.egress_incomplete",
+			      strcmp(s->f->completion, "failed") == 0 ? "study.egress_failed"
+								      : "study.egress_incomplete",
 			      "the egress manifest is %s (%s): the study does not pass",
-			      s->completion, s->completion_reason);
+			      s->f->completion, s->f->completion_reason);
 	return 0;
 }
 
-static void h_artifact(void *data, json_t *artifact)
+/* The run record's study part: the requested facts, and where the observed go. */
+static void h_bind(void *data, struct ag_run_study *st)
 {
 	struct ag_study *s = data;
-	json_t *o = json_object();
-	json_object_set_new(o, "trial_id", json_string(s->o.trial_id));
-	json_object_set_new(o, "policy_digest", json_string(s->o.policy->digest));
-	json_object_set_new(o, "gateway_image", json_string(s->o.gateway_image));
-	json_object_set_new(o, "topology_verified", json_boolean(s->setup_done && s->verified));
-	json_object_set_new(o, "self_tests",
-			    s->selftest ? json_deep_copy(s->selftest) : json_null());
-	json_object_set_new(o, "gateway_state", ag_json_str_or_null(s->gateway_state));
-	json_object_set_new(o, "gateway_stream_complete", json_boolean(s->stream_complete));
-	json_object_set_new(o, "events", json_integer((json_int_t)s->events));
-	json_object_set_new(o, "denied", json_integer((json_int_t)s->denied));
-	json_object_set_new(
-	    o, "cleanup",
-	    json_pack("{s:s, s:s, s:s, s:s}", "gateway", cleanup_word(&s->cl_gateway), "probe",
-		      s->probe_attempted ? cleanup_word(&s->cl_probe) : "not_created",
-		      "study_network", cleanup_word(&s->cl_study), "outbound_network",
-		      s->out_ours ? cleanup_word(&s->cl_out) : "not_owned"));
-	/* The host bridge devices of the networks AgentGuard made (br-<12 hex>):
-	 * the names anyone can check are gone. */
-	json_t *br = json_array();
-	const char *ids[] = {s->study_net_id, s->out_ours ? s->out_net_id : NULL};
-	for (size_t i = 0; i < 2; i++)
-		if (ids[i])
-			json_array_append_new(br, json_sprintf("br-%.12s", ids[i]));
-	json_object_set_new(o, "bridges", br);
-	json_object_set_new(o, "manifest",
-			    s->manifest_written ? json_string(AG_EGRESS_MANIFEST_FILE)
-						: json_null());
-	json_object_set_new(o, "manifest_sha256",
-			    s->manifest_written ? json_string(s->manifest_sha) : json_null());
-	json_object_set_new(o, "completion", ag_json_str_or_null(s->completion));
-	json_object_set_new(o, "completion_reason", ag_json_str_or_null(s->completion_reason));
-	json_object_set_new(artifact, "study_egress", o);
+	s->f = st;
+	st->present = true;
+	st->trial_id = s->o.trial_id;
+	st->policy_digest = s->o.policy->digest;
+	st->gateway_image = s->o.gateway_image;
+	st->gateway_exit = -1;
 }
 
 struct ag_study *ag_study_new(const struct ag_study_opts *o)
 {
 	struct ag_study *s = ag_xcalloc(1, sizeof(*s));
 	s->o = *o;
-	s->gateway_exit = -1;
 	s->hooks = (struct ag_run_net_hooks){
 	    .data = s,
 	    .setup = h_setup,
@@ -1067,7 +1035,7 @@ struct ag_study *ag_study_new(const struct ag_study_opts *o)
 	    .agent_network = h_agent_network,
 	    .verify = h_verify,
 	    .finish = h_finish,
-	    .artifact = h_artifact,
+	    .bind = h_bind,
 	};
 	return s;
 }
@@ -1075,20 +1043,6 @@ struct ag_study *ag_study_new(const struct ag_study_opts *o)
 const struct ag_run_net_hooks *ag_study_hooks(struct ag_study *s)
 {
 	return &s->hooks;
-}
-
-void ag_study_summary(const struct ag_study *s, struct ag_study_summary *out)
-{
-	*out = (struct ag_study_summary){
-	    .setup_done = s->setup_done,
-	    .completion = s->completion,
-	    .completion_reason = s->completion_reason,
-	    .manifest_written = s->manifest_written,
-	    .cleanup_complete = s->cleanup_complete,
-	    .gateway_state = s->gateway_state ? s->gateway_state : "not_started",
-	    .events = s->events,
-	    .denied = s->denied,
-	};
 }
 
 void ag_study_free(struct ag_study *s)
@@ -1102,14 +1056,11 @@ void ag_study_free(struct ag_study *s)
 	free(s->run_id);
 	free(s->evidence_dir);
 	free(s->probe_bin);
-	free(s->study_net_id);
-	free(s->out_net_id);
 	free(s->gateway_id);
 	free(s->gw_image_id);
 	free(s->gw_bound_image_id);
 	free(s->agent_image_id);
 	free(s->gw_platform);
-	json_decref(s->selftest);
 	free(s);
 }
 

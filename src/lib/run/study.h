@@ -26,8 +26,10 @@
  *   finish  SIGTERM to the gateway (its stream completes), its removal,
  *           the networks' removal by id (absence verified), the egress
  *           manifest from the gateway stream beside the artifact
- *   artifact the manifest's SHA-256, completion and the topology facts in
- *           the artifact, so the artifact's seal covers the manifest
+ *   bind    what the study observes goes to the run record's study part
+ *           (record.h): the artifact builder renders it (the manifest's
+ *           SHA-256, completion, the topology facts), so the artifact's
+ *           seal covers the manifest, and the CLI prints it
  *
  * Any setup or verify failure: the agent never starts (exit 3, a named
  * reason). A deny, an incomplete stream or a gateway that died: exit 1. A
@@ -78,17 +80,11 @@ void ag_study_free(struct ag_study *s);
 /* The hooks to put in ag_run_opts.net (valid while s lives). */
 const struct ag_run_net_hooks *ag_study_hooks(struct ag_study *s);
 
-/* What the CLI prints: completion of the manifest and its reason (static). */
-struct ag_study_summary {
-	bool setup_done;	/* topology built and every assertion passed */
-	const char *completion; /* complete | incomplete | failed | NULL (no manifest) */
-	const char *completion_reason;
-	bool manifest_written;
-	bool cleanup_complete;
-	const char *gateway_state; /* running crashed not_started unknown */
-	size_t events, denied;
-};
-void ag_study_summary(const struct ag_study *s, struct ag_study_summary *out);
+/* What the study observed goes to the run record's study part (record.h). */
+
+/* A study object's cleanup word in the evidence: removed already_absent
+ * not_created incomplete. */
+const char *ag_study_cleanup_word(const struct ag_cleanup_result *r);
 
 /*
  * The gateway's evidence stream (gateway.h), read back: the events of its
