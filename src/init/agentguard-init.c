@@ -121,6 +121,13 @@ int main(int argc, char **argv)
 	if (seconds < 0)
 		return usage();
 	long long deadline = now_ms() + seconds * 1000LL;
+	/* Not dumpable: the agent runs as the same uid and must not ptrace the
+	 * init or write its memory (/proc/1/mem) to move the deadline. The
+	 * child's own execve makes it dumpable again, so the agent is unchanged. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		say("agentguard-init: cannot protect the deadline (not dumpable)\n");
+		return 125;
+	}
 	int pid1 = getpid() == 1;
 	if (!pid1)
 		(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);

@@ -116,6 +116,14 @@ if git -C "$AG_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
 	t_run env -u SANITIZE -u CFLAGS -u LDFLAGS make -C "$T/pinned" -j2 BUILD=build build/agentguard
 	t_is "the pinned commit builds" "$AG_RC" 0
 	PIN="$T/pinned/build/agentguard"
+	# Every build output the workflow installs has a rule at the pin (a file
+	# added to the install line after the pin would fail the job).
+	mapfile -t INSTALLED < <(wf '"\n".join(sorted(set(re.findall(r"agentguard-src/(build/[A-Za-z0-9_.-]+)", "\n".join(runs)))))')
+	t_like "the workflow installs build outputs" "${INSTALLED[*]}" 'build/agentguard-init'
+	for f in "${INSTALLED[@]}"; do
+		t_run make -C "$T/pinned" -n BUILD=build "$f"
+		t_is "pinned: the Makefile builds $f" "$AG_RC" 0
+	done
 	# Every "agentguard WORD [SUBWORD]" the run blocks call, with --help.
 	mapfile -t CALLS < <(wf '"\n".join(sorted({" ".join(filter(None, m.group(1, 2))) for r in runs for m in re.finditer(r"(?m)^\s*agentguard ([a-z-]+)(?: (keygen|public-key|verify))?", r)}))')
 	t_is "the workflow calls these commands" "${CALLS[*]}" "contained-run evidence keygen evidence public-key evidence verify report validate"

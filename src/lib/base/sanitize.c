@@ -61,7 +61,8 @@ static bool is_alnum(char c)
 }
 
 /* The length of an engine id at a[i..n) (a run of 12 or more hex digits
- * between non-alphanumerics, 64 or longer or holding a letter), else 0. */
+ * between non-alphanumerics: exactly 12 (a short id, even all decimal
+ * digits), 64 or longer, or holding a letter), else 0. */
 static size_t hex_id_at(const char *a, size_t i, size_t n)
 {
 	if (i > 0 && is_alnum(a[i - 1]))
@@ -75,7 +76,7 @@ static size_t hex_id_at(const char *a, size_t i, size_t n)
 	size_t l = j - i;
 	if (l < 12 || (j < n && is_alnum(a[j])))
 		return 0;
-	return l >= 64 || letter ? l : 0;
+	return l >= 64 || l == 12 || letter ? l : 0;
 }
 
 /* A name as an engine message quotes or follows it: a leading '/', a
