@@ -59,11 +59,9 @@ static json_t *load_sig(int dirfd, const char *name, const char *sig_name, struc
 	const char *sch = json_string_value(json_object_get(s, "schema"));
 	const json_t *ver = json_object_get(s, "schema_version");
 	if (!s || json_object_size(s) != 7 || !alg || strcmp(alg, "ed25519") != 0 || !file ||
-	    strcmp(file, name) != 0 || !ag_seal_is_hex64(fh) || !kf ||
-	    strlen(kf) != AG_SIGN_FPR_LEN || strncmp(kf, "ed25519:", 8) != 0 ||
-	    !ag_seal_is_hex64(kf + 8) || !sch || strcmp(sch, ATTEST_SCHEMA) != 0 ||
-	    !json_is_integer(ver) || json_integer_value(ver) != 1 ||
-	    !json_is_string(json_object_get(s, "signature"))) {
+	    strcmp(file, name) != 0 || !ag_seal_is_hex64(fh) || !ag_seal_is_fingerprint(kf) ||
+	    !sch || strcmp(sch, ATTEST_SCHEMA) != 0 || !json_is_integer(ver) ||
+	    json_integer_value(ver) != 1 || !json_is_string(json_object_get(s, "signature"))) {
 		json_decref(s);
 		ag_err(err, AG_E_UNVERIFIED, 0, "evidence.attest.malformed",
 		       "%s is not an " ATTEST_SCHEMA " v1 object for %s", sig_name, name);

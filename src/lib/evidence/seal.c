@@ -54,6 +54,12 @@ bool ag_seal_is_hex64(const char *s)
 	return true;
 }
 
+bool ag_seal_is_fingerprint(const char *s)
+{
+	return s && strlen(s) == AG_SIGN_FPR_LEN && strncmp(s, "ed25519:", 8) == 0 &&
+	       ag_seal_is_hex64(s + 8);
+}
+
 static bool component(const char *s)
 {
 	return s && *s && strlen(s) <= 255 && !strchr(s, '/') && strcmp(s, ".") != 0 &&
@@ -96,9 +102,8 @@ int ag_seal_check_signature(int run_fd, const char *seal, size_t seal_len,
 	const char *ssh = json_string_value(json_object_get(s, "seal_sha256"));
 	const char *sig = json_string_value(json_object_get(s, "signature"));
 	const json_t *ver = json_object_get(s, "schema_version");
-	if (!s || json_object_size(s) != 6 || !alg || strcmp(alg, "ed25519") != 0 || !kf ||
-	    strlen(kf) != AG_SIGN_FPR_LEN || strncmp(kf, "ed25519:", 8) != 0 ||
-	    !ag_seal_is_hex64(kf + 8) || !sch ||
+	if (!s || json_object_size(s) != 6 || !alg || strcmp(alg, "ed25519") != 0 ||
+	    !ag_seal_is_fingerprint(kf) || !sch ||
 	    strcmp(sch, "agentguard.evidence-signature") != 0 || !json_is_integer(ver) ||
 	    json_integer_value(ver) != 1 || !ag_seal_is_hex64(ssh) || !sig) {
 		json_decref(s);

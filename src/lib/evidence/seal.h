@@ -98,5 +98,7 @@ int ag_seal_check_signature(int run_fd, const char *seal, size_t seal_len,
 json_t *ag_seal_load_canon(const char *buf, size_t len);
 /* 64 lowercase hex digits. */
 bool ag_seal_is_hex64(const char *s);
+/* A key fingerprint: "ed25519:" and 64 lowercase hex digits. */
+bool ag_seal_is_fingerprint(const char *s);
 
 #endif

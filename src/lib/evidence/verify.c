@@ -365,12 +365,6 @@ static json_t *read_small(int dirfd, const char *name, const struct ag_read_reas
 	return j;
 }
 
-static bool fingerprint_ok(const char *s)
-{
-	return s && strlen(s) == AG_SIGN_FPR_LEN && strncmp(s, "ed25519:", 8) == 0 &&
-	       ag_seal_is_hex64(s + 8);
-}
-
 static bool token_ok(const char *s)
 {
 	if (!s || !*s || strlen(s) > 32)
@@ -405,7 +399,7 @@ static int check_seal(int run_fd, struct ag_verify_report *rep, json_t **seal_ou
 	    json_integer_value(ver) != AG_SEAL_SCHEMA_VERSION || !art ||
 	    strcmp(art, ARTIFACT_FILE) != 0 || !ag_seal_is_hex64(ash) || !safe_component(rid) ||
 	    !prev_ok || !start_ok ||
-	    !fingerprint_ok(json_string_value(json_object_get(s, "key_fingerprint"))) ||
+	    !ag_seal_is_fingerprint(json_string_value(json_object_get(s, "key_fingerprint"))) ||
 	    json_object_size(s) != 8) {
 		json_decref(s);
 		free(*bytes);

@@ -510,6 +510,35 @@ static void tail_lines(struct out *o, enum esc mode, const struct tail *t, const
 	}
 }
 
+/* How one format shows the agent's output (text, md, html). `after` may
+ * name the stream with one %s. */
+struct tail_fmt {
+	const char *heading; /* once, before the first stream shown (NULL: none) */
+	const char *before, *after, *close;
+	enum esc mode;
+	const char *prefix, *suffix; /* around each line */
+};
+
+/* The last lines of the agent's stdout and stderr, as `f` shows them. */
+static void output_tails(struct out *o, const json_t *a, const struct tail_fmt *f)
+{
+	static const char *const streams[] = {"stdout", "stderr"};
+	bool head = false;
+	for (size_t k = 0; k < AG_ARRAY_SIZE(streams); k++) {
+		struct tail t;
+		if (!output_tail(a, streams[k], &t))
+			continue;
+		if (!head && f->heading)
+			put(o, f->heading);
+		head = true;
+		put(o, f->before);
+		tail_head(o, &t);
+		putf(o, f->after, t.name);
+		tail_lines(o, f->mode, &t, f->prefix, f->suffix);
+		put(o, f->close);
+	}
+}
+
 /* "N ignored files left out of the copy (rule R)", or NULL when not recorded. */
 static const char *copy_text(const json_t *a, char buf[160])
 {
@@ -610,16 +639,9 @@ static void render_text(const json_t *a, struct out *o)
 	char cb[160];
 	if (copy_text(a, cb))
 		putf(o, "Copy:       %s\n", cb);
-	static const char *const streams[] = {"stdout", "stderr"};
-	for (size_t k = 0; k < AG_ARRAY_SIZE(streams); k++) {
-		struct tail t;
-		if (!output_tail(a, streams[k], &t))
-			continue;
-		put(o, "Agent output: ");
-		tail_head(o, &t);
-		put(o, "\n");
-		tail_lines(o, ESC_TERM, &t, "  | ", "\n");
-	}
+	static const struct tail_fmt text_tail = {NULL,	    "Agent output: ", "\n", "",
+						  ESC_TERM, "  | ",	      "\n"};
+	output_tails(o, a, &text_tail);
 	const json_t *checks = json_object_get(a, "checks");
 	size_t nf = count_failed(checks);
 	putf(o, "Checks:     %zu passed, %zu failed\n", json_array_size(checks) - nf, nf);
@@ -740,20 +762,9 @@ static void render_md(const json_t *a, struct out *o)
 	char cb[160];
 	if (copy_text(a, cb))
 		putf(o, "%s.\n\n", cb);
-	static const char *const streams[] = {"stdout", "stderr"};
-	bool head = false;
-	for (size_t k = 0; k < AG_ARRAY_SIZE(streams); k++) {
-		struct tail t;
-		if (!output_tail(a, streams[k], &t))
-			continue;
-		if (!head)
-			put(o, "## Agent output\n\n");
-		head = true;
-		tail_head(o, &t);
-		put(o, ":\n\n<pre>\n");
-		tail_lines(o, ESC_HTML, &t, "", "\n");
-		put(o, "</pre>\n\n");
-	}
+	static const struct tail_fmt md_tail = {
+	    "## Agent output\n\n", "", ":\n\n<pre>\n", "</pre>\n\n", ESC_HTML, "", "\n"};
+	output_tails(o, a, &md_tail);
 
 	put(o, "## Containment Evidence\n\n");
 	const char *w[5];
@@ -999,21 +1010,14 @@ static void render_html(const json_t *a, struct out *o)
 	char cb[160];
 	if (copy_text(a, cb))
 		putf(o, "<p id=\"copy\">%s.</p>\n", cb);
-	static const char *const streams[] = {"stdout", "stderr"};
-	bool head = false;
-	for (size_t k = 0; k < AG_ARRAY_SIZE(streams); k++) {
-		struct tail t;
-		if (!output_tail(a, streams[k], &t))
-			continue;
-		if (!head)
-			put(o, "<h2>Agent output</h2>\n");
-		head = true;
-		put(o, "<p>");
-		tail_head(o, &t);
-		putf(o, ":</p>\n<pre id=\"agent-%s\">", t.name);
-		tail_lines(o, ESC_HTML, &t, "", "\n");
-		put(o, "</pre>\n");
-	}
+	static const struct tail_fmt html_tail = {"<h2>Agent output</h2>\n",
+						  "<p>",
+						  ":</p>\n<pre id=\"agent-%s\">",
+						  "</pre>\n",
+						  ESC_HTML,
+						  "",
+						  "\n"};
+	output_tails(o, a, &html_tail);
 
 	put(o, "<h2>Containment Evidence</h2>\n<table>\n");
 	html_row(o, "Execution mode", jstr(ce, "execution_mode"));
