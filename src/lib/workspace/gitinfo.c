@@ -202,21 +202,20 @@ static int seccomp_reader_only(void)
 	int rc = seccomp_attr_set(f, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	for (size_t i = 0; i < AG_ARRAY_SIZE(allow) && rc == 0; i++)
 		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, allow[i], 0);
-	if (rc == 0)
-		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
-				      SCMP_A0(SCMP_CMP_EQ, 1));
-	if (rc == 0)
-		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
-				      SCMP_A2(SCMP_CMP_MASKED_EQ, wr, 0));
-	if (rc == 0)
-		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
-				      SCMP_A1(SCMP_CMP_MASKED_EQ, wr, 0));
-	if (rc == 0)
-		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
-				      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
-	if (rc == 0)
-		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
-				      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	/* One argument condition each; every field spelled out (clang warns on
+	 * libseccomp's SCMP_Ax macros under -Wmissing-field-initializers). */
+	const struct {
+		int sys;
+		struct scmp_arg_cmp cmp;
+	} cond[] = {
+	    {SCMP_SYS(write), {0, SCMP_CMP_EQ, 1, 0}},
+	    {SCMP_SYS(openat), {2, SCMP_CMP_MASKED_EQ, wr, 0}},
+	    {SCMP_SYS(open), {1, SCMP_CMP_MASKED_EQ, wr, 0}},
+	    {SCMP_SYS(mmap), {2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0}},
+	    {SCMP_SYS(mprotect), {2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0}},
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(cond) && rc == 0; i++)
+		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, cond[i].sys, 1, cond[i].cmp);
 	if (rc == 0)
 		rc = seccomp_load(f); /* sets PR_SET_NO_NEW_PRIVS itself */
 	seccomp_release(f);
@@ -793,7 +792,8 @@ static int reader_probe(struct out *o)
 	char *const argv[] = {t, NULL};
 	char *const envp[] = {NULL};
 	probe(o, "execve", execve("/bin/true", argv, envp));
-	void *big = malloc(AG_WS_GIT_AS_MAX_BYTES);
+	/* volatile: clang may otherwise drop a malloc whose result only reaches free */
+	void *volatile big = malloc(AG_WS_GIT_AS_MAX_BYTES);
 	probe(o, "allocate_limit", big ? 0 : -1);
 	free(big);
 	out_flush(o);
