@@ -58,6 +58,9 @@
 #                            of this test file that still exists
 #   st_teardown              removes everything of this test file, by id
 
+# One network-creating test file at a time on this machine (lib-test.sh).
+t_network_lock
+
 ST_GEAR=$AG_BUILD/tests/agtest-net
 ST_IMG=$AG_TEST_IMAGE
 ST_LOGS=$T/study-logs

@@ -28,6 +28,9 @@
 #   study_agent_running TRIAL    waits (30 s max) until the trial's agent runs;
 #                                sets STUDY_GW (the gateway's id) and STUDY_SUFFIX
 
+# One network-creating test file at a time on this machine (lib-test.sh).
+t_network_lock
+
 # study_begin: the config $W/c.yaml, the repository, the empty policy
 # $W/p.json and GW_IMAGE; a test that cannot have them stops here.
 study_begin() {
