@@ -29,7 +29,7 @@ static const char help[] =
     "is verified gone, cleanup writes a recovery record in its directory\n"
     "(recovered.json, outcome \"unknown\": the run left no result), signed with\n"
     "that key; a repository whose runs root holds the run then stays usable,\n"
-    "and `report --list` shows the run as recovered (docs/evidence.md).\n"
+    "and 'report --list' shows the run as recovered (docs/evidence.md).\n"
     "\n"
     "Preflight probe containers orphaned by a crash are removed too: only those\n"
     "carrying all three probe labels (the name label equal to the container's\n"

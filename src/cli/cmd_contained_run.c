@@ -52,7 +52,7 @@ static const char help[] =
     "  --signing-key FILE   Ed25519 key (PKCS#8 PEM, 0600) that signs the evidence\n"
     "                       seal (default: the local key, created on first use:\n"
     "                       ${XDG_STATE_HOME:-$HOME/.local/state}/agentguard/\n"
-    "                       signing-key.pem). `agentguard evidence keygen` makes one.\n"
+    "                       signing-key.pem). 'agentguard evidence keygen' makes one.\n"
     "  -h, --help           Show this help.\n"
     "\n"
     "Order: config and uid/gid check, environment allowlist, Docker preflight,\n"
@@ -345,6 +345,11 @@ static void summary_json(const struct summary *s)
 	char *pp = patch ? ag_xasprintf("%s/%s/changes.patch", s->runs, r->run_id) : NULL;
 	json_object_set_new(j, "patch", str_or_null(pp));
 	free(pp);
+	/* what became of the patch, in the artifact's words */
+	json_object_set_new(
+	    j, "patch_status",
+	    json_string(r->patch.recorded && r->patch.status ? r->patch.status : "not_captured"));
+	json_object_set_new(j, "patch_reason", str_or_null(r->patch.reason));
 	if (s->ext)
 		s->ext->report(s->ext->data, r, j);
 	ag_cli_json_print(j, s->ext ? s->ext->summary_schema : "agentguard.contained-run-summary");

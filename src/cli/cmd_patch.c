@@ -11,7 +11,7 @@ static const char help[] =
     "\n"
     "Print the run's changes.patch: the agent's changes as a git-style patch\n"
     "(renames, mode changes, deletions, binary files as git binary patches).\n"
-    "The run is verified first exactly as `agentguard evidence verify` does,\n"
+    "The run is verified first exactly as 'agentguard evidence verify' does,\n"
     "which includes the patch's SHA-256 sealed in the artifact and the seal's\n"
     "signature by a trusted key (--public-key, or the local signing key); a\n"
     "run that does not verify, or has no patch, is refused (exit 2).\n"

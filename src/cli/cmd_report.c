@@ -20,7 +20,7 @@ static const char help[] =
     "       agentguard report --list [--runs-root DIR] [--json] [--public-key FILE]...\n"
     "\n"
     "Render a contained-run artifact after verifying it exactly as\n"
-    "`agentguard evidence verify` does (signature by a trusted key: one given\n"
+    "'agentguard evidence verify' does (signature by a trusted key: one given\n"
     "with --public-key or the local signing key); an artifact that does not\n"
     "verify is refused (exit 2). FORMAT is one of:\n"
     "  text    terminal summary (default)\n"
@@ -36,8 +36,8 @@ static const char help[] =
     "with --json one object (docs/json-output.md, agentguard.run-list).\n"
     "A run that does not verify shows no result or exit code (its claims are not\n"
     "evidence), only INVALID and the reason; a run that crashed and was\n"
-    "recovered by `agentguard cleanup` (a signed recovery record) shows\n"
-    "`recovered`, also without a result.\n"
+    "recovered by 'agentguard cleanup' (a signed recovery record) shows\n"
+    "'recovered', also without a result.\n"
     "\n"
     "Exit codes: 0 written, 2 invalid artifact or usage error.\n";
 

@@ -57,7 +57,7 @@ t_is "the artifact records it: status, file, hash" \
 	"$(art '(a["patch"]["status"], a["patch"]["file"], a["patch"]["sha256"] == __import__("hashlib").sha256(open(__import__("os").path.dirname(sys.argv[1]) + "/changes.patch", "rb").read()).hexdigest())')" \
 	"('written', 'changes.patch', True)"
 t_is "the artifact counts the binary files" "$(art 'a["patch"]["binary_files"]')" 2
-t_like "--json summary names the patch" "$SUMMARY" '"patch":"[^"]*/changes.patch"'
+t_like "--json summary names the patch" "$SUMMARY" '"patch":"[^"]*/changes.patch","patch_reason":null,"patch_status":"written"'
 t_run "$AG_BIN" evidence verify --public-key "$(pubkey)" "$RUN" --json
 t_like "evidence verify passes, with the patch check" "$AG_OUT" '"chain","patch","egress_manifest"\],.*"valid":true'
 
@@ -137,10 +137,12 @@ t_ok "a configured secret in a file: the value is in no file of the run director
 	bash -c '! grep -rqF CANARY-SENSITIVE-91c2 "$1"' _ "$(dirname "$REPORT")"
 config s "secret_content_patterns: [{id: canary-lit, contains: CANARY-LIT-0a9b8c7d}]"
 t_run as_user "$AG_BIN" contained-run "$W/s.yaml" --repo repo --json -- /bin/sh -c 'echo CANARY-LIT-0a9b8c7d > /agentguard-workspace/src/lit.txt'
+SCAN_SUMMARY=$AG_OUT
 ledger_runs
 REPORT=$(ls -td "$W"/.agentguard/contained-runs/*/ | head -1)contained-run.json
 t_is "a secret-scan finding: patch omitted, reason named" "$(art '(a["patch"]["status"], a["patch"]["reason"])')" "('omitted', 'patch.secret_scan')"
 t_ok "a secret-scan finding: no changes.patch" test ! -e "$(dirname "$REPORT")/changes.patch"
+t_like "--json summary: why there is no patch" "$SCAN_SUMMARY" '"patch":null,"patch_reason":"patch.secret_scan","patch_status":"omitted"'
 
 # --- over the bound (AG_PATCH_MAX_BYTES, 32 MiB): 30 MiB of random bytes
 # make a git binary patch of about 37.5 MiB: not written, the reason recorded

@@ -4,7 +4,8 @@
 # html reports; a rename counts as one changed file; a cancelled run shows
 # no score; the reports show the agent's last output lines (redacted,
 # escaped) and how many ignored files the copy left out; `evidence verify`
-# explains a chain segment that starts because the runs root was empty.
+# explains a chain segment that starts because the runs root was empty; a
+# run refused at preflight shows no change counts (the agent never ran).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib-test.sh"
@@ -102,5 +103,25 @@ else
 	ledger_runs
 	t_fail "cancel: the run's container was running within 10 s" "$(tail -n 5 "$T/cancel.out")"
 fi
+# --- refused at preflight (an image that is not on the engine): the
+# reports say the agent never ran, not "0 changed files" as if it had
+absent=${AG_TEST_IMAGE%@*}@sha256:$(printf '1%.0s' $(seq 64))
+sed "s|$AG_TEST_IMAGE|$absent|" "$W/c.yaml" >"$W/absent.yaml"
+chown "$U:$U" "$W/absent.yaml"
+t_run as_user "$AG_BIN" contained-run "$W/absent.yaml" --repo repo -- /bin/true
+ledger_runs
+t_is "refused at preflight: exit 3" "$AG_RC" 3
+t_like "refused at preflight: the summary says the agent did not run" "$AG_OUT" 'Changed files: none \(the agent did not run\)'
+RUN=$(ls -td "$W"/.agentguard/contained-runs/*/ | head -1)
+reports "$RUN"
+for f in text md html; do
+	t_like "refused at preflight: $f report: no changes, the agent never ran" "$(cat "$T/r.$f")" 'none \(the agent never ran\)'
+	t_unlike "refused at preflight: $f report: no file counts" "$(cat "$T/r.$f")" '0 modified|<th>Modified</th>'
+done
+# --- no backtick in any command's --help either (a terminal shows it raw)
+for cmd in validate schema init render preflight contained-run study-egress report evidence cleanup patch runtime-image; do
+	t_run "$AG_BIN" "$cmd" --help
+	t_unlike "$cmd --help: no backtick" "$AG_OUT" '`'
+done
 check_clean "wording runs"
 t_done

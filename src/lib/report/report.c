@@ -212,6 +212,9 @@ static bool agent_ran(const json_t *a)
 	return json_is_object(json_object_get(a, "command_result"));
 }
 
+/* What a report says of the changes of a run whose agent never ran. */
+#define NO_CHANGES "none (the agent never ran)"
+
 /* The score, or a plain statement that there is none. */
 static const char *score_text(const json_t *a, char buf[64])
 {
@@ -630,11 +633,17 @@ static void render_text(const json_t *a, struct out *o)
 		putf(o, ", exit status %s", jtext(a, "command_result.exit_code", b1));
 	put(o, "\n");
 	struct muts m = mutation_counts(a);
-	putf(o, "Changes:    %s file(s): %zu modified, %zu added, %zu deleted, %zu renamed; ",
-	     jtext(a, "mutations.changed_files_total", b1), m.modified, m.added, m.deleted,
-	     m.renamed);
-	putf(o, "+%s/-%s lines (%s)\n", jtext(a, "diff_summary.lines_added", b2),
-	     jtext(a, "diff_summary.lines_deleted", b3), m.line_status ? m.line_status : "-");
+	if (!agent_ran(a)) {
+		putf(o, "Changes:    %s\n", NO_CHANGES);
+	} else {
+		putf(o,
+		     "Changes:    %s file(s): %zu modified, %zu added, %zu deleted, %zu renamed; ",
+		     jtext(a, "mutations.changed_files_total", b1), m.modified, m.added, m.deleted,
+		     m.renamed);
+		putf(o, "+%s/-%s lines (%s)\n", jtext(a, "diff_summary.lines_added", b2),
+		     jtext(a, "diff_summary.lines_deleted", b3),
+		     m.line_status ? m.line_status : "-");
+	}
 	each_change(a, text_change, o, ESC_TERM);
 	char cb[160];
 	if (copy_text(a, cb))
@@ -748,12 +757,16 @@ static void render_md(const json_t *a, struct out *o)
 		put(o, "\n");
 	}
 	struct muts m = mutation_counts(a);
-	putf(o,
-	     "## Changes\n\n%s file(s): %zu modified, %zu added, %zu deleted, %zu renamed; "
-	     "+%s / -%s lines (%s).\n\n",
-	     jtext(a, "mutations.changed_files_total", b1), m.modified, m.added, m.deleted,
-	     m.renamed, jtext(a, "diff_summary.lines_added", b2),
-	     jtext(a, "diff_summary.lines_deleted", b3), m.line_status ? m.line_status : "-");
+	if (!agent_ran(a))
+		putf(o, "## Changes\n\n%s.\n\n", NO_CHANGES);
+	else
+		putf(o,
+		     "## Changes\n\n%s file(s): %zu modified, %zu added, %zu deleted, %zu renamed; "
+		     "+%s / -%s lines (%s).\n\n",
+		     jtext(a, "mutations.changed_files_total", b1), m.modified, m.added, m.deleted,
+		     m.renamed, jtext(a, "diff_summary.lines_added", b2),
+		     jtext(a, "diff_summary.lines_deleted", b3),
+		     m.line_status ? m.line_status : "-");
 	if (m.modified + m.added + m.deleted + m.renamed) {
 		put(o, "| Change | Path |\n|---|---|\n");
 		each_change(a, md_change, o, ESC_MD);
@@ -992,16 +1005,23 @@ static void render_html(const json_t *a, struct out *o)
 				     kn[k], cnt[k]);
 		put(o, "</div>\n");
 	}
-	putf(o,
-	     "<table id=\"mutations\"><tr><th>Modified</th><th>Added</th><th>Deleted</th>"
-	     "<th>Renamed</th><th>Total changed</th><th>Lines added</th><th>Lines deleted</th>"
-	     "<th>Line counts</th></tr>\n<tr><td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td>"
-	     "<td>%s</td><td>+%s</td><td>-%s</td><td>",
-	     m.modified, m.added, m.deleted, m.renamed,
-	     jtext(a, "mutations.changed_files_total", b1),
-	     jtext(a, "diff_summary.lines_added", b2), jtext(a, "diff_summary.lines_deleted", b3));
-	val(o, ESC_HTML, m.line_status);
-	put(o, "</td></tr></table>\n");
+	if (!agent_ran(a)) {
+		putf(o, "<p id=\"mutations\">%s.</p>\n", NO_CHANGES);
+	} else {
+		putf(o,
+		     "<table id=\"mutations\"><tr><th>Modified</th><th>Added</th><th>Deleted</th>"
+		     "<th>Renamed</th><th>Total changed</th><th>Lines added</th><th>Lines "
+		     "deleted</th>"
+		     "<th>Line "
+		     "counts</th></tr>\n<tr><td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td>"
+		     "<td>%s</td><td>+%s</td><td>-%s</td><td>",
+		     m.modified, m.added, m.deleted, m.renamed,
+		     jtext(a, "mutations.changed_files_total", b1),
+		     jtext(a, "diff_summary.lines_added", b2),
+		     jtext(a, "diff_summary.lines_deleted", b3));
+		val(o, ESC_HTML, m.line_status);
+		put(o, "</td></tr></table>\n");
+	}
 	if (sum) {
 		put(o, "<table><tr><th>Change</th><th>Path</th></tr>\n");
 		each_change(a, html_change, o, ESC_HTML);
