@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# t1070: tests/run itself, on a tree of stand-in test files (no Docker): it
+# runs files in parallel; every CLI file gets a test-run id of its own
+# (SUITE.tNNNN) and a sweep of that id when it ends; the files that source
+# lib-study.sh never overlap one another; a failing file is counted and
+# shown; a skip list naming no test file is refused; AG_TEST_JOBS=1 runs
+# one file at a time.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib-test.sh"
+
+R=$T/tree
+mkdir -p "$R/tests/cli" "$R/scripts" "$R/build/tests"
+cp "$AG_ROOT/tests/run" "$R/tests/run"
+printf '' >"$R/tests/durations"
+# the sweep a file's end triggers: logged, nothing removed
+cat >"$R/scripts/test-env" <<'SH'
+#!/bin/sh
+echo "$*" >>"$STUB_LOG/sweeps"
+SH
+chmod +x "$R/scripts/test-env"
+# a stand-in lib-study.sh: records when a network file holds its lane
+cat >"$R/tests/cli/lib-study.sh" <<'SH'
+echo "start $(date +%s%N) $1" >>"$STUB_LOG/net"
+sleep 1
+echo "end $(date +%s%N) $1" >>"$STUB_LOG/net"
+SH
+mk() { # NAME BODY: a stand-in test file
+	printf '#!/usr/bin/env bash\n%s\n' "$2" >"$R/tests/cli/$1"
+}
+for n in 1 2 3 4; do
+	mk "t000$n-sleeper.sh" "echo \"id \$AG_TEST_RUN_ID\" >>\"\$STUB_LOG/ids\"
+echo \"start \$(date +%s%N) $n\" >>\"\$STUB_LOG/spans\"; sleep 2
+echo \"end \$(date +%s%N) $n\" >>\"\$STUB_LOG/spans\"; echo 1..1; echo ok 1 - slept"
+done
+mk t0005-net-a.sh '. "$(dirname "$0")/lib-study.sh" a; echo 1..1; echo ok 1 - net a'
+mk t0006-net-b.sh '. "$(dirname "$0")/lib-study.sh" b; echo 1..1; echo ok 1 - net b'
+export STUB_LOG=$T/log
+mkdir -p "$STUB_LOG"
+# runner VAR=VALUE...: the stand-in tree's tests/run, with only what we set
+runner() {
+	t_run env -u AG_TEST_RUN_ID -u AG_TEST_FILTER -u AG_TEST_SKIP -u AG_TEST_JOBS \
+		AG_TEST_LEDGER_ROOT="$T/ledgers" BUILD="$R/build" "$@" bash "$R/tests/run" cli
+}
+
+# overlaps FILE: how many pairs of the recorded spans overlap in time
+overlaps() {
+	python3 -c '
+import sys, itertools
+spans = {}
+for kind, t, n in (l.split() for l in open(sys.argv[1])):
+    spans.setdefault(n, {})[kind] = int(t)
+print(sum(1 for a, b in itertools.combinations(spans.values(), 2)
+          if a["start"] < b["end"] and b["start"] < a["end"]))' "$1"
+}
+
+runner AG_TEST_JOBS=4
+t_is "six stand-in files pass" "$AG_RC" 0
+t_like "the closing line counts every point" "$AG_OUT" $'\n6 passed, 0 failed$'
+t_ok "the files ran in parallel (some ran at the same time)" test "$(overlaps "$STUB_LOG/spans")" -gt 0
+ids=$(sort -u "$STUB_LOG/ids")
+t_is "each file had its own test-run id" "$(wc -l <<<"$ids")" 4
+t_like "an id is SUITE.tNNNN" "$ids" $'^id tr-[0-9]{10}-[0-9]+-[A-Za-z0-9]+\\.t0001\n'
+t_is "each CLI file was swept by its own id when it ended" \
+	"$(sed -E 's/^.*\.(t[0-9]{4})$/\1/' "$STUB_LOG/sweeps" | sort | tr '\n' ' ')" \
+	"t0001 t0002 t0003 t0004 t0005 t0006 "
+t_is "every sweep names one id of this suite" "$(grep -cvE '^sweep tr-[^ ]+\.t000[1-6]$' "$STUB_LOG/sweeps")" 0
+t_is "the two network files did not overlap" "$(overlaps "$STUB_LOG/net")" 0
+
+rm -f "$STUB_LOG/spans"
+runner AG_TEST_JOBS=1 AG_TEST_FILTER='t000[1-3]'
+t_is "AG_TEST_JOBS=1: one file at a time" "$AG_RC:$(overlaps "$STUB_LOG/spans")" 0:0
+
+# a failing file: counted once (no plan), its output shown
+mk t0007-broken.sh 'echo "BROKEN-OUTPUT-7c1"; exit 3'
+runner AG_TEST_FILTER='t0001|t0007'
+t_is "a failing file fails the run" "$AG_RC" 1
+t_like "it is named and counted" "$AG_OUT" $'failing files: cli/t0007-broken.sh\n1 passed, 1 failed'
+t_like "its output is shown" "$AG_OUT" 'BROKEN-OUTPUT-7c1'
+
+# skip lists
+printf '# why\nt0007-broken.sh    # skipped on purpose\n' >"$T/skip"
+runner AG_TEST_SKIP="$T/skip" AG_TEST_FILTER='t0001|t0007'
+t_is "a listed file is skipped" "$AG_RC" 0
+t_unlike "the skipped file did not run" "$AG_OUT" 't0007'
+printf 't0999-gone.sh\n' >"$T/skip-stale"
+runner AG_TEST_SKIP="$T/skip-stale"
+t_is "a skip list naming no test file is refused" "$AG_RC" 2
+t_like "with the name" "$AG_OUT" 'names no test file: t0999-gone.sh'
+# the shipped skip list names only files that exist
+t_run env -u AG_TEST_RUN_ID AG_TEST_LEDGER_ROOT="$T/ledgers" AG_TEST_SKIP="$AG_ROOT/tests/asan-skip" \
+	AG_TEST_FILTER='^$' BUILD="$R/build" bash "$AG_ROOT/tests/run" cli
+t_is "tests/asan-skip names existing files only" "$AG_RC" 0
+t_done
