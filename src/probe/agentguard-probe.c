@@ -14,6 +14,17 @@
  *     open|refused|unreachable|timeout|error for a TCP connect, and dns for
  *     UNIQUE.agentguard-selftest.invalid asked of 127.0.0.11)
  *
+ *   Each "no answer" is judged against positive controls measured here, in
+ *   the same probe: the connect to the gateway's port (TCP) and a reverse
+ *   lookup of the gateway's address, which the engine's embedded resolver
+ *   answers itself (DNS). The wait for an answer that must not come is 20
+ *   times the slower control, at least 200 ms for TCP and 500 ms for DNS, at
+ *   most 4 s and 3 s: a loaded machine waits longer, an idle one does not
+ *   wait seconds for nothing. Fields control_tcp_us, control_dns_us and
+ *   no_answer_wait_ms record them (as strings); dns_control is "answered"
+ *   only when the reverse lookup came back, and study.c refuses the proof
+ *   otherwise (a probe that cannot measure its control proves nothing).
+ *
  * Fields: uid, gid, workspace_write, tmp_write, root_read_only (statvfs
  * ST_RDONLY on /), cap_inh/prm/eff/bnd/amb (hex masks from
  * /proc/self/status), no_new_privs, seccomp (mode), net_ifaces (names in
@@ -188,17 +199,16 @@ static const char *tcp_try(const char *ip, int port, int timeout_ms)
 	return r;
 }
 
-/* Sends one A query for NAME.agentguard-selftest.invalid to 127.0.0.11:53;
- * the socket, or -1. */
-static int dns_send(const char *name)
+/* Sends one query of type TYPE (1 A, 12 PTR) for the name made of LABELS
+ * to 127.0.0.11:53; the socket, or -1. */
+static int dns_query(const char *const *labels, size_t nl, unsigned char type)
 {
 	unsigned char q[300];
 	size_t n = 0;
 	static const unsigned char hdr[] = {0x4a, 0x47, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0};
 	memcpy(q, hdr, sizeof(hdr));
 	n = sizeof(hdr);
-	const char *labels[] = {name, "agentguard-selftest", "invalid"};
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < nl; i++) {
 		size_t l = strlen(labels[i]);
 		if (l == 0 || l > 63 || n + l + 6 > sizeof(q))
 			return -1;
@@ -207,7 +217,7 @@ static int dns_send(const char *name)
 		n += l;
 	}
 	q[n++] = 0;
-	q[n++] = 0, q[n++] = 1; /* A */
+	q[n++] = 0, q[n++] = type;
 	q[n++] = 0, q[n++] = 1; /* IN */
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(53)};
 	inet_pton(AF_INET, "127.0.0.11", &sa.sin_addr);
@@ -217,6 +227,28 @@ static int dns_send(const char *name)
 		fd = -1;
 	}
 	return fd;
+}
+
+/* A for NAME.agentguard-selftest.invalid: the name nobody may answer. */
+static int dns_send(const char *name)
+{
+	const char *labels[] = {name, "agentguard-selftest", "invalid"};
+	return dns_query(labels, 3, 1);
+}
+
+/* PTR for IPV4 (D.C.B.A.in-addr.arpa): the embedded resolver answers it
+ * for a container on the network itself, without forwarding. */
+static int dns_send_ptr(const char *ipv4)
+{
+	struct in_addr a;
+	if (inet_pton(AF_INET, ipv4, &a) != 1)
+		return -1;
+	const unsigned char *b = (const unsigned char *)&a.s_addr;
+	char o[4][4];
+	for (int i = 0; i < 4; i++)
+		snprintf(o[i], sizeof(o[i]), "%u", b[3 - i]);
+	const char *labels[] = {o[0], o[1], o[2], o[3], "in-addr", "arpa"};
+	return dns_query(labels, 6, 12);
 }
 
 /* Its answer within timeout_ms: "no_answer", "servfail", "refused",
@@ -255,6 +287,23 @@ static long ms_since(const struct timespec *t0)
 	return (t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
+static long us_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1000000 + (t1.tv_nsec - t0->tv_nsec) / 1000;
+}
+
+/* 20 times the control's round trip, within [lo, hi] ms; hi when the
+ * control was not measured (study.c refuses that proof anyway). */
+static long no_answer_wait_ms(long control_us, long lo, long hi)
+{
+	if (control_us < 0)
+		return hi;
+	long w = control_us * 20 / 1000;
+	return w < lo ? lo : w > hi ? hi : w;
+}
+
 static int study_mode(int argc, char **argv)
 {
 	/* study GATEWAY_IP PORT BRIDGE_IP GATEWAY_OUTBOUND_IP UNIQUE */
@@ -263,27 +312,42 @@ static int study_mode(int argc, char **argv)
 	int port = atoi(argv[3]);
 	if (port < 1 || port > 65535 || strlen(argv[6]) > 40)
 		return 10;
-	/* The gateway may still be binding: a bounded wait for its port. */
+	/* The gateway may still be binding: a bounded wait for its port. The
+	 * connect that finds it open is the TCP control. */
 	const char *gp = "error";
+	long tcp_us = -1;
 	for (int i = 0; i < 40; i++) {
+		struct timespec c0;
+		clock_gettime(CLOCK_MONOTONIC, &c0);
 		gp = tcp_try(argv[2], port, 250);
-		if (!strcmp(gp, "open"))
+		if (!strcmp(gp, "open")) {
+			tcp_us = us_since(&c0);
 			break;
+		}
 		struct timespec ts = {0, 250 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
 	put("{\"probe\":\"agentguard-study\",\"gateway_port\":\"%s\"", gp);
-	/* All three must get no answer: tried together, 4 s at most (the DNS
-	 * query gets 3 s from when it was sent). */
+	/* The DNS control: the embedded resolver's own answer (2 s at most). */
+	struct timespec d0;
+	clock_gettime(CLOCK_MONOTONIC, &d0);
+	const char *dc = dns_result(dns_send_ptr(argv[2]), 2000);
+	long dns_us = !strcmp(dc, "answered") ? us_since(&d0) : -1;
+	long tcp_wait = no_answer_wait_ms(tcp_us, 200, 4000);
+	long dns_wait = no_answer_wait_ms(dns_us > tcp_us ? dns_us : tcp_us, 500, 3000);
+	put(",\"dns_control\":\"%s\",\"control_tcp_us\":\"%ld\",\"control_dns_us\":\"%ld\"", dc,
+	    tcp_us, dns_us);
+	put(",\"no_answer_wait_ms\":\"%ld/%ld\"", tcp_wait, dns_wait);
+	/* All three must get no answer: tried together, each for its wait. */
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int dfd = dns_send(argv[6]);
 	const char *const targets[] = {argv[4], argv[5]};
 	const char *res[2];
-	tcp_try_all(targets, port, 4000, res, 2);
+	tcp_try_all(targets, port, (int)tcp_wait, res, 2);
 	put(",\"bridge\":\"%s\"", res[0]);
 	put(",\"gateway_outbound\":\"%s\"", res[1]);
-	put(",\"dns\":\"%s\"}\n", dns_result(dfd, (int)(3000 - ms_since(&t0))));
+	put(",\"dns\":\"%s\"}\n", dns_result(dfd, (int)(dns_wait - ms_since(&t0))));
 	return write(1, out, used) == (ssize_t)used ? 0 : 11;
 }
 

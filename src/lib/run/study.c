@@ -351,9 +351,15 @@ static int selftest(struct ag_study *s, struct ag_engine *eng, struct ag_error *
 	bool br_ok = !strcmp(br, "unreachable") || !strcmp(br, "timeout");
 	bool go_ok = !strcmp(go, "unreachable") || !strcmp(go, "timeout");
 	bool dn_ok = !strcmp(dn, "no_answer") || !strcmp(dn, "servfail") || !strcmp(dn, "refused");
+	/* Each "no answer" waited 20x a control measured in the same probe:
+	 * without the controls it proves nothing (agentguard-probe.c). */
+	bool ctl_ok = !strcmp(ag_json_str_or(json_object_get(v, "dns_control"), ""), "answered");
 	if (strcmp(gp, "open") != 0)
 		UNVERIFIED("study.selftest.gateway_port",
 			   "the gateway does not answer on its port from the study network");
+	else if (!ctl_ok)
+		UNVERIFIED("study.selftest.control",
+			   "the embedded resolver did not answer the self-test's control lookup");
 	else if (!br_ok)
 		UNVERIFIED("study.selftest.bridge_reachable",
 			   "the host answers on the study bridge (it has an IPv4 address there)");
