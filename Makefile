@@ -137,11 +137,12 @@ check-valgrind: tests
 	BUILD=$(BUILD) AG_VALGRIND=1 tests/run unit
 
 # libFuzzer with clang: FUZZ_SECONDS for the config loader (CI: 60 s),
-# FUZZ_EGRESS_SECONDS for each study-egress target (CI: 30 s each). A target
-# uses tests/fuzz/<target>.dict when there is one (the loader: yaml.dict).
+# FUZZ_EGRESS_SECONDS for each study-egress target, the gateway's request
+# parser among them (CI: 30 s each). A target uses tests/fuzz/<target>.dict
+# when there is one (the loader: yaml.dict).
 FUZZ_SECONDS ?= 60
 FUZZ_EGRESS_SECONDS ?= 30
-FUZZ_TARGETS ?= config egress_policy egress_authority egress_manifest
+FUZZ_TARGETS ?= config egress_policy egress_authority egress_manifest gateway_request
 FUZZ_CFLAGS := -std=gnu17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	$(CPPFLAGS) $(PKG_CFLAGS)
 # The library is instrumented once (build-fuzz/lib.a), then linked into each target.
@@ -157,7 +158,7 @@ fuzz: build-fuzz/lib.a
 	  clang $(FUZZ_CFLAGS) -o build-fuzz/fuzz_$$t tests/fuzz/fuzz_$$t.c build-fuzz/lib.a $(PKG_LIBS); \
 	  mkdir -p build-fuzz/corpus-$$t; \
 	  secs=$(FUZZ_SECONDS); dict=tests/fuzz/yaml.dict; \
-	  case $$t in egress_*) secs=$(FUZZ_EGRESS_SECONDS); dict=;; esac; \
+	  case $$t in egress_*|gateway_*) secs=$(FUZZ_EGRESS_SECONDS); dict=;; esac; \
 	  if [ -f tests/fuzz/$$t.dict ]; then dict=tests/fuzz/$$t.dict; fi; \
 	  build-fuzz/fuzz_$$t -max_total_time=$$secs -max_len=65536 -timeout=10 \
 	    -rss_limit_mb=2048 $${dict:+-dict=$$dict} build-fuzz/corpus-$$t tests/fuzz/corpus/$$t; \

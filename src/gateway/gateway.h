@@ -14,6 +14,9 @@
  *   {"record":"decision","seq":N,"event":{...},   one per decision; "event"
  *    "decision":{...},"connected_address":...}    is the manifest's event item
  *   {"record":"end","complete":B,"records":N,...} last line, on SIGTERM
+ * A deny the gateway made itself names its detail in "gateway_reason" and
+ * the mapped word of the closed vocabulary in the event's "reason"
+ * (lib/egress/request.h, ag_egress_refusal_reason).
  * A connection that closes or times out before sending one byte is not a
  * request: it is counted in the end line ("empty_connections"), not recorded.
  * A stream without an end line, or with "complete":false, is incomplete.

@@ -14,6 +14,7 @@
 #include "lib/egress/authority.h"
 #include "lib/egress/manifest.h"
 #include "lib/egress/policy.h"
+#include "lib/egress/request.h"
 #include "gateway/gateway.h"
 
 #include <arpa/inet.h>
@@ -139,6 +140,15 @@ static json_t *record_of(struct gw_conn *c)
 	 * typed itself (an IP literal) is its own request and stays.
 	 */
 	struct ag_egress_decision d = c->d;
+	/*
+	 * A deny the gateway made itself (a refused request head, a slow or
+	 * oversized one, a limit) is sealed with the gateway's word
+	 * (request.h), not with whatever the destination check said about a
+	 * request it never finished judging.
+	 */
+	const char *refusal = ag_egress_refusal_reason(c->gw_reason);
+	if (!d.allow && refusal)
+		d.reason = refusal;
 	size_t kept = 0;
 	for (size_t i = 0; i < ev.n_resolved; i++)
 		if (!is_host_address(c->gw, addrs[i]))
@@ -642,68 +652,34 @@ static bool header_is(const char *line, size_t len, const char *name)
 	return len > n && line[n] == ':' && strncasecmp(line, name, n) == 0;
 }
 
-/* Plain HTTP: the head sent upstream. Returns NULL (with c->gw_reason)
- * when the request cannot be forwarded faithfully. */
-static char *build_upstream_head(struct gw_conn *c, const char *method, const char *target,
-				 const char *headers, size_t hlen)
+/* Plain HTTP: the head sent upstream, from a head the parser accepted
+ * (request.h: every header line is NAME ":" VALUE, the framing is one
+ * Content-Length or none). */
+static char *build_upstream_head(struct gw_conn *c, const struct ag_egress_request *r)
 {
 	/* origin-form: everything from the first '/' after "http://host". */
-	const char *p = target + strlen("http://");
+	const char *p = r->target + strlen("http://");
 	const char *slash = strpbrk(p, "/?#");
 	const char *path = slash && *slash == '/' ? slash : NULL;
 	size_t plen = path ? strcspn(path, "#") : 0;
 	struct evbuffer *b = evbuffer_new();
 	if (path)
-		evbuffer_add_printf(b, "%s %.*s HTTP/1.1\r\n", method, (int)plen, path);
+		evbuffer_add_printf(b, "%s %.*s HTTP/1.1\r\n", r->method, (int)plen, path);
 	else if (slash && *slash == '?')
-		evbuffer_add_printf(b, "%s /%.*s HTTP/1.1\r\n", method, (int)strcspn(slash, "#"),
+		evbuffer_add_printf(b, "%s /%.*s HTTP/1.1\r\n", r->method, (int)strcspn(slash, "#"),
 				    slash);
 	else
-		evbuffer_add_printf(b, "%s / HTTP/1.1\r\n", method);
+		evbuffer_add_printf(b, "%s / HTTP/1.1\r\n", r->method);
 	if (c->d.port == 80)
 		evbuffer_add_printf(b, "Host: %s\r\n", c->target_host);
 	else
 		evbuffer_add_printf(b, "Host: %s:%d\r\n", c->target_host, c->d.port);
-	c->body_left = 0;
-	bool seen_length = false;
-	const char *line = headers;
-	const char *end = headers + hlen;
+	c->body_left = r->content_length > 0 ? r->content_length : 0;
+	const char *line = r->headers;
+	const char *end = r->headers + r->headers_len;
 	while (line < end) {
 		const char *eol = memmem(line, (size_t)(end - line), "\r\n", 2);
 		size_t len = eol ? (size_t)(eol - line) : (size_t)(end - line);
-		if (len == 0)
-			break;
-		if (header_is(line, len, "transfer-encoding")) {
-			c->gw_reason = "transfer_encoding_unsupported";
-			evbuffer_free(b);
-			return NULL;
-		}
-		if (header_is(line, len, "content-length")) {
-			char num[24];
-			const char *v = line + strlen("content-length:");
-			while (*v == ' ' || *v == '\t')
-				v++;
-			size_t vl = (size_t)(line + len - v);
-			while (vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
-				vl--;
-			int64_t cl;
-			/* One Content-Length only (two are a smuggling vector). */
-			if (vl == 0 || vl >= sizeof(num) || seen_length) {
-				c->gw_reason = "content_length_invalid";
-				evbuffer_free(b);
-				return NULL;
-			}
-			memcpy(num, v, vl);
-			num[vl] = 0;
-			if (ag_parse_i64(num, &cl) < 0 || cl < 0 ||
-			    cl > AG_EGRESS_EVENT_BYTES_MAX) {
-				c->gw_reason = "content_length_invalid";
-				evbuffer_free(b);
-				return NULL;
-			}
-			c->body_left = cl;
-			seen_length = true;
-		}
 		/* The gateway states the destination and the connection itself. */
 		if (!header_is(line, len, "host") && !header_is(line, len, "connection") &&
 		    !header_is(line, len, "proxy-connection") &&
@@ -722,61 +698,19 @@ static char *build_upstream_head(struct gw_conn *c, const char *method, const ch
 	return s;
 }
 
-static bool head_bytes_ok(const char *h, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)h[i];
-		if (ch == '\r' && i + 1 < n && h[i + 1] == '\n') {
-			i++;
-			/* No folded header lines (a classic smuggling vector). */
-			if (i + 1 < n && (h[i + 1] == ' ' || h[i + 1] == '\t'))
-				return false;
-			continue;
-		}
-		if ((ch < 0x20 && ch != '\t') || ch >= 0x7f)
-			return false;
-	}
-	return true;
-}
-
 static void handle_head(struct gw_conn *c, char *head, size_t n)
 {
 	struct timeval total = {.tv_sec = c->gw->opts.total_secs};
 	evtimer_add(c->total_timer, &total);
 	/* head holds the request line and headers, ending with CRLF CRLF. */
-	if (!head_bytes_ok(head, n)) {
-		refuse_gw(c, 400, "Bad Request", "malformed_request");
+	struct ag_egress_request r;
+	bool parsed = ag_egress_request_parse(head, n, &r) == 0;
+	if (!r.method) {
+		refuse_gw(c, r.status, r.status_text, r.detail);
 		return;
 	}
-	size_t lines = 0;
-	for (size_t i = 0; i + 1 < n; i++)
-		if (head[i] == '\r' && head[i + 1] == '\n')
-			lines++;
-	if (lines > AG_GW_HEADER_LINES_MAX + 2) {
-		refuse_gw(c, 431, "Request Header Fields Too Large", "too_many_headers");
-		return;
-	}
-	char *eol = strstr(head, "\r\n");
-	*eol = 0;
-	char *headers = eol + 2;
-	size_t hlen = n - (size_t)(headers - head);
-	/* METHOD SP TARGET SP HTTP/1.x, single spaces. */
-	char *sp1 = strchr(head, ' ');
-	char *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-	if (!sp1 || !sp2 || sp1 == head || sp2 == sp1 + 1 || strchr(sp2 + 1, ' ') ||
-	    (strcmp(sp2 + 1, "HTTP/1.1") != 0 && strcmp(sp2 + 1, "HTTP/1.0") != 0)) {
-		refuse_gw(c, 400, "Bad Request", "malformed_request");
-		return;
-	}
-	*sp1 = 0;
-	*sp2 = 0;
-	const char *method = head, *target = sp1 + 1;
-	for (const char *m = method; *m; m++)
-		if (*m < 'A' || *m > 'Z') {
-			refuse_gw(c, 400, "Bad Request", "malformed_request");
-			return;
-		}
-	if (strcmp(method, "CONNECT") == 0) {
+	const char *target = r.target;
+	if (strcmp(r.method, "CONNECT") == 0) {
 		c->protocol = "connect";
 		c->authority = ag_xstrdup(target);
 	} else if (strncasecmp(target, "http://", 7) == 0) {
@@ -801,6 +735,13 @@ static void handle_head(struct gw_conn *c, char *head, size_t n)
 		refuse_gw(c, 400, "Bad Request", "unsupported_request");
 		return;
 	}
+	/* A head the parser refused (smuggling, malformed headers, framing it
+	 * cannot relay) is never forwarded, whatever its destination; the
+	 * record still names the destination it asked for. */
+	if (!parsed) {
+		refuse_gw(c, r.status, r.status_text, r.detail);
+		return;
+	}
 	/* Judgement before any lookup: an unapproved name is never resolved. */
 	judge(c);
 	bool needs_lookup =
@@ -809,13 +750,8 @@ static void handle_head(struct gw_conn *c, char *head, size_t n)
 		refuse(c, 403, "Forbidden");
 		return;
 	}
-	if (c->url) {
-		c->upstream_head = build_upstream_head(c, method, target, headers, hlen);
-		if (!c->upstream_head) {
-			refuse(c, 400, "Bad Request");
-			return;
-		}
-	}
+	if (c->url)
+		c->upstream_head = build_upstream_head(c, &r);
 	if (needs_lookup) {
 		resolve(c);
 		return;
@@ -847,11 +783,6 @@ static void head_read(struct bufferevent *bev, void *arg)
 	char *head = ag_xmalloc(n + 1);
 	evbuffer_remove(in, head, n);
 	head[n] = 0;
-	if (memchr(head, 0, n)) {
-		free(head);
-		refuse_gw(c, 400, "Bad Request", "malformed_request");
-		return;
-	}
 	handle_head(c, head, n);
 	/* Securely forget the head: it may hold a query string. */
 	explicit_bzero(head, n);

@@ -189,7 +189,7 @@ t_is "... eight records" \
 t_is "... none reached the canary" "$(log_count http)" "$before_http"
 t_is "... the gateway says why" \
 	"$(jq -s -r --argjson b "$before_recs" '[.[]|select(.record=="decision")][$b:]|map(.gateway_reason//.event.reason)|join(",")' "$EV")" \
-	"malformed_request,unsupported_request,unsupported_request,malformed_request,invalid_authority,transfer_encoding_unsupported,content_length_invalid,header_too_large"
+	"malformed_request,unsupported_request,unsupported_request,obs_fold,invalid_authority,transfer_encoding_unsupported,content_length_duplicate,header_too_large"
 
 # ---- a resolver that refuses: denied as uncertain ----
 # libevent marks a refusing nameserver as failed and later probes it with a

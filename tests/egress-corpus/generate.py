@@ -605,6 +605,21 @@ mcase("event-type-enum", "reject", manifest(events=[event(event_type="other")]),
 mcase("raw-not-json", "reject", raw="{", reason="egress.manifest.json")
 mcase("raw-dup-key", "reject", raw=json.dumps(manifest())[:-1] + ', "trial_id": "x"}',
       reason="egress.manifest.json", schema="loader-only: Python's json keeps the last of two equal keys")
+# an event's reason is a closed vocabulary: decision reasons, the gateway's
+# own refusal words (src/lib/egress/request.h), "unknown"
+GW_DENY = dict(decision="deny", resolved_addresses=[], resolution_status="unknown")
+for word in ["request_smuggling", "request_malformed", "request_oversized", "request_slow",
+             "request_unsupported", "request_incomplete", "connection_limit", "evidence_lost",
+             "gateway_error"]:
+    mcase("gateway-refusal-" + word.replace("_", "-"), "accept",
+          manifest(events=[event(reason=word, **GW_DENY)],
+                   completion=stated("failed", "destination_denied")), completion="failed")
+mcase("event-reason-enum", "reject", manifest(events=[event(reason="made_up_reason", **GW_DENY)],
+                                               completion=stated("failed", "destination_denied")),
+      "egress.manifest.status")
+mcase("event-reason-detail-word", "reject",
+      manifest(events=[event(reason="header_name_whitespace", **GW_DENY)],
+               completion=stated("failed", "destination_denied")), "egress.manifest.status")
 
 
 def write(name, cases):

@@ -36,6 +36,10 @@
  *     get PROXY URL [follow]         absolute-form GET through PROXY; with
  *                                    "follow" a 3xx Location is requested
  *                                    through PROXY too (a new request)
+ *     send PROXY REQUEST             REQUEST's bytes as they are (\r \n \t
+ *                                    \\ decoded) to PROXY; prints the
+ *                                    status and X-AgentGuard-Reason;
+ *                                    reached = 200 + body
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -802,6 +806,38 @@ static int probe_get(const char *proxy, const char *url, int follow)
 	return result("get", url, 0, "%stoo many redirects", trail);
 }
 
+/* Raw bytes through the proxy (request-smuggling forms, t1111). */
+static int probe_send(const char *proxy, const char *spec)
+{
+	char req[2048], resp[2048], err[256];
+	size_t n = 0;
+	for (const char *s = spec; *s && n + 1 < sizeof req; s++) {
+		if (s[0] == '\\' && s[1]) {
+			s++;
+			req[n++] = *s == 'r' ? '\r' : *s == 'n' ? '\n' : *s == 't' ? '\t' : *s;
+		} else {
+			req[n++] = *s;
+		}
+	}
+	req[n] = 0;
+	char first[128];
+	clean(first, sizeof first, req, strcspn(req, "\r\n"));
+	int st;
+	if (via_proxy(proxy, req, &st, resp, sizeof resp, err, sizeof err) < 0)
+		return result("send", first, 0, "proxy %s", err);
+	const char *why = strcasestr(resp, "\nX-AgentGuard-Reason:");
+	char reason[64] = "-";
+	if (why) {
+		why += strlen("\nX-AgentGuard-Reason:");
+		while (*why == ' ')
+			why++;
+		clean(reason, sizeof reason, why, strcspn(why, "\r\n"));
+	}
+	return result("send", first, st == 200 && strstr(resp, "CANARY-OK"),
+		      "status=%d reason=%s body=%s", st, reason,
+		      strstr(resp, "CANARY-OK") ? "CANARY-OK" : "-");
+}
+
 static int cmd_probe(int argc, char **argv)
 {
 	alarm(PROBE_ALARM); /* every probe is bounded, whatever happens */
@@ -824,6 +860,8 @@ static int cmd_probe(int argc, char **argv)
 		return probe_connect(argv[1], argv[2]);
 	if (strcmp(m, "get") == 0 && (argc == 3 || (argc == 4 && strcmp(argv[3], "follow") == 0)))
 		return probe_get(argv[1], argv[2], argc == 4);
+	if (strcmp(m, "send") == 0 && argc == 3)
+		return probe_send(argv[1], argv[2]);
 	die("unknown probe or wrong arguments: %s", m);
 }
 

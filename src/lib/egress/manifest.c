@@ -11,6 +11,7 @@
 #include "lib/base/sha256.h"
 #include "lib/egress/authority.h"
 #include "lib/egress/policy.h"
+#include "lib/egress/request.h"
 #include "lib/evidence/canon.h"
 
 #define FAIL(code, reason, key, ...) ag_err_at(err, code, reason, NULL, 0, 0, key, __VA_ARGS__)
@@ -457,6 +458,10 @@ static int check_event(const json_t *e, size_t idx, struct ag_error **err)
 	};
 	if (fields(e, w, f, AG_ARRAY_SIZE(f), err) < 0)
 		return -1;
+	snprintf(k, sizeof(k), "%s.reason", w);
+	if (!ag_egress_event_reason_known(str(e, "reason")))
+		return FAIL(AG_E_CONFIG, "egress.manifest.status", k,
+			    "is not a decision or gateway refusal reason");
 	snprintf(k, sizeof(k), "%s.requested", w);
 	if (host_port(json_object_get(e, "requested"), k, true, err) < 0)
 		return -1;
@@ -781,6 +786,14 @@ int ag_egress_manifest_build(const struct ag_egress_manifest_inputs *in, json_t 
 	for (size_t i = 0; i < n && i < AG_EGRESS_MANIFEST_MAX_EVENTS; i++) {
 		json_t *e = json_deep_copy(json_array_get(in->events, i));
 		sanitize_tree(e, 2);
+		/* A reason outside the closed vocabulary (request.h) is not
+		 * evidence of anything: the event says "unknown" and is marked
+		 * incomplete, so the trial cannot be complete on it. */
+		const json_t *why = json_object_get(e, "reason");
+		if (json_is_string(why) && !ag_egress_event_reason_known(json_string_value(why))) {
+			json_object_set_new(e, "reason", json_string("unknown"));
+			json_object_set_new(e, "evidence_complete", json_false());
+		}
 		json_array_append_new(events, e);
 	}
 	json_object_set_new(m, "events", events);

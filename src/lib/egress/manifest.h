@@ -90,7 +90,9 @@ struct ag_egress_manifest_inputs {
 /*
  * Builds the manifest: sanitizes every string, keeps at most
  * AG_EGRESS_MANIFEST_MAX_EVENTS events (more marks the gateway evidence
- * truncated), fills approved_destination for a single-rule policy, and
+ * truncated), turns an event reason outside the closed vocabulary
+ * (request.h, ag_egress_event_reason_known) into "unknown" and marks that
+ * event's evidence incomplete, fills approved_destination for a single-rule policy, and
  * computes completion. The result passes ag_egress_manifest_validate.
  * Reasons: every egress.manifest.* of the validator.
  */
@@ -102,7 +104,8 @@ int ag_egress_manifest_dump(const json_t *m, char **out, size_t *len, struct ag_
 
 /*
  * Validates a manifest document: size, JSON, shape bounds (depth, lists,
- * keys, strings, numbers), sanitization, every field, and the stated
+ * keys, strings, numbers), sanitization, every field (an event's reason
+ * in the closed vocabulary, else .status), and the stated
  * completion against the recomputed one. With `policy`, the policy digest
  * and approved destination must match it. *c receives the recomputed
  * completion (also on a completion mismatch). AG_E_CONFIG / AG_E_LIMIT,
