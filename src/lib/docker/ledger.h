@@ -203,6 +203,14 @@ int ag_network_cleanup_labelled(struct ag_engine *eng, const char *key, const ch
 
 enum ag_ledger_kind { AG_LEDGER_CONTAINER = 0, AG_LEDGER_NETWORK };
 
+/* What a graceful stop (ag_ledger_entry's stop_grace_ms) saw. */
+struct ag_ledger_stop {
+	bool was_running; /* inspection by id showed it running when the stop began */
+	bool signalled;	  /* SIGTERM was sent */
+	bool killed;	  /* it did not exit within the grace: SIGKILL was sent */
+	int exit_code;	  /* its exit status after SIGTERM; -1: none known */
+};
+
 /*
  * What the ledger remembers about one object: who it must be (name and
  * owner labels, checked before any action by id), whether a create was
@@ -219,13 +227,27 @@ struct ag_ledger_entry {
 	struct ag_label_expect labels[AG_LEDGER_MAX_LABELS]; /* borrowed strings */
 	struct ag_container_owner owner;		     /* name + labels */
 	bool attempted;					     /* a create was sent */
+	unsigned seq; /* creation order in its ledger (1, 2, ...); 0: never created */
+	bool started; /* ag_ledger_entry_start succeeded */
 	bool torn_down;
+	/* > 0 (containers): the teardown first stops it gracefully, SIGTERM and
+	 * this long to exit, then SIGKILL (its exit status kept in `stop`) */
+	unsigned stop_grace_ms;
+	struct ag_ledger_stop stop;
 	struct ag_cleanup_result cleanup; /* not_created until torn down */
 };
 
 struct ag_ledger {
 	const char *key, *value; /* the run's unique label (borrowed): a lost answer */
 	unsigned timeout_ms;
+	/*
+	 * The label names one object only (the preflight probe's and the image
+	 * export's name label): after a lost answer, a container carrying it
+	 * that is not the entry's is someone else's, and the entry's cleanup
+	 * says unowned_not_removed rather than not_created.
+	 */
+	bool label_names_one;
+	unsigned created; /* creates sent so far: the next entry's seq */
 	struct ag_ledger_entry v[AG_LEDGER_MAX_ENTRIES];
 	size_t n;
 };
@@ -246,21 +268,36 @@ const struct ag_ledger_entry *ag_ledger_find(const struct ag_ledger *l, const ch
 
 /*
  * Creates the entry's object: a container from spec (whose name must be
- * the entry's), or a network from net. Marks it attempted first; *id
- * recorded the moment the daemon answers.
+ * the entry's), or a network from net. Marks it attempted and numbers it
+ * in creation order first; its id recorded the moment the daemon answers.
  */
-int ag_ledger_entry_create(struct ag_engine *eng, struct ag_ledger_entry *e,
+int ag_ledger_entry_create(struct ag_ledger *l, struct ag_engine *eng, struct ag_ledger_entry *e,
 			   const struct ag_exec_spec *spec, const struct ag_network_spec *net,
-			   unsigned timeout_ms, struct ag_error **err);
+			   struct ag_error **err);
+
+/* POST /containers/ID/start (304, already started, is fine); WHAT names it
+ * in the error. */
+int ag_ledger_entry_start(struct ag_ledger *l, struct ag_engine *eng, struct ag_ledger_entry *e,
+			  const char *what, struct ag_error **err);
 
 /*
  * Removes the entry's object by its id (absence verified), or, created
  * without an answered id, whatever carries the ledger's unique label and
- * is this entry's by name and labels. Once per entry; e->cleanup says how.
+ * is this entry's by name and labels. A container with stop_grace_ms is
+ * stopped first: SIGTERM, the grace to exit, then SIGKILL. Once per entry;
+ * e->cleanup says how.
  */
 void ag_ledger_entry_teardown(struct ag_ledger *l, struct ag_engine *eng,
 			      struct ag_ledger_entry *e);
-/* Every entry not yet torn down, newest first. */
+
+/*
+ * The teardown order: indexes into l->v, newest created first (by seq),
+ * then the entries never created. Fills order[0..l->n).
+ */
+void ag_ledger_teardown_order(const struct ag_ledger *l, size_t order[AG_LEDGER_MAX_ENTRIES]);
+
+/* Every entry not yet torn down, in ag_ledger_teardown_order: a network
+ * goes only after the containers created on it. */
 void ag_ledger_teardown(struct ag_ledger *l, struct ag_engine *eng);
 
 #endif

@@ -517,8 +517,8 @@ int ag_stage_create(struct ag_run_ctx *c)
 		goto out;
 	}
 	/* create, then bind identity by the returned id and the owner labels */
-	if (ag_ledger_entry_create(&c->eng, c->agent, &spec, NULL, AG_DOCKER_CONTROL_TIMEOUT_MS,
-				   &e) < 0) {
+	if (ag_ledger_entry_create(&c->rec->ledger.objects, &c->eng, c->agent, &spec, NULL, &e) <
+	    0) {
 		/* Docker may have made it anyway: cleanup finds it by the run's label. */
 		ag_run_fail_err(c, AG_FAIL_DOCKER, 0, e);
 		goto out;
