@@ -106,8 +106,9 @@ static int created_id(json_t *v, const char *reason, const char *kind, char **id
 	return rc;
 }
 
-int ag_ledger_create(struct ag_engine *eng, const struct ag_exec_spec *spec, unsigned timeout_ms,
-		     char **id, struct ag_error **err)
+/* POST /containers/create?name=NAME (ag_ledger_entry_create). */
+static int container_create(struct ag_engine *eng, const struct ag_exec_spec *spec,
+			    unsigned timeout_ms, char **id, struct ag_error **err)
 {
 	*id = NULL;
 	if (!spec->container_name)
@@ -511,9 +512,17 @@ static void remove_created(struct ag_engine *eng, const char *what, remove_one_f
 	}
 }
 
-void ag_ledger_remove(struct ag_engine *eng, const char *id, bool create_attempted, const char *key,
-		      const char *value, const struct ag_container_owner *owner,
-		      unsigned timeout_ms, struct ag_cleanup_result *out, size_t *skipped_foreign)
+/*
+ * Removes what container_create made: by `id` when the daemon answered one;
+ * otherwise (id NULL after an attempted create) every container carrying
+ * the unique label KEY=VALUE that is ours (owner checked), each by its id.
+ * *skipped_foreign counts containers with the label that were not ours
+ * (never touched).
+ */
+static void container_remove(struct ag_engine *eng, const char *id, bool create_attempted,
+			     const char *key, const char *value,
+			     const struct ag_container_owner *owner, unsigned timeout_ms,
+			     struct ag_cleanup_result *out, size_t *skipped_foreign)
 {
 	remove_created(eng, CONTAINERS, cleanup_one,
 		       "after a failed create, the containers carrying its label could not be "
@@ -575,8 +584,9 @@ bool ag_network_owned(const json_t *v, const char *id, const struct ag_container
 	return labels_match(json_object_get(v, "Labels"), o);
 }
 
-int ag_network_create(struct ag_engine *eng, const struct ag_network_spec *s, unsigned timeout_ms,
-		      char **id, struct ag_error **err)
+/* POST /networks/create (ag_ledger_entry_create). */
+static int network_create(struct ag_engine *eng, const struct ag_network_spec *s,
+			  unsigned timeout_ms, char **id, struct ag_error **err)
 {
 	*id = NULL;
 	if (!s->name || !s->subnet || !s->subnet[0] || s->n_labels == 0)
@@ -665,9 +675,18 @@ static void network_remove_one(struct ag_engine *eng, const char *id,
 				 : "network removal failed (members still attached?)";
 }
 
-void ag_network_remove(struct ag_engine *eng, const char *id, bool create_attempted,
-		       const char *key, const char *value, const struct ag_container_owner *owner,
-		       unsigned timeout_ms, struct ag_cleanup_result *out)
+/*
+ * Removes a network AgentGuard created: by `id` (DELETE /networks/ID, then
+ * 404 by id proves absence); with id NULL after an attempted create, every
+ * network with label KEY=VALUE that is ours. A network never created gives
+ * not_created. A network whose inspection does not show our name and every
+ * owner label is never touched (verification_unavailable), unless `id` is
+ * the one this process's own create answered.
+ */
+static void network_remove(struct ag_engine *eng, const char *id, bool create_attempted,
+			   const char *key, const char *value,
+			   const struct ag_container_owner *owner, unsigned timeout_ms,
+			   struct ag_cleanup_result *out)
 {
 	remove_created(eng, NETWORKS, network_remove_one,
 		       "after a failed create, the networks carrying its label could not be "
@@ -740,8 +759,8 @@ int ag_ledger_entry_create(struct ag_ledger *l, struct ag_engine *eng, struct ag
 	free(e->id);
 	e->id = NULL;
 	return e->kind == AG_LEDGER_CONTAINER
-		   ? ag_ledger_create(eng, spec, l->timeout_ms, &e->id, err)
-		   : ag_network_create(eng, net, l->timeout_ms, &e->id, err);
+		   ? container_create(eng, spec, l->timeout_ms, &e->id, err)
+		   : network_create(eng, net, l->timeout_ms, &e->id, err);
 }
 
 int ag_ledger_entry_start(struct ag_ledger *l, struct ag_engine *eng, struct ag_ledger_entry *e,
@@ -798,11 +817,11 @@ void ag_ledger_entry_teardown(struct ag_ledger *l, struct ag_engine *eng, struct
 	if (e->kind == AG_LEDGER_CONTAINER && e->id && e->stop_grace_ms)
 		entry_stop(l, eng, e);
 	if (e->kind == AG_LEDGER_CONTAINER)
-		ag_ledger_remove(eng, e->id, e->attempted, l->key, l->value, &e->owner,
+		container_remove(eng, e->id, e->attempted, l->key, l->value, &e->owner,
 				 l->timeout_ms, &e->cleanup, &foreign);
 	else
-		ag_network_remove(eng, e->id, e->attempted, l->key, l->value, &e->owner,
-				  l->timeout_ms, &e->cleanup);
+		network_remove(eng, e->id, e->attempted, l->key, l->value, &e->owner, l->timeout_ms,
+			       &e->cleanup);
 	if (l->label_names_one && foreign && e->cleanup.state == AG_CLEANUP_NOT_CREATED)
 		e->cleanup.state = AG_CLEANUP_UNOWNED_NOT_REMOVED;
 }

@@ -50,28 +50,6 @@ int ag_container_lookup(struct ag_engine *eng, const char *what, unsigned timeou
 bool ag_container_owned(const json_t *v, const char *id, const struct ag_container_owner *o);
 
 /*
- * POST /containers/create?name=NAME with the request rendered from the
- * spec (ag_render_create_request; spec->container_name is required). On
- * success *id is the 64-hex id the daemon answered. Failures: the
- * transport's and status errors, or docker.create.bad_id. After a failure
- * the container may exist anyway: ag_ledger_remove with id NULL finds it by
- * its unique label.
- */
-int ag_ledger_create(struct ag_engine *eng, const struct ag_exec_spec *spec, unsigned timeout_ms,
-		     char **id, struct ag_error **err);
-
-/*
- * Removes what ag_ledger_create made: by `id` when the daemon answered one;
- * otherwise (id NULL after an attempted create) every container carrying
- * the unique label KEY=VALUE that is ours (owner checked), each by its id.
- * *skipped_foreign counts containers with the label that were not ours
- * (never touched); may be NULL.
- */
-void ag_ledger_remove(struct ag_engine *eng, const char *id, bool create_attempted, const char *key,
-		      const char *value, const struct ag_container_owner *owner,
-		      unsigned timeout_ms, struct ag_cleanup_result *out, size_t *skipped_foreign);
-
-/*
  * Cleanup outcomes (contract: Containment Evidence, cleanup states), one
  * enum for every object a run removes (probe, agent, gateway, networks).
  * ag_cleanup_state_name is the one translation into evidence words; every
@@ -157,16 +135,6 @@ struct ag_network_spec {
 	size_t n_labels;
 };
 
-/*
- * POST /networks/create (CheckDuplicate, driver bridge, EnableIPv6 false,
- * IPAM subnet, options, labels). *id is the 64-hex id the daemon answered.
- * After a failure the network may exist anyway: ag_network_remove with id
- * NULL finds it by its unique label. Reasons: the transport's and status
- * errors, docker.network.spec, docker.network.bad_id.
- */
-int ag_network_create(struct ag_engine *eng, const struct ag_network_spec *s, unsigned timeout_ms,
-		      char **id, struct ag_error **err);
-
 /* GET /networks/WHAT: 1 absent (404), 0 present (*obj owned by the caller), -1 unknown. */
 int ag_network_lookup(struct ag_engine *eng, const char *what, unsigned timeout_ms, json_t **obj);
 
@@ -180,18 +148,6 @@ int ag_network_connect(struct ag_engine *eng, const char *net_id, const char *co
 /* Ids of the networks carrying label KEY=VALUE (bounded); -1 when unknown. */
 int ag_network_list_labelled(struct ag_engine *eng, const char *key, const char *value,
 			     unsigned timeout_ms, struct ag_strv *ids);
-
-/*
- * Removes a network AgentGuard created: by `id` (DELETE /networks/ID, then
- * 404 by id proves absence); with id NULL after an attempted create, every
- * network with label KEY=VALUE that is ours. A network never created gives
- * not_created. A network whose inspection does not show our name and every
- * owner label is never touched (verification_unavailable), unless `id` is
- * the one this process's own create answered.
- */
-void ag_network_remove(struct ag_engine *eng, const char *id, bool create_attempted,
-		       const char *key, const char *value, const struct ag_container_owner *owner,
-		       unsigned timeout_ms, struct ag_cleanup_result *out);
 
 /* Removes every network with label KEY=VALUE that is `owner` (recovery). */
 int ag_network_cleanup_labelled(struct ag_engine *eng, const char *key, const char *value,
@@ -267,9 +223,15 @@ struct ag_ledger_entry *ag_ledger_add(struct ag_ledger *l, enum ag_ledger_kind k
 const struct ag_ledger_entry *ag_ledger_find(const struct ag_ledger *l, const char *role);
 
 /*
- * Creates the entry's object: a container from spec (whose name must be
- * the entry's), or a network from net. Marks it attempted and numbers it
- * in creation order first; its id recorded the moment the daemon answers.
+ * Creates the entry's object: a container from spec (POST
+ * /containers/create?name=NAME, the request rendered from the spec, whose
+ * name must be the entry's), or a network from net (POST /networks/create:
+ * CheckDuplicate, driver bridge, EnableIPv6 false, IPAM subnet, options,
+ * labels). Marks it attempted and numbers it in creation order first; its
+ * id recorded the moment the daemon answers. Failures: the transport's and
+ * status errors, docker.create.bad_id, docker.network.spec,
+ * docker.network.bad_id. After a failure the object may exist anyway: its
+ * teardown finds it by the ledger's unique label.
  */
 int ag_ledger_entry_create(struct ag_ledger *l, struct ag_engine *eng, struct ag_ledger_entry *e,
 			   const struct ag_exec_spec *spec, const struct ag_network_spec *net,

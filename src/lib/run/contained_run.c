@@ -837,7 +837,7 @@ static int net_hook(struct ag_run_ctx *c, enum net_step step)
 		     ? h->setup(h->data, &c->eng, c->run_fd, dir, c->rec->ledger.suffix, &e)
 		 : step == NET_VERIFY
 		     ? h->verify(h->data, &c->eng, c->agent->id, &e)
-		     : h->finish(h->data, &c->eng, c->run_fd,
+		     : h->finish(h->data, c->run_fd,
 				 c->rec->workspace.prepared ? c->rec->workspace.prep.digest : NULL,
 				 &c->agent->cleanup, &e);
 	if (rc < 0) {
@@ -858,9 +858,13 @@ int ag_stage_cleanup_container(struct ag_run_ctx *c)
 	/* Without an engine nothing was created: every entry stays not_created. */
 	if (!c->eng_ok)
 		return 0;
-	/* Newest first, each by id, or (create answer lost) by the run's unique label. */
+	/*
+	 * Every object of the run, newest created first, each by id, or (create
+	 * answer lost) by the run's unique label: the agent, then what the
+	 * network hooks entered (the study's gateway, stopped with SIGTERM
+	 * first, then its networks). The hooks then judge what that showed.
+	 */
 	ag_ledger_teardown(&c->rec->ledger.objects, &c->eng);
-	/* The agent first, then what the network hooks made (the study's gateway). */
 	(void)net_hook(c, NET_FINISH);
 	/* A container may exist even after a failed verdict (created beside the probe). */
 	if (c->agent->attempted ||

@@ -576,8 +576,10 @@ static json_t *command_result_json(const struct ag_run_record *f)
 }
 
 /* The study's own facts (study.h), sealed with the artifact (manifest hash included). */
-static json_t *study_json(const struct ag_run_study *s)
+static json_t *study_json(const struct ag_run_record *f)
 {
+	const struct ag_run_study *s = &f->study;
+	const struct ag_ledger *l = &f->ledger.objects;
 	json_t *o = json_object();
 	json_object_set_new(o, "trial_id", json_string(s->trial_id));
 	json_object_set_new(o, "policy_digest", json_string(s->policy_digest));
@@ -589,20 +591,27 @@ static json_t *study_json(const struct ag_run_study *s)
 	json_object_set_new(o, "gateway_stream_complete", json_boolean(s->stream_complete));
 	json_object_set_new(o, "events", json_integer((json_int_t)s->events));
 	json_object_set_new(o, "denied", json_integer((json_int_t)s->denied));
+	/* The study's objects are entries of the run's ledger: each word is its
+	 * entry's cleanup; an object never entered was never made (or, the
+	 * outbound network, is the operator's). */
 	json_object_set_new(
 	    o, "cleanup",
-	    json_pack("{s:s, s:s, s:s, s:s}", "gateway", ag_study_cleanup_word(&s->cl_gateway),
-		      "probe",
-		      s->probe_attempted ? ag_study_cleanup_word(&s->cl_probe) : "not_created",
-		      "study_network", ag_study_cleanup_word(&s->cl_study), "outbound_network",
-		      s->out_ours ? ag_study_cleanup_word(&s->cl_out) : "not_owned"));
+	    json_pack("{s:s, s:s, s:s, s:s}", "gateway",
+		      ag_study_object_word(l, AG_RUN_ROLE_GATEWAY, "not_created"), "probe",
+		      ag_study_object_word(l, AG_RUN_ROLE_STUDY_PROBE, "not_created"),
+		      "study_network",
+		      ag_study_object_word(l, AG_RUN_ROLE_STUDY_NETWORK, "not_created"),
+		      "outbound_network",
+		      ag_study_object_word(l, AG_RUN_ROLE_OUTBOUND_NETWORK, "not_owned")));
 	/* The host bridge devices of the networks AgentGuard made (br-<12 hex>):
 	 * the names anyone can check are gone. */
 	json_t *br = json_array();
-	const char *ids[] = {s->study_net_id, s->out_ours ? s->out_net_id : NULL};
-	for (size_t i = 0; i < 2; i++)
-		if (ids[i])
-			json_array_append_new(br, json_sprintf("br-%.12s", ids[i]));
+	const char *roles[] = {AG_RUN_ROLE_STUDY_NETWORK, AG_RUN_ROLE_OUTBOUND_NETWORK};
+	for (size_t i = 0; i < 2; i++) {
+		const struct ag_ledger_entry *e = ag_ledger_find(l, roles[i]);
+		if (e && e->id)
+			json_array_append_new(br, json_sprintf("br-%.12s", e->id));
+	}
 	json_object_set_new(o, "bridges", br);
 	json_object_set_new(o, "manifest",
 			    s->manifest_written ? json_string(AG_EGRESS_MANIFEST_FILE)
@@ -728,6 +737,6 @@ json_t *ag_run_artifact_build(const struct ag_run_record *f)
 	else
 		json_object_set_new(a, "cleanup_failure", json_null());
 	if (f->study.present)
-		json_object_set_new(a, "study_egress", study_json(&f->study));
+		json_object_set_new(a, "study_egress", study_json(f));
 	return a;
 }

@@ -11,9 +11,8 @@ void ag_run_record_init(struct ag_run_record *r, const struct ag_run_opts *o)
 	memset(r, 0, sizeof(*r));
 	r->opts = o;
 	r->workspace.status = "not_prepared";
-	r->study.gateway_exit = -1;
 	if (o && o->net && o->net->bind)
-		o->net->bind(o->net->data, &r->study);
+		o->net->bind(o->net->data, &r->study, &r->ledger.objects);
 }
 
 void ag_run_record_release(struct ag_run_record *r)
@@ -36,8 +35,6 @@ void ag_run_record_release(struct ag_run_record *r)
 	ag_checks_release(&r->checks.checks);
 	ag_strv_release(&r->source.diff);
 	json_decref(r->study.selftest);
-	free(r->study.study_net_id);
-	free(r->study.out_net_id);
 	memset(r, 0, sizeof(*r));
 }
 

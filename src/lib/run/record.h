@@ -52,8 +52,13 @@ struct ag_run_owner {
 	struct ag_container_owner owner;
 };
 
-/* The ledger's role of the agent container. */
+/* The ledger's roles of the run's objects: the agent container, and the
+ * study's (study.h) gateway, self-test probe and networks. */
 #define AG_RUN_ROLE_AGENT "agent"
+#define AG_RUN_ROLE_GATEWAY "gateway"
+#define AG_RUN_ROLE_STUDY_PROBE "study_probe"
+#define AG_RUN_ROLE_STUDY_NETWORK "study_network"
+#define AG_RUN_ROLE_OUTBOUND_NETWORK "outbound_network" /* only when AgentGuard made it */
 
 /* The run's own Docker objects (the ledger: one entry per object, the agent
  * first) and the residue census by label. */
@@ -144,17 +149,15 @@ struct ag_run_result {
 	uint64_t duration_ms;
 };
 
-/* The study-egress extension (study.h): what the study's objects showed. */
+/* The study-egress extension (study.h): what the study observed. Its
+ * objects (gateway, self-test probe, networks) are entries of the run's
+ * ledger (AG_RUN_ROLE_*): their ids and cleanup are read from there. */
 struct ag_run_study {
 	bool present;					      /* a study run */
 	const char *trial_id, *policy_digest, *gateway_image; /* borrowed from its options */
 	bool setup_done, verified;
-	json_t *selftest; /* the probe's line, as judged */
-	const char *gateway_state;
-	int gateway_exit;
-	struct ag_cleanup_result cl_gateway, cl_study, cl_out, cl_probe;
-	bool probe_attempted, out_ours;
-	char *study_net_id, *out_net_id; /* the ids the daemon answered (owned) */
+	json_t *selftest;	   /* the probe's line, as judged */
+	const char *gateway_state; /* static: running crashed not_started */
 	bool stream_read, stream_complete, stream_truncated;
 	size_t events, denied;
 	char manifest_sha[65];
