@@ -50,9 +50,11 @@ study_run --policy "$W/p.json" --gateway-image "$GW_IMAGE" --study-subnet "$STUD
 	--outbound-internal --docker-socket "$FE_SOCK" --trial-id "$TRIAL" -- /bin/true
 t_is "a whole study run passes" "$AG_RC" 0
 agent=agentguard-$(run_suffix "$RUN_DIR")
-t_is "after the agent's create: agent, gateway (SIGTERM, then removal), study network, outbound network" \
-	"$(removals_since "POST /containers/create?name=$agent" | kinds)" "rm term rm netrm netrm "
-mapfile -t steps < <(removals_since "POST /containers/create?name=$agent" | awk '{print $2}')
+# (the preflight probe runs beside the agent's create and is removed
+# before the agent starts: the teardown is the last five)
+t_is "the teardown: agent, gateway (SIGTERM, then removal), study network, outbound network" \
+	"$(removals_since "POST /containers/create?name=$agent" | tail -5 | kinds)" "rm term rm netrm netrm "
+mapfile -t steps < <(removals_since "POST /containers/create?name=$agent" | tail -5 | awk '{print $2}')
 t_ok "the gateway is removed by the id it was stopped by, not the agent's" \
 	test "${steps[1]:-x}" = "${steps[2]:-y}" -a "${steps[0]:-x}" != "${steps[1]:-x}"
 t_is "the study network goes first, by the id its bridge names" "${steps[3]:0:12}" "$(bridge 0)"
@@ -61,7 +63,7 @@ t_is "the artifact renders each entry's cleanup" \
 	"$(cleanup_word gateway) $(cleanup_word probe) $(cleanup_word study_network) $(cleanup_word outbound_network)" \
 	"removed removed removed removed"
 t_is "the manifest says the same" \
-	"$("$PY" -c 'import json,sys; c=json.load(open(sys.argv[1]))["cleanup"]; print(c["gateway"], c["internal_network"], c["outbound_network"])' "$RUN_DIR/live-study-egress-manifest.json" 2>/dev/null || echo none)" \
+	"$("$PY" -c 'import json,sys; c=json.load(open(sys.argv[1]))["cleanup_status"]; print(c["gateway"], c["internal_network"], c["outbound_network"])' "$RUN_DIR/live-study-egress-manifest.json" 2>/dev/null || echo none)" \
 	"removed removed removed"
 t_ok "... nothing left" study_nothing_left "$RUN_DIR"
 
@@ -71,7 +73,6 @@ fault '[{"method":"POST","path":"^/containers/create$","name_re":"-gateway$","ac
 study_subnet || exit 1
 study_run --policy "$W/p.json" --gateway-image "$GW_IMAGE" --study-subnet "$STUDY_SUBNET" \
 	--outbound-internal --docker-socket "$FE_SOCK" --trial-id "$TRIAL" -- /bin/true
-fault '[]'
 agent=agentguard-$(run_suffix "$RUN_DIR")
 t_is "lost gateway answer: a Docker failure before the agent (exit 6)" "$AG_RC" 6
 t_is "... the gateway's create reached the engine exactly once" \
@@ -79,10 +80,13 @@ t_is "... the gateway's create reached the engine exactly once" \
 # shellcheck disable=SC2016 # expanded by the inner shell
 t_ok "... the agent was never created" \
 	bash -c '! grep -qx "POST /containers/create?name=$1" "$2"' _ "$agent" "$FE_RULES.log"
+# (the preflight probe, on its own thread, may be removed after the
+# gateway's create too, but always before the teardown: the last three)
 t_is "... the gateway found by the run's label is removed before its networks" \
-	"$(removals_since "POST /containers/create?name=$agent-gateway" | kinds)" "rm netrm netrm "
+	"$(removals_since "POST /containers/create?name=$agent-gateway" | tail -3 | kinds)" "rm netrm netrm "
 t_is "... and recorded as removed" \
 	"$(cleanup_word gateway) $(cleanup_word study_network) $(cleanup_word outbound_network)" \
 	"removed removed removed"
 t_ok "... nothing left" study_nothing_left "$RUN_DIR"
+fault '[]'
 t_done

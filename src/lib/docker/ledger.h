@@ -1,8 +1,11 @@
 /*
  * ledger.h: the ledger of AgentGuard-owned Docker objects (containers,
- * and the networks of a live study). The only module that creates or deletes anything in Docker:
- * the preflight probe, the agent container and `agentguard cleanup` all go
- * through it.
+ * and the networks of a live study). The only module that creates or
+ * deletes anything in Docker. Every object a run creates is an entry of a
+ * `struct ag_ledger` (below): the agent container, the study's gateway,
+ * self-test probe and networks (the run's ledger), the preflight probe and
+ * the image-export container (each their module's own); `agentguard
+ * cleanup` recovers by label what a crashed run left.
  *
  * An object is created with owner labels; its id is recorded the moment
  * the daemon answers; when the answer is lost (timeout, dropped

@@ -142,26 +142,23 @@ static const char *out_net_id(const struct ag_study *s)
 }
 
 /*
- * A study object becomes an entry of the run's ledger, then is created:
- * its id recorded the moment the daemon answers; after a lost answer the
- * ledger finds it by the run's label and its name. NULL on failure (the
- * entry, when made, is torn down with the rest).
+ * A study object becomes an entry of the run's ledger (*e, NULL only when
+ * the ledger is full), then is created: its id recorded the moment the
+ * daemon answers; after a lost answer the ledger finds it by the run's
+ * label and its name. The entry, once made, is torn down with the rest
+ * whatever the create said.
  */
-static struct ag_ledger_entry *study_object(struct ag_study *s, struct ag_engine *eng,
-					    const char *role, const char *name,
-					    const struct ag_exec_spec *spec,
-					    const struct ag_network_spec *net,
-					    struct ag_error **err)
+static int study_object(struct ag_study *s, struct ag_engine *eng, const char *role,
+			const char *name, const struct ag_exec_spec *spec,
+			const struct ag_network_spec *net, struct ag_ledger_entry **e,
+			struct ag_error **err)
 {
-	struct ag_ledger_entry *e =
-	    ag_ledger_add(s->l, spec ? AG_LEDGER_CONTAINER : AG_LEDGER_NETWORK, role, name,
-			  s->expect, AG_ARRAY_SIZE(s->expect));
-	if (!e) {
-		ag_err(err, AG_E_INTERNAL, 0, "study.ledger.full",
-		       "the run's ledger has no room for the study's objects");
-		return NULL;
-	}
-	return ag_ledger_entry_create(s->l, eng, e, spec, net, err) < 0 ? NULL : e;
+	*e = ag_ledger_add(s->l, spec ? AG_LEDGER_CONTAINER : AG_LEDGER_NETWORK, role, name,
+			   s->expect, AG_ARRAY_SIZE(s->expect));
+	if (!*e)
+		return ag_err(err, AG_E_INTERNAL, 0, "study.ledger.full",
+			      "the run's ledger has no room for the study's objects");
+	return ag_ledger_entry_create(s->l, eng, *e, spec, net, err);
 }
 
 /* ---- the networks ---- */
@@ -374,9 +371,9 @@ static int selftest(struct ag_study *s, struct ag_engine *eng, struct ag_error *
 	int rc = -1;
 	struct ag_engine_stream st;
 	ag_engine_stream_init(&st);
-	struct ag_ledger_entry *pe =
-	    study_object(s, eng, AG_RUN_ROLE_STUDY_PROBE, name, &spec, NULL, err);
-	if (!pe || created_check(eng, &spec, pe->id, s->agent_image_id, err) < 0)
+	struct ag_ledger_entry *pe = NULL;
+	if (study_object(s, eng, AG_RUN_ROLE_STUDY_PROBE, name, &spec, NULL, &pe, err) < 0 ||
+	    created_check(eng, &spec, pe->id, s->agent_image_id, err) < 0)
 		goto out;
 	const struct ag_engine_stream_opts so = {
 	    .stdout_max = AG_STUDY_PROBE_OUTPUT_MAX,
@@ -423,11 +420,9 @@ out:
 	ag_engine_stream_release(&st);
 	/* Its entry, torn down now: by id, or (create answer lost) by the
 	 * run's label and its name. Always removed before the agent exists. */
-	struct ag_ledger_entry *e =
-	    (struct ag_ledger_entry *)ag_ledger_find(s->l, AG_RUN_ROLE_STUDY_PROBE);
-	if (e)
-		ag_ledger_entry_teardown(s->l, eng, e);
-	if (rc == 0 && (!e || !ag_cleanup_state_complete(e->cleanup.state)))
+	if (pe)
+		ag_ledger_entry_teardown(s->l, eng, pe);
+	if (rc == 0 && (!pe || !ag_cleanup_state_complete(pe->cleanup.state)))
 		rc = UNVERIFIED("study.selftest.cleanup", "the self-test probe was not removed");
 	return rc;
 }
@@ -619,6 +614,7 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 	json_decref(pj);
 	(void)ag_egress_subnet_parse(s->plan.internal.subnet, &s->study_net, &s->study_prefix);
 	const struct ag_egress_plan *p = &s->plan;
+	struct ag_ledger_entry *e = NULL;
 	/* every study object: our owner label and the run's (the ledger's own) */
 	s->expect[0] = (struct ag_label_expect){"agentguard.owner", AG_EGRESS_OWNER};
 	s->expect[1] = (struct ag_label_expect){s->l->key, s->l->value};
@@ -662,25 +658,25 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 		const struct ag_network_spec ns = {
 		    p->outbound.name,	p->outbound.internal, false,
 		    p->outbound.subnet, p->outbound.labels,   p->outbound.n_labels};
-		if (!study_object(s, eng, AG_RUN_ROLE_OUTBOUND_NETWORK, p->outbound.name, NULL, &ns,
-				  err))
+		if (study_object(s, eng, AG_RUN_ROLE_OUTBOUND_NETWORK, p->outbound.name, NULL, &ns,
+				 &e, err) < 0)
 			return -1;
 	}
 	const struct ag_network_spec ss = {
 	    p->internal.name,	 true, true, p->internal.subnet, p->internal.labels,
 	    p->internal.n_labels};
-	if (!study_object(s, eng, AG_RUN_ROLE_STUDY_NETWORK, p->internal.name, NULL, &ss, err))
+	if (study_object(s, eng, AG_RUN_ROLE_STUDY_NETWORK, p->internal.name, NULL, &ss, &e, err) <
+	    0)
 		return -1;
 
 	/* the gateway: created at its fixed study address, connected, started;
 	 * its teardown stops it gracefully first (SIGTERM: its stream completes) */
-	struct ag_ledger_entry *gw =
-	    study_object(s, eng, AG_RUN_ROLE_GATEWAY, p->gateway_name, &p->gateway.exec, NULL, err);
-	if (!gw)
+	if (study_object(s, eng, AG_RUN_ROLE_GATEWAY, p->gateway_name, &p->gateway.exec, NULL, &e,
+			 err) < 0)
 		return -1;
-	gw->stop_grace_ms = AG_STUDY_GATEWAY_STOP_SECS * 1000;
-	if (ag_network_connect(eng, out_net_id(s), gw->id, CTL, err) < 0 ||
-	    ag_ledger_entry_start(s->l, eng, gw, "start the gateway", err) < 0)
+	e->stop_grace_ms = AG_STUDY_GATEWAY_STOP_SECS * 1000;
+	if (ag_network_connect(eng, out_net_id(s), e->id, CTL, err) < 0 ||
+	    ag_ledger_entry_start(s->l, eng, e, "start the gateway", err) < 0)
 		return -1;
 	s->f->gateway_state = "running";
 
