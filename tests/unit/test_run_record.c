@@ -104,7 +104,11 @@ static void record_starts_empty(void **state)
 	(void)state;
 	struct ag_run_record r;
 	ag_run_record_init(&r, NULL);
-	assert_string_equal(r.workspace.status, "not_prepared");
+	assert_int_equal(r.workspace.status, AG_RUN_WS_NOT_PREPARED);
+	assert_string_equal(ag_run_ws_status_name(r.workspace.status), "not_prepared");
+	assert_null(ag_run_outcome_name(r.exec.outcome)); /* did not run: null */
+	assert_string_equal(ag_run_patch_status_name(r.patch.status), "not_captured");
+	assert_string_equal(ag_run_exec_status_name(ag_run_exec_status(&r)), "skipped");
 	const struct ag_ledger_entry *a = ag_run_agent(&r);
 	assert_non_null(a);
 	assert_int_equal(a->cleanup.state, AG_CLEANUP_NOT_CREATED);
