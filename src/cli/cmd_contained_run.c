@@ -283,11 +283,6 @@ static char *change_line(const struct ag_ws_change *ch)
 	return line;
 }
 
-static bool outcome_is(const struct ag_run_record *r, const char *what)
-{
-	return r->exec.outcome && strcmp(r->exec.outcome, what) == 0;
-}
-
 static json_t *timings_json(const struct ag_run_timings *tm)
 {
 	return json_pack(
@@ -326,7 +321,7 @@ static void summary_json(const struct summary *s)
 			    str_or_null(pf ? ag_pf_status_name(r->preflight.result.status) : NULL));
 	json_object_set_new(j, "claim_level",
 			    str_or_null(pf ? ag_pf_claim_name(r->preflight.result.claim) : NULL));
-	json_object_set_new(j, "outcome", str_or_null(r->exec.outcome));
+	json_object_set_new(j, "outcome", str_or_null(ag_run_outcome_name(r->exec.outcome)));
 	json_object_set_new(j, "command_exit_code",
 			    r->exec.executed && r->exec.exit_status >= 0
 				? json_integer(r->exec.exit_status)
@@ -341,7 +336,7 @@ static void summary_json(const struct summary *s)
 	json_object_set_new(j, "report",
 			    str_or_null(r->result.artifact_written ? s->report : NULL));
 	json_object_set_new(j, "timings", timings_json(&r->timings));
-	bool patch = r->patch.recorded && r->patch.status && !strcmp(r->patch.status, "written");
+	bool patch = r->patch.recorded && r->patch.status == AG_RUN_PATCH_WRITTEN;
 	char *pp = patch ? ag_xasprintf("%s/%s/changes.patch", s->runs, r->run_id) : NULL;
 	json_object_set_new(j, "patch", str_or_null(pp));
 	free(pp);
@@ -368,11 +363,11 @@ static void text_command(const struct ag_run_record *r)
 			puts("Command exit code: none (the command never started)");
 		else if (x->exit_status >= 0)
 			printf("Command exit code: %d\n", x->exit_status);
-		else if (outcome_is(r, "oom_killed"))
+		else if (r->exec.outcome == AG_RUN_OUTCOME_OOM_KILLED)
 			puts("Command exit code: none (killed by the out-of-memory killer)");
 		else
 			puts("Command exit code: none (stopped by AgentGuard)");
-		printf("Outcome: %s\n", x->outcome ? x->outcome : "unknown");
+		printf("Outcome: %s\n", x->outcome ? ag_run_outcome_name(x->outcome) : "unknown");
 	}
 	if (x->timed_out)
 		puts("Command timed out: yes");
@@ -446,7 +441,8 @@ static void summary_text(const struct summary *s)
 	print_failure(s);
 	printf("Cleanup complete: %s (container %s, workspace %s)\n",
 	       r->ledger.cleanup_complete ? "yes" : "NO",
-	       ag_cleanup_state_name(ag_run_agent(r)->cleanup.state), r->workspace.status);
+	       ag_cleanup_state_name(ag_run_agent(r)->cleanup.state),
+	       ag_run_ws_status_name(r->workspace.status));
 	if (r->result.artifact_written) {
 		fputs("Contained run report path: ", stdout);
 		ag_cli_put_sanitized(stdout, s->report);
@@ -454,13 +450,14 @@ static void summary_text(const struct summary *s)
 	} else {
 		puts("Contained run report: not written (see the failure above)");
 	}
-	if (r->patch.recorded && r->patch.status && strcmp(r->patch.status, "written") == 0) {
+	if (r->patch.recorded && r->patch.status == AG_RUN_PATCH_WRITTEN) {
 		fputs("The agent's changes: agentguard patch ", stdout);
 		ag_cli_put_sanitized(stdout, s->runs);
 		printf("/%s (review before git apply)\n", r->run_id);
 	} else {
-		ag_cli_patch_missing(stdout, r->patch.recorded ? r->patch.status : NULL,
-				     r->patch.reason);
+		ag_cli_patch_missing(
+		    stdout, r->patch.recorded ? ag_run_patch_status_name(r->patch.status) : NULL,
+		    r->patch.reason);
 	}
 }
 

@@ -17,6 +17,7 @@
 #include "lib/docker/ledger.h"
 #include "lib/evidence/jschema.h"
 #include "lib/policy/checks.h"
+#include "lib/run/record.h"
 #include "lib/workspace/gitinfo.h"
 
 #include <stdarg.h>
@@ -56,6 +57,22 @@ static const char *w_check(int v)
 static const char *w_severity(int v)
 {
 	return ag_severity_name((enum ag_severity)v);
+}
+static const char *w_outcome(int v)
+{
+	return ag_run_outcome_name((enum ag_run_outcome)v);
+}
+static const char *w_ws_status(int v)
+{
+	return ag_run_ws_status_name((enum ag_run_ws_status)v);
+}
+static const char *w_patch_status(int v)
+{
+	return ag_run_patch_status_name((enum ag_run_patch_status)v);
+}
+static const char *w_exec_status(int v)
+{
+	return ag_run_exec_status_name((enum ag_run_exec_status)v);
 }
 
 #define MAX_FIELDS 4
@@ -102,6 +119,24 @@ static const struct state_enum enums[] = {
      w_source,
      {"containment_evidence/workspace/source_kind"}},
     {"check", 0, AG_CK__COUNT, w_check, {"checks/0/name"}},
+    /* AG_RUN_OUTCOME_NONE is "did not run": null (test_outcome_none_is_null). */
+    {"run outcome",
+     AG_RUN_OUTCOME_NONE + 1,
+     AG_RUN_OUTCOME__COUNT,
+     w_outcome,
+     {"command_result/outcome", "containment_evidence/execution/outcome"}},
+    {"workspace status",
+     0,
+     AG_RUN_WS__COUNT,
+     w_ws_status,
+     {"cleanup/workspace_status", "containment_evidence/workspace/cleanup_status",
+      "containment_evidence/cleanup/workspace_status"}},
+    {"patch status", 0, AG_RUN_PATCH__COUNT, w_patch_status, {"patch/status"}},
+    {"execution status",
+     0,
+     AG_RUN_EXEC__COUNT,
+     w_exec_status,
+     {"containment_evidence/execution/status"}},
     /* AG_SEV_DEFAULT is "not overridden": the artifact records the resolved one. */
     {"check severity", AG_SEV_INFO, AG_SEV_CRITICAL + 1, w_severity, {"checks/0/severity"}},
 };
@@ -218,6 +253,31 @@ static void test_foreign_word_is_caught(void **state)
 	json_decref(schema);
 }
 
+/* A command that did not run has no outcome word: null, which the schema
+ * allows in both places. Every other outcome has a word of its own. */
+static void test_outcome_none_is_null(void **state)
+{
+	(void)state;
+	assert_null(ag_run_outcome_name(AG_RUN_OUTCOME_NONE));
+	json_t *schema = json_loads(ag_schema_contained_run_json, JSON_REJECT_DUPLICATES, NULL);
+	json_t *a = base_artifact();
+	json_object_set_new(json_object_get(a, "command_result"), "outcome", json_null());
+	json_object_set_new(
+	    json_object_get(json_object_get(a, "containment_evidence"), "execution"), "outcome",
+	    json_null());
+	char why[512];
+	const char *bad = validate(schema, a, why, sizeof(why));
+	if (bad)
+		fail_msg("a null outcome does not validate: %s", bad);
+	json_decref(a);
+	json_decref(schema);
+	for (int i = AG_RUN_OUTCOME_NONE + 1; i < AG_RUN_OUTCOME__COUNT; i++) {
+		assert_non_null(w_outcome(i));
+		for (int j = i + 1; j < AG_RUN_OUTCOME__COUNT; j++)
+			assert_string_not_equal(w_outcome(i), w_outcome(j));
+	}
+}
+
 /* One translation: every cleanup state has its own word, and the
  * manifest's coarse word is one of that schema's four. */
 static void test_cleanup_words_distinct(void **state)
@@ -242,6 +302,7 @@ int main(void)
 	    cmocka_unit_test(test_every_state_word_validates),
 	    cmocka_unit_test(test_foreign_word_is_caught),
 	    cmocka_unit_test(test_cleanup_words_distinct),
+	    cmocka_unit_test(test_outcome_none_is_null),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

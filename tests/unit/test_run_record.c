@@ -63,12 +63,52 @@ static void ledger_bounded(void **state)
 	ag_ledger_release(&l);
 }
 
+/*
+ * The teardown order is the creation order reversed, not the order entries
+ * were added: the agent's entry is added first (when the run directory is
+ * made) but created last (after the study's networks and gateway), so it
+ * goes first, then the gateway, then the networks it sat on; an entry never
+ * created comes last. The numbers are what ag_ledger_entry_create assigns.
+ */
+static void ledger_teardown_newest_created_first(void **state)
+{
+	(void)state;
+	struct ag_ledger l;
+	ag_ledger_init(&l, "agentguard.contained-run.id", "abc", 1000);
+	const struct ag_label_expect labels[] = {{"agentguard.contained-run.id", "abc"}};
+	const char *roles[] = {"agent", "outbound_network", "study_network", "gateway",
+			       "study_probe"};
+	struct ag_ledger_entry *e[5];
+	for (size_t i = 0; i < 5; i++) {
+		e[i] = ag_ledger_add(&l, i == 1 || i == 2 ? AG_LEDGER_NETWORK : AG_LEDGER_CONTAINER,
+				     roles[i], roles[i], labels, 1);
+		assert_non_null(e[i]);
+	}
+	/* created: outbound, study, gateway, then the agent; the probe never */
+	const size_t created[] = {1, 2, 3, 0};
+	for (size_t i = 0; i < 4; i++) {
+		e[created[i]]->attempted = true;
+		e[created[i]]->seq = ++l.created;
+	}
+	size_t order[AG_LEDGER_MAX_ENTRIES];
+	ag_ledger_teardown_order(&l, order);
+	const char *want[] = {"agent", "gateway", "study_network", "outbound_network",
+			      "study_probe"};
+	for (size_t i = 0; i < 5; i++)
+		assert_string_equal(l.v[order[i]].role, want[i]);
+	ag_ledger_release(&l);
+}
+
 static void record_starts_empty(void **state)
 {
 	(void)state;
 	struct ag_run_record r;
 	ag_run_record_init(&r, NULL);
-	assert_string_equal(r.workspace.status, "not_prepared");
+	assert_int_equal(r.workspace.status, AG_RUN_WS_NOT_PREPARED);
+	assert_string_equal(ag_run_ws_status_name(r.workspace.status), "not_prepared");
+	assert_null(ag_run_outcome_name(r.exec.outcome)); /* did not run: null */
+	assert_string_equal(ag_run_patch_status_name(r.patch.status), "not_captured");
+	assert_string_equal(ag_run_exec_status_name(ag_run_exec_status(&r)), "skipped");
 	const struct ag_ledger_entry *a = ag_run_agent(&r);
 	assert_non_null(a);
 	assert_int_equal(a->cleanup.state, AG_CLEANUP_NOT_CREATED);
@@ -118,8 +158,11 @@ static void key_default_path(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(ledger_remembers),	   cmocka_unit_test(ledger_bounded),
-	    cmocka_unit_test(record_starts_empty), cmocka_unit_test(failure_table),
+	    cmocka_unit_test(ledger_remembers),
+	    cmocka_unit_test(ledger_bounded),
+	    cmocka_unit_test(ledger_teardown_newest_created_first),
+	    cmocka_unit_test(record_starts_empty),
+	    cmocka_unit_test(failure_table),
 	    cmocka_unit_test(key_default_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
 #include "lib/docker/ledger.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
+#include "lib/base/json.h"
 #include "lib/base/strv.h"
 #include "lib/docker/docker_json.h"
 #include "lib/docker/engine.h"
@@ -105,8 +106,9 @@ static int created_id(json_t *v, const char *reason, const char *kind, char **id
 	return rc;
 }
 
-int ag_ledger_create(struct ag_engine *eng, const struct ag_exec_spec *spec, unsigned timeout_ms,
-		     char **id, struct ag_error **err)
+/* POST /containers/create?name=NAME (ag_ledger_entry_create). */
+static int container_create(struct ag_engine *eng, const struct ag_exec_spec *spec,
+			    unsigned timeout_ms, char **id, struct ag_error **err)
 {
 	*id = NULL;
 	if (!spec->container_name)
@@ -510,9 +512,17 @@ static void remove_created(struct ag_engine *eng, const char *what, remove_one_f
 	}
 }
 
-void ag_ledger_remove(struct ag_engine *eng, const char *id, bool create_attempted, const char *key,
-		      const char *value, const struct ag_container_owner *owner,
-		      unsigned timeout_ms, struct ag_cleanup_result *out, size_t *skipped_foreign)
+/*
+ * Removes what container_create made: by `id` when the daemon answered one;
+ * otherwise (id NULL after an attempted create) every container carrying
+ * the unique label KEY=VALUE that is ours (owner checked), each by its id.
+ * *skipped_foreign counts containers with the label that were not ours
+ * (never touched).
+ */
+static void container_remove(struct ag_engine *eng, const char *id, bool create_attempted,
+			     const char *key, const char *value,
+			     const struct ag_container_owner *owner, unsigned timeout_ms,
+			     struct ag_cleanup_result *out, size_t *skipped_foreign)
 {
 	remove_created(eng, CONTAINERS, cleanup_one,
 		       "after a failed create, the containers carrying its label could not be "
@@ -574,8 +584,9 @@ bool ag_network_owned(const json_t *v, const char *id, const struct ag_container
 	return labels_match(json_object_get(v, "Labels"), o);
 }
 
-int ag_network_create(struct ag_engine *eng, const struct ag_network_spec *s, unsigned timeout_ms,
-		      char **id, struct ag_error **err)
+/* POST /networks/create (ag_ledger_entry_create). */
+static int network_create(struct ag_engine *eng, const struct ag_network_spec *s,
+			  unsigned timeout_ms, char **id, struct ag_error **err)
 {
 	*id = NULL;
 	if (!s->name || !s->subnet || !s->subnet[0] || s->n_labels == 0)
@@ -664,9 +675,18 @@ static void network_remove_one(struct ag_engine *eng, const char *id,
 				 : "network removal failed (members still attached?)";
 }
 
-void ag_network_remove(struct ag_engine *eng, const char *id, bool create_attempted,
-		       const char *key, const char *value, const struct ag_container_owner *owner,
-		       unsigned timeout_ms, struct ag_cleanup_result *out)
+/*
+ * Removes a network AgentGuard created: by `id` (DELETE /networks/ID, then
+ * 404 by id proves absence); with id NULL after an attempted create, every
+ * network with label KEY=VALUE that is ours. A network never created gives
+ * not_created. A network whose inspection does not show our name and every
+ * owner label is never touched (verification_unavailable), unless `id` is
+ * the one this process's own create answered.
+ */
+static void network_remove(struct ag_engine *eng, const char *id, bool create_attempted,
+			   const char *key, const char *value,
+			   const struct ag_container_owner *owner, unsigned timeout_ms,
+			   struct ag_cleanup_result *out)
 {
 	remove_created(eng, NETWORKS, network_remove_one,
 		       "after a failed create, the networks carrying its label could not be "
@@ -730,16 +750,62 @@ const struct ag_ledger_entry *ag_ledger_find(const struct ag_ledger *l, const ch
 	return NULL;
 }
 
-int ag_ledger_entry_create(struct ag_engine *eng, struct ag_ledger_entry *e,
+int ag_ledger_entry_create(struct ag_ledger *l, struct ag_engine *eng, struct ag_ledger_entry *e,
 			   const struct ag_exec_spec *spec, const struct ag_network_spec *net,
-			   unsigned timeout_ms, struct ag_error **err)
+			   struct ag_error **err)
 {
 	e->attempted = true;
+	e->seq = ++l->created;
 	free(e->id);
 	e->id = NULL;
 	return e->kind == AG_LEDGER_CONTAINER
-		   ? ag_ledger_create(eng, spec, timeout_ms, &e->id, err)
-		   : ag_network_create(eng, net, timeout_ms, &e->id, err);
+		   ? container_create(eng, spec, l->timeout_ms, &e->id, err)
+		   : network_create(eng, net, l->timeout_ms, &e->id, err);
+}
+
+int ag_ledger_entry_start(struct ag_ledger *l, struct ag_engine *eng, struct ag_ledger_entry *e,
+			  const char *what, struct ag_error **err)
+{
+	if (e->kind != AG_LEDGER_CONTAINER || !e->id)
+		return ag_err(err, AG_E_INTERNAL, 0, "docker.start.no_id",
+			      "only a created container can be started");
+	_cleanup_free_ char *path = ag_xasprintf("/containers/%s/start", e->id);
+	if (ag_engine_do(eng, "POST", path, l->timeout_ms, 304, what, err) < 0)
+		return -1;
+	e->started = true;
+	return 0;
+}
+
+/*
+ * The graceful stop, by the id this ledger's create answered: SIGTERM,
+ * up to the grace for it to exit (its status kept), then SIGKILL. The
+ * removal that follows verifies absence whatever happened here.
+ */
+static void entry_stop(struct ag_ledger *l, struct ag_engine *eng, struct ag_ledger_entry *e)
+{
+	e->stop = (struct ag_ledger_stop){.exit_code = -1};
+	json_t *v = NULL;
+	e->stop.was_running = ag_container_lookup(eng, e->id, l->timeout_ms, &v) == 0 &&
+			      json_is_true(ag_json_path(v, "State.Running"));
+	json_decref(v);
+	if (!e->stop.was_running)
+		return;
+	struct ag_error *err = NULL;
+	_cleanup_free_ char *term = ag_xasprintf("/containers/%s/kill?signal=SIGTERM", e->id);
+	_cleanup_free_ char *wait =
+	    ag_xasprintf("/containers/%s/wait?condition=not-running", e->id);
+	_cleanup_free_ char *kill = ag_xasprintf("/containers/%s/kill", e->id);
+	json_t *w = NULL;
+	e->stop.signalled = ag_engine_do(eng, "POST", term, l->timeout_ms, 0, "stop", &err) == 0;
+	if (e->stop.signalled &&
+	    ag_engine_json(eng, "POST", wait, NULL, e->stop_grace_ms, "wait", &w, &err) == 0) {
+		const json_t *sc = json_object_get(w, "StatusCode");
+		e->stop.exit_code = json_is_integer(sc) ? (int)json_integer_value(sc) : -1;
+	} else {
+		e->stop.killed = control(eng, "POST", kill, l->timeout_ms);
+	}
+	json_decref(w);
+	ag_error_free(err);
 }
 
 void ag_ledger_entry_teardown(struct ag_ledger *l, struct ag_engine *eng, struct ag_ledger_entry *e)
@@ -747,16 +813,36 @@ void ag_ledger_entry_teardown(struct ag_ledger *l, struct ag_engine *eng, struct
 	if (e->torn_down)
 		return;
 	e->torn_down = true;
+	size_t foreign = 0;
+	if (e->kind == AG_LEDGER_CONTAINER && e->id && e->stop_grace_ms)
+		entry_stop(l, eng, e);
 	if (e->kind == AG_LEDGER_CONTAINER)
-		ag_ledger_remove(eng, e->id, e->attempted, l->key, l->value, &e->owner,
-				 l->timeout_ms, &e->cleanup, NULL);
+		container_remove(eng, e->id, e->attempted, l->key, l->value, &e->owner,
+				 l->timeout_ms, &e->cleanup, &foreign);
 	else
-		ag_network_remove(eng, e->id, e->attempted, l->key, l->value, &e->owner,
-				  l->timeout_ms, &e->cleanup);
+		network_remove(eng, e->id, e->attempted, l->key, l->value, &e->owner, l->timeout_ms,
+			       &e->cleanup);
+	if (l->label_names_one && foreign && e->cleanup.state == AG_CLEANUP_NOT_CREATED)
+		e->cleanup.state = AG_CLEANUP_UNOWNED_NOT_REMOVED;
+}
+
+void ag_ledger_teardown_order(const struct ag_ledger *l, size_t order[AG_LEDGER_MAX_ENTRIES])
+{
+	size_t k = 0;
+	/* created ones, highest seq first (at most AG_LEDGER_MAX_ENTRIES: quadratic is fine) */
+	for (unsigned want = l->created; want > 0; want--)
+		for (size_t i = 0; i < l->n; i++)
+			if (l->v[i].seq == want)
+				order[k++] = i;
+	for (size_t i = l->n; i > 0; i--)
+		if (l->v[i - 1].seq == 0)
+			order[k++] = i - 1;
 }
 
 void ag_ledger_teardown(struct ag_ledger *l, struct ag_engine *eng)
 {
-	for (size_t i = l->n; i > 0; i--)
-		ag_ledger_entry_teardown(l, eng, &l->v[i - 1]);
+	size_t order[AG_LEDGER_MAX_ENTRIES];
+	ag_ledger_teardown_order(l, order);
+	for (size_t i = 0; i < l->n; i++)
+		ag_ledger_entry_teardown(l, eng, &l->v[order[i]]);
 }

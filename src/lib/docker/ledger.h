@@ -1,8 +1,11 @@
 /*
  * ledger.h: the ledger of AgentGuard-owned Docker objects (containers,
- * and the networks of a live study). The only module that creates or deletes anything in Docker:
- * the preflight probe, the agent container and `agentguard cleanup` all go
- * through it.
+ * and the networks of a live study). The only module that creates or
+ * deletes anything in Docker. Every object a run creates is an entry of a
+ * `struct ag_ledger` (below): the agent container, the study's gateway,
+ * self-test probe and networks (the run's ledger), the preflight probe and
+ * the image-export container (each their module's own); `agentguard
+ * cleanup` recovers by label what a crashed run left.
  *
  * An object is created with owner labels; its id is recorded the moment
  * the daemon answers; when the answer is lost (timeout, dropped
@@ -48,28 +51,6 @@ int ag_container_lookup(struct ag_engine *eng, const char *what, unsigned timeou
 
 /* True when the inspected object has this id, our name and every label. */
 bool ag_container_owned(const json_t *v, const char *id, const struct ag_container_owner *o);
-
-/*
- * POST /containers/create?name=NAME with the request rendered from the
- * spec (ag_render_create_request; spec->container_name is required). On
- * success *id is the 64-hex id the daemon answered. Failures: the
- * transport's and status errors, or docker.create.bad_id. After a failure
- * the container may exist anyway: ag_ledger_remove with id NULL finds it by
- * its unique label.
- */
-int ag_ledger_create(struct ag_engine *eng, const struct ag_exec_spec *spec, unsigned timeout_ms,
-		     char **id, struct ag_error **err);
-
-/*
- * Removes what ag_ledger_create made: by `id` when the daemon answered one;
- * otherwise (id NULL after an attempted create) every container carrying
- * the unique label KEY=VALUE that is ours (owner checked), each by its id.
- * *skipped_foreign counts containers with the label that were not ours
- * (never touched); may be NULL.
- */
-void ag_ledger_remove(struct ag_engine *eng, const char *id, bool create_attempted, const char *key,
-		      const char *value, const struct ag_container_owner *owner,
-		      unsigned timeout_ms, struct ag_cleanup_result *out, size_t *skipped_foreign);
 
 /*
  * Cleanup outcomes (contract: Containment Evidence, cleanup states), one
@@ -157,16 +138,6 @@ struct ag_network_spec {
 	size_t n_labels;
 };
 
-/*
- * POST /networks/create (CheckDuplicate, driver bridge, EnableIPv6 false,
- * IPAM subnet, options, labels). *id is the 64-hex id the daemon answered.
- * After a failure the network may exist anyway: ag_network_remove with id
- * NULL finds it by its unique label. Reasons: the transport's and status
- * errors, docker.network.spec, docker.network.bad_id.
- */
-int ag_network_create(struct ag_engine *eng, const struct ag_network_spec *s, unsigned timeout_ms,
-		      char **id, struct ag_error **err);
-
 /* GET /networks/WHAT: 1 absent (404), 0 present (*obj owned by the caller), -1 unknown. */
 int ag_network_lookup(struct ag_engine *eng, const char *what, unsigned timeout_ms, json_t **obj);
 
@@ -181,18 +152,6 @@ int ag_network_connect(struct ag_engine *eng, const char *net_id, const char *co
 int ag_network_list_labelled(struct ag_engine *eng, const char *key, const char *value,
 			     unsigned timeout_ms, struct ag_strv *ids);
 
-/*
- * Removes a network AgentGuard created: by `id` (DELETE /networks/ID, then
- * 404 by id proves absence); with id NULL after an attempted create, every
- * network with label KEY=VALUE that is ours. A network never created gives
- * not_created. A network whose inspection does not show our name and every
- * owner label is never touched (verification_unavailable), unless `id` is
- * the one this process's own create answered.
- */
-void ag_network_remove(struct ag_engine *eng, const char *id, bool create_attempted,
-		       const char *key, const char *value, const struct ag_container_owner *owner,
-		       unsigned timeout_ms, struct ag_cleanup_result *out);
-
 /* Removes every network with label KEY=VALUE that is `owner` (recovery). */
 int ag_network_cleanup_labelled(struct ag_engine *eng, const char *key, const char *value,
 				const struct ag_container_owner *owner, unsigned timeout_ms,
@@ -202,6 +161,14 @@ int ag_network_cleanup_labelled(struct ag_engine *eng, const char *key, const ch
 /* ---- the run's ledger: one entry per object the run creates ---- */
 
 enum ag_ledger_kind { AG_LEDGER_CONTAINER = 0, AG_LEDGER_NETWORK };
+
+/* What a graceful stop (ag_ledger_entry's stop_grace_ms) saw. */
+struct ag_ledger_stop {
+	bool was_running; /* inspection by id showed it running when the stop began */
+	bool signalled;	  /* SIGTERM was sent */
+	bool killed;	  /* it did not exit within the grace: SIGKILL was sent */
+	int exit_code;	  /* its exit status after SIGTERM; -1: none known */
+};
 
 /*
  * What the ledger remembers about one object: who it must be (name and
@@ -219,13 +186,27 @@ struct ag_ledger_entry {
 	struct ag_label_expect labels[AG_LEDGER_MAX_LABELS]; /* borrowed strings */
 	struct ag_container_owner owner;		     /* name + labels */
 	bool attempted;					     /* a create was sent */
+	unsigned seq; /* creation order in its ledger (1, 2, ...); 0: never created */
+	bool started; /* ag_ledger_entry_start succeeded */
 	bool torn_down;
+	/* > 0 (containers): the teardown first stops it gracefully, SIGTERM and
+	 * this long to exit, then SIGKILL (its exit status kept in `stop`) */
+	unsigned stop_grace_ms;
+	struct ag_ledger_stop stop;
 	struct ag_cleanup_result cleanup; /* not_created until torn down */
 };
 
 struct ag_ledger {
 	const char *key, *value; /* the run's unique label (borrowed): a lost answer */
 	unsigned timeout_ms;
+	/*
+	 * The label names one object only (the preflight probe's and the image
+	 * export's name label): after a lost answer, a container carrying it
+	 * that is not the entry's is someone else's, and the entry's cleanup
+	 * says unowned_not_removed rather than not_created.
+	 */
+	bool label_names_one;
+	unsigned created; /* creates sent so far: the next entry's seq */
 	struct ag_ledger_entry v[AG_LEDGER_MAX_ENTRIES];
 	size_t n;
 };
@@ -245,22 +226,43 @@ struct ag_ledger_entry *ag_ledger_add(struct ag_ledger *l, enum ag_ledger_kind k
 const struct ag_ledger_entry *ag_ledger_find(const struct ag_ledger *l, const char *role);
 
 /*
- * Creates the entry's object: a container from spec (whose name must be
- * the entry's), or a network from net. Marks it attempted first; *id
- * recorded the moment the daemon answers.
+ * Creates the entry's object: a container from spec (POST
+ * /containers/create?name=NAME, the request rendered from the spec, whose
+ * name must be the entry's), or a network from net (POST /networks/create:
+ * CheckDuplicate, driver bridge, EnableIPv6 false, IPAM subnet, options,
+ * labels). Marks it attempted and numbers it in creation order first; its
+ * id recorded the moment the daemon answers. Failures: the transport's and
+ * status errors, docker.create.bad_id, docker.network.spec,
+ * docker.network.bad_id. After a failure the object may exist anyway: its
+ * teardown finds it by the ledger's unique label.
  */
-int ag_ledger_entry_create(struct ag_engine *eng, struct ag_ledger_entry *e,
+int ag_ledger_entry_create(struct ag_ledger *l, struct ag_engine *eng, struct ag_ledger_entry *e,
 			   const struct ag_exec_spec *spec, const struct ag_network_spec *net,
-			   unsigned timeout_ms, struct ag_error **err);
+			   struct ag_error **err);
+
+/* POST /containers/ID/start (304, already started, is fine); WHAT names it
+ * in the error. */
+int ag_ledger_entry_start(struct ag_ledger *l, struct ag_engine *eng, struct ag_ledger_entry *e,
+			  const char *what, struct ag_error **err);
 
 /*
  * Removes the entry's object by its id (absence verified), or, created
  * without an answered id, whatever carries the ledger's unique label and
- * is this entry's by name and labels. Once per entry; e->cleanup says how.
+ * is this entry's by name and labels. A container with stop_grace_ms is
+ * stopped first: SIGTERM, the grace to exit, then SIGKILL. Once per entry;
+ * e->cleanup says how.
  */
 void ag_ledger_entry_teardown(struct ag_ledger *l, struct ag_engine *eng,
 			      struct ag_ledger_entry *e);
-/* Every entry not yet torn down, newest first. */
+
+/*
+ * The teardown order: indexes into l->v, newest created first (by seq),
+ * then the entries never created. Fills order[0..l->n).
+ */
+void ag_ledger_teardown_order(const struct ag_ledger *l, size_t order[AG_LEDGER_MAX_ENTRIES]);
+
+/* Every entry not yet torn down, in ag_ledger_teardown_order: a network
+ * goes only after the containers created on it. */
 void ag_ledger_teardown(struct ag_ledger *l, struct ag_engine *eng);
 
 #endif

@@ -96,11 +96,18 @@ struct pf {
 	struct ag_image_facts image;
 	/* probe */
 	char name[sizeof(AG_PF_NAME_PREFIX) + 16];
-	char *container_id; /* the 64-hex id docker create printed, when valid */
-	bool created, started;
-	enum ag_cleanup_state cleanup_state; /* AG_CLEANUP_NOT_CREATED (0) until removed */
-	const char *cleanup_status;	     /* ag_cleanup_state_name(cleanup_state) */
+	/* the probe's own ledger: found by its unique name label when the
+	 * create answer is lost; its entry holds the id and the cleanup */
+	struct ag_ledger ledger;
+	struct ag_ledger_entry *probe; /* NULL until the probe is about to be created */
+	bool started;
 };
+
+/* The probe's cleanup state (not_created until it was torn down). */
+static enum ag_cleanup_state probe_cleanup(const struct pf *p)
+{
+	return p->probe ? p->probe->cleanup.state : AG_CLEANUP_NOT_CREATED;
+}
 
 static void add_check(struct pf *p, const char *name, bool passed, const char *status,
 		      const char *reason, const char *diag)
@@ -335,24 +342,6 @@ static void random_name(char out[static sizeof(AG_PF_NAME_PREFIX) + 16])
 	ag_random_name(out, sizeof(AG_PF_NAME_PREFIX) + 16, AG_PF_NAME_PREFIX);
 }
 
-/*
- * The probe's removal through the ledger: by the id the daemon answered, or
- * (answer lost) by its unique name label, owner checked before any action.
- */
-static enum ag_cleanup_state remove_probe(struct pf *p, bool create_attempted)
-{
-	const struct ag_label_expect le[] = {{AG_PF_LABEL_OWNER, AG_PF_LABEL_OWNER_VALUE},
-					     {AG_PF_LABEL_KIND, AG_PF_LABEL_KIND_VALUE},
-					     {AG_PF_LABEL_NAME, p->name}};
-	const struct ag_container_owner own = {p->name, le, AG_ARRAY_SIZE(le)};
-	struct ag_cleanup_result cr;
-	size_t foreign = 0;
-	ag_ledger_remove(p->eng, p->container_id, create_attempted, AG_PF_LABEL_NAME, p->name, &own,
-			 p->control_ms, &cr, &foreign);
-	return cr.state == AG_CLEANUP_NOT_CREATED && foreign ? AG_CLEANUP_UNOWNED_NOT_REMOVED
-							     : cr.state;
-}
-
 /* The daemon refused (unsafe: the boundary cannot be built) or did not answer
  * (unavailable: the evidence is missing). */
 static enum ag_pf_verdict verdict_of(const struct ag_error *e)
@@ -374,7 +363,11 @@ static void run_probe(struct pf *p)
 	};
 	/* The probe's one argument: the workspace it must be able to write. */
 	const char *const command[] = {AG_PF_WORKSPACE};
-	bool attempted = false;
+	/* Removed through its ledger entry: by the id the daemon answered, or
+	 * (answer lost) by its unique name label, owner checked before any action. */
+	const struct ag_label_expect le[] = {{AG_PF_LABEL_OWNER, AG_PF_LABEL_OWNER_VALUE},
+					     {AG_PF_LABEL_KIND, AG_PF_LABEL_KIND_VALUE},
+					     {AG_PF_LABEL_NAME, p->name}};
 	_cleanup_free_ char *probe_bin = NULL;
 	if (!p->opts->probe_path) {
 		fail(p, "resource_control_probe", AG_PF_V_UNAVAILABLE,
@@ -404,26 +397,30 @@ static void run_probe(struct pf *p)
 		fail_err(p, "resource_control_probe", AG_PF_V_UNSAFE, e);
 		goto out;
 	}
-	attempted = true;
-	if (ag_ledger_create(p->eng, &spec, p->control_ms, &p->container_id, &e) < 0) {
+	p->probe = ag_ledger_add(&p->ledger, AG_LEDGER_CONTAINER, "preflight_probe", p->name, le,
+				 AG_ARRAY_SIZE(le));
+	if (!p->probe) {
+		fail(p, "resource_control_probe", AG_PF_V_UNAVAILABLE, "preflight.probe.ledger",
+		     "the probe could not be entered in the ledger");
+		goto out;
+	}
+	if (ag_ledger_entry_create(&p->ledger, p->eng, p->probe, &spec, NULL, &e) < 0) {
 		fail(p, "resource_control_probe", verdict_of(e),
 		     strcmp(e->reason, "docker.create.bad_id") == 0 ? "preflight.probe.create_id"
 								    : e->reason,
 		     e->msg);
 		goto out;
 	}
-	p->created = true;
-
 	/* Inspect by the immutable id and validate every control. */
 	json_t *v = NULL;
-	if (ag_container_lookup(p->eng, p->container_id, p->control_ms, &v) != 0) {
+	if (ag_container_lookup(p->eng, p->probe->id, p->control_ms, &v) != 0) {
 		fail(p, "resource_control_probe", AG_PF_V_UNSAFE, "preflight.probe.inspect",
 		     "the created probe container could not be inspected by its id");
 		goto out;
 	}
 	/* What it must show: derived from the very spec that rendered the create. */
 	struct ag_probe_expect x;
-	const struct ag_inspect_created made = {AG_INSPECT_PREFLIGHT_PROBE, p->container_id,
+	const struct ag_inspect_created made = {AG_INSPECT_PREFLIGHT_PROBE, p->probe->id,
 						p->image.local_image_id, NULL};
 	if (ag_inspect_expect_from_spec(&spec, &made, &x, &e) < 0) {
 		json_decref(v);
@@ -445,7 +442,7 @@ static void run_probe(struct pf *p)
 	    .stderr_max = AG_PF_PROBE_OUTPUT_MAX_BYTES,
 	    .timeout_ms = p->probe_ms,
 	};
-	ag_engine_attach_run(p->eng, p->container_id, &so, &st, &e);
+	ag_engine_attach_run(p->eng, p->probe->id, &so, &st, &e);
 	if (st.end == AG_STREAM_NOT_STARTED) {
 		fail(p, "uid_gid_writable_path_probe", verdict_of(e), e->reason, e->msg);
 	} else if (st.end != AG_STREAM_ENDED) {
@@ -459,7 +456,7 @@ static void run_probe(struct pf *p)
 		p->started = true;
 		/* The exit status: the probe's script exits non-zero on any failed step. */
 		_cleanup_free_ char *wpath =
-		    ag_xasprintf("/containers/%s/wait?condition=not-running", p->container_id);
+		    ag_xasprintf("/containers/%s/wait?condition=not-running", p->probe->id);
 		json_t *w = NULL;
 		if (ag_engine_json(p->eng, "POST", wpath, NULL, p->control_ms, "wait for the probe",
 				   &w, &e) < 0) {
@@ -479,13 +476,13 @@ static void run_probe(struct pf *p)
 	ag_engine_stream_release(&st);
 out:
 	ag_error_free(e);
-	p->cleanup_state = remove_probe(p, attempted);
-	p->cleanup_status = ag_cleanup_state_name(p->cleanup_state);
-	if (ag_cleanup_state_complete(p->cleanup_state))
-		pass(p, "probe_cleanup", p->cleanup_status);
+	if (p->probe)
+		ag_ledger_entry_teardown(&p->ledger, p->eng, p->probe);
+	const char *status = ag_cleanup_state_name(probe_cleanup(p));
+	if (ag_cleanup_state_complete(probe_cleanup(p)))
+		pass(p, "probe_cleanup", status);
 	else
-		fail(p, "probe_cleanup", AG_PF_V_UNSAFE, "preflight.cleanup.failed",
-		     p->cleanup_status);
+		fail(p, "probe_cleanup", AG_PF_V_UNSAFE, "preflight.cleanup.failed", status);
 }
 
 /* ---- evidence ---- */
@@ -545,7 +542,7 @@ static void finish(struct pf *p)
 		res->status = desktop ? AG_PF_EXPERIMENTAL : AG_PF_SUPPORTED;
 		res->claim = desktop ? AG_PF_CLAIM_DESKTOP_REDUCED : AG_PF_CLAIM_LINUX_ENGINE;
 	}
-	res->cleanup_status = p->cleanup_status;
+	res->cleanup_status = ag_cleanup_state_name(probe_cleanup(p));
 	res->local_image_id = dup_opt(p->image.local_image_id);
 	res->registry_digest = dup_opt(p->image.registry_digest);
 	res->client_version = dup_opt(p->eng ? p->eng->client : NULL);
@@ -569,14 +566,14 @@ static void finish(struct pf *p)
 	json_object_set_new(ev, "reason", ag_json_str_or_null(res->reason));
 	json_object_set_new(ev, "checks", json_incref(p->checks));
 	json_object_set_new(ev, "requested", requested_json(p->cfg));
-	json_object_set_new(
-	    ev, "docker_accepted",
-	    json_pack("{sbsb}", "container_created", p->created, "container_started", p->started));
+	json_object_set_new(ev, "docker_accepted",
+			    json_pack("{sbsb}", "container_created", p->probe && p->probe->id,
+				      "container_started", p->started));
 	json_object_set_new(ev, "inspected", json_incref(p->inspected));
 	json_object_set_new(ev, "unavailable_or_ambiguous", json_incref(p->unavail));
 	json_object_set_new(ev, "cleanup",
-			    json_pack("{sssb}", "status", p->cleanup_status, "complete",
-				      ag_cleanup_state_complete(p->cleanup_state)));
+			    json_pack("{sssb}", "status", ag_cleanup_state_name(probe_cleanup(p)),
+				      "complete", ag_cleanup_state_complete(probe_cleanup(p))));
 	json_t *dc = json_object();
 	bool explicit_socket = p->eng ? p->eng->explicit_socket : p->explicit_socket;
 	json_object_set_new(dc, "path_role", json_string(explicit_socket ? "explicit" : "default"));
@@ -632,10 +629,10 @@ int ag_preflight_run(const struct ag_config *cfg, struct ag_engine *eng,
 	    .checks = json_array(),
 	    .unavail = json_array(),
 	    .inspected = json_object(),
-	    .cleanup_state = AG_CLEANUP_NOT_CREATED,
-	    .cleanup_status = "not_created",
 	};
 	p.engine.ncpu = -1;
+	ag_ledger_init(&p.ledger, AG_PF_LABEL_NAME, p.name, p.control_ms);
+	p.ledger.label_names_one = true;
 	struct ag_engine own = AG_ENGINE_INIT;
 	int ret = 0;
 
@@ -670,7 +667,7 @@ done:
 	json_decref(p.checks);
 	json_decref(p.unavail);
 	json_decref(p.inspected);
-	free(p.container_id);
+	ag_ledger_release(&p.ledger);
 	ag_engine_facts_release(&p.engine);
 	ag_image_facts_release(&p.image);
 	ag_engine_close(&own);

@@ -240,29 +240,34 @@ int ag_images_engine_export_digest(struct ag_engine *eng, const char *image, uns
 	    .command = command,
 	    .n_command = AG_ARRAY_SIZE(command),
 	};
-	char *id = NULL;
-	int rc = ag_ledger_create(eng, &spec, 0, &id, err);
-	if (rc == 0)
-		rc = export_stream(eng, id, digest, entries, err);
-
-	/* Removal through the ledger: by the id answered, or (answer lost) by
-	 * the unique name label, every owner label checked before any action. */
+	/*
+	 * Its own ledger: removed by the id answered, or (answer lost) by the
+	 * unique name label, every owner label checked before any action.
+	 */
 	const struct ag_label_expect le[] = {
 	    {AG_IMAGES_EXPORT_OWNER_LABEL, AG_IMAGES_EXPORT_OWNER},
 	    {AG_IMAGES_EXPORT_NAME_LABEL, name},
 	};
-	const struct ag_container_owner own = {name, le, AG_ARRAY_SIZE(le)};
-	struct ag_cleanup_result cr;
-	ag_ledger_remove(eng, id, true, AG_IMAGES_EXPORT_NAME_LABEL, name, &own, 0, &cr, NULL);
-	free(id);
+	struct ag_ledger l;
+	ag_ledger_init(&l, AG_IMAGES_EXPORT_NAME_LABEL, name, 0);
+	struct ag_ledger_entry *c =
+	    ag_ledger_add(&l, AG_LEDGER_CONTAINER, "image_export", name, le, AG_ARRAY_SIZE(le));
+	int rc = c ? ag_ledger_entry_create(&l, eng, c, &spec, NULL, err)
+		   : ag_err(err, AG_E_INTERNAL, 0, "images.export.ledger",
+			    "the export container could not be entered in the ledger");
+	if (rc == 0)
+		rc = export_stream(eng, c->id, digest, entries, err);
+	ag_ledger_teardown(&l, eng);
+	enum ag_cleanup_state st = c ? c->cleanup.state : AG_CLEANUP_NOT_CREATED;
+	ag_ledger_release(&l);
 	if (rc < 0)
 		return -1;
-	if (!ag_cleanup_state_complete(cr.state) || cr.state == AG_CLEANUP_NOT_CREATED) {
+	if (!ag_cleanup_state_complete(st) || st == AG_CLEANUP_NOT_CREATED) {
 		free(*digest);
 		*digest = NULL;
 		return ag_err(err, AG_E_DOCKER, 0, "images.export.cleanup",
 			      "the export container's removal could not be verified (%s)",
-			      ag_cleanup_state_name(cr.state));
+			      ag_cleanup_state_name(st));
 	}
 	return 0;
 }

@@ -417,7 +417,7 @@ int ag_stage_workspace(struct ag_run_ctx *c)
 		return -1;
 	}
 	c->rec->workspace.prepared = true;
-	c->rec->workspace.status = "prepared";
+	c->rec->workspace.status = AG_RUN_WS_PREPARED;
 	/* The container user must be able to write its workspace: it is ours (same uid). */
 	return 0;
 }
@@ -517,8 +517,8 @@ int ag_stage_create(struct ag_run_ctx *c)
 		goto out;
 	}
 	/* create, then bind identity by the returned id and the owner labels */
-	if (ag_ledger_entry_create(&c->eng, c->agent, &spec, NULL, AG_DOCKER_CONTROL_TIMEOUT_MS,
-				   &e) < 0) {
+	if (ag_ledger_entry_create(&c->rec->ledger.objects, &c->eng, c->agent, &spec, NULL, &e) <
+	    0) {
 		/* Docker may have made it anyway: cleanup finds it by the run's label. */
 		ag_run_fail_err(c, AG_FAIL_DOCKER, 0, e);
 		goto out;
@@ -617,7 +617,7 @@ int ag_stage_start(struct ag_run_ctx *c)
 		}
 	}
 	if (should_cancel(c)) {
-		c->rec->exec.outcome = "cancelled";
+		c->rec->exec.outcome = AG_RUN_OUTCOME_CANCELLED;
 		ag_run_fail(c, AG_FAIL_CANCELLED, AG_EXIT_SIGNAL_BASE + (int)*c->o->cancel,
 			    "run.cancelled", "the run was cancelled before start");
 		goto out;
@@ -700,7 +700,7 @@ int ag_stage_classify(struct ag_run_ctx *c)
 	if (still_running || never_started || p->end != AG_STREAM_ENDED)
 		c->rec->exec.exit_status = -1;
 	if (p->end == AG_STREAM_CANCELLED) {
-		c->rec->exec.outcome = "cancelled";
+		c->rec->exec.outcome = AG_RUN_OUTCOME_CANCELLED;
 		ag_run_fail(c, AG_FAIL_CANCELLED,
 			    AG_EXIT_SIGNAL_BASE + (int)(c->o->cancel ? *c->o->cancel : 2),
 			    "run.cancelled",
@@ -713,12 +713,12 @@ int ag_stage_classify(struct ag_run_ctx *c)
 		c->rec->exec.timeout_enforced_by = ag_deadline_by_name(
 		    p->end == AG_STREAM_TIMED_OUT ? AG_DEADLINE_AGENTGUARD : AG_DEADLINE_INIT);
 		c->rec->exec.exit_status = -1;
-		c->rec->exec.outcome = "timed_out";
+		c->rec->exec.outcome = AG_RUN_OUTCOME_TIMED_OUT;
 		ag_run_fail(c, AG_FAIL_TIMEOUT, 0, "run.timeout",
 			    "the contained command timed out after %" PRId64 " seconds",
 			    c->o->timeout_seconds);
 	} else if (c->rec->exec.oom_killed) {
-		c->rec->exec.outcome = "oom_killed";
+		c->rec->exec.outcome = AG_RUN_OUTCOME_OOM_KILLED;
 		/*
 		 * Docker says OOMKilled when any process of the container hit the
 		 * limit; the agent may still have exited 0. A run the kernel cut
@@ -731,7 +731,7 @@ int ag_stage_classify(struct ag_run_ctx *c)
 		   (p->end == AG_STREAM_ENDED &&
 		    ag_run_init_exec_failed(c->rec->exec.exit_status, p->out.buf, p->out.len,
 					    p->err.buf, p->err.len, &init_not_found))) {
-		c->rec->exec.outcome = "docker_launch_failure";
+		c->rec->exec.outcome = AG_RUN_OUTCOME_DOCKER_LAUNCH_FAILURE;
 		/*
 		 * The agent never ran: its exit status is unknown, unless Docker's
 		 * own launcher status says why (125 Docker, 126 not executable,
@@ -748,14 +748,14 @@ int ag_stage_classify(struct ag_run_ctx *c)
 			    "Docker failed before or while launching the contained command%s",
 			    not_found ? " (the argv's executable was not found in the image)" : "");
 	} else if (p->end == AG_STREAM_DROPPED) {
-		c->rec->exec.outcome = "docker_client_signaled";
+		c->rec->exec.outcome = AG_RUN_OUTCOME_DOCKER_CLIENT_SIGNALED;
 		ag_run_fail(c, AG_FAIL_DOCKER, 0, "run.attach_dropped",
 			    "the output stream from the Docker daemon ended early");
 	} else {
-		c->rec->exec.outcome = "exited";
+		c->rec->exec.outcome = AG_RUN_OUTCOME_EXITED;
 	}
 	c->rec->exec.agent_started =
-	    !never_started && strcmp(c->rec->exec.outcome, "docker_launch_failure") != 0;
+	    !never_started && c->rec->exec.outcome != AG_RUN_OUTCOME_DOCKER_LAUNCH_FAILURE;
 	json_decref(v);
 	bool t1 = false, t2 = false;
 	/*
@@ -837,7 +837,7 @@ static int net_hook(struct ag_run_ctx *c, enum net_step step)
 		     ? h->setup(h->data, &c->eng, c->run_fd, dir, c->rec->ledger.suffix, &e)
 		 : step == NET_VERIFY
 		     ? h->verify(h->data, &c->eng, c->agent->id, &e)
-		     : h->finish(h->data, &c->eng, c->run_fd,
+		     : h->finish(h->data, c->run_fd,
 				 c->rec->workspace.prepared ? c->rec->workspace.prep.digest : NULL,
 				 &c->agent->cleanup, &e);
 	if (rc < 0) {
@@ -858,9 +858,13 @@ int ag_stage_cleanup_container(struct ag_run_ctx *c)
 	/* Without an engine nothing was created: every entry stays not_created. */
 	if (!c->eng_ok)
 		return 0;
-	/* Newest first, each by id, or (create answer lost) by the run's unique label. */
+	/*
+	 * Every object of the run, newest created first, each by id, or (create
+	 * answer lost) by the run's unique label: the agent, then what the
+	 * network hooks entered (the study's gateway, stopped with SIGTERM
+	 * first, then its networks). The hooks then judge what that showed.
+	 */
 	ag_ledger_teardown(&c->rec->ledger.objects, &c->eng);
-	/* The agent first, then what the network hooks made (the study's gateway). */
 	(void)net_hook(c, NET_FINISH);
 	/* A container may exist even after a failed verdict (created beside the probe). */
 	if (c->agent->attempted ||
@@ -979,13 +983,14 @@ int ag_stage_checks(struct ag_run_ctx *c)
 	struct ag_error *e = NULL;
 	int wsfd = c->rec->mutations.ok ? open_workspace(c) : -1;
 	const char *end = NULL;
-	if (c->rec->exec.outcome && strcmp(c->rec->exec.outcome, "oom_killed") == 0)
+	if (c->rec->exec.outcome == AG_RUN_OUTCOME_OOM_KILLED)
 		end = "was killed by the out-of-memory killer (memory limit)";
-	else if (c->rec->exec.outcome && strcmp(c->rec->exec.outcome, "timed_out") == 0)
+	else if (c->rec->exec.outcome == AG_RUN_OUTCOME_TIMED_OUT)
 		end = "timed out";
-	else if (c->rec->exec.outcome && strcmp(c->rec->exec.outcome, "cancelled") == 0)
+	else if (c->rec->exec.outcome == AG_RUN_OUTCOME_CANCELLED)
 		end = "was cancelled";
-	else if (c->rec->exec.outcome && strcmp(c->rec->exec.outcome, "exited") != 0)
+	else if (c->rec->exec.outcome != AG_RUN_OUTCOME_NONE &&
+		 c->rec->exec.outcome != AG_RUN_OUTCOME_EXITED)
 		end = "ended without an exit status of its own";
 	struct ag_check_input in = {
 	    .cfg = c->o->cfg,
@@ -1025,10 +1030,10 @@ int ag_stage_patch(struct ag_run_ctx *c)
 	c->rec->patch.recorded = c->rec->mutations.ok;
 	if (!c->rec->mutations.ok)
 		return 0;
-	p->status = "none";
+	p->status = AG_RUN_PATCH_NONE;
 	if (c->rec->mutations.mut.n == 0)
 		return 0;
-	p->status = "omitted";
+	p->status = AG_RUN_PATCH_OMITTED;
 	if (!c->rec->source.checked || !c->rec->source.unchanged) {
 		p->reason = "patch.source_changed";
 		return 0;
@@ -1051,14 +1056,14 @@ int ag_stage_patch(struct ag_run_ctx *c)
 	if (ag_patch_build(c->o->repo_fd, wsfd, &c->rec->mutations.mut, &b, &st, &e) < 0) {
 		p->reason = e ? e->reason : "patch.failed";
 	} else if (b.len == 0) {
-		p->status = "none"; /* only changes a git patch does not carry */
+		p->status = AG_RUN_PATCH_NONE; /* only changes a git patch does not carry */
 	} else if (ag_redact_contains_secret(c->o->redact, b.buf, b.len)) {
 		p->reason = "patch.secret"; /* a configured secret value in the agent's files */
 	} else if (ag_write_file_atomic_at(c->run_fd, AG_RUN_PATCH_FILE, AG_RUN_PATCH_FILE, b.buf,
 					   b.len, 0644, true, &e) < 0) {
 		p->reason = "patch.write";
 	} else {
-		p->status = "written";
+		p->status = AG_RUN_PATCH_WRITTEN;
 		ag_sha256_hex(b.buf, b.len, p->sha256);
 		p->bytes = b.len;
 	}
@@ -1074,7 +1079,7 @@ int ag_stage_patch(struct ag_run_ctx *c)
 int ag_stage_workspace_cleanup(struct ag_run_ctx *c)
 {
 	if (!c->rec->workspace.prepared) {
-		c->rec->workspace.status = "not_prepared";
+		c->rec->workspace.status = AG_RUN_WS_NOT_PREPARED;
 		/* A staging tree is rolled back by prepare itself. */
 		if (c->lifecycle_fd >= 0)
 			(void)unlinkat(c->run_fd, AG_RUN_LIFECYCLE_DIR, AT_REMOVEDIR);
@@ -1082,18 +1087,18 @@ int ag_stage_workspace_cleanup(struct ag_run_ctx *c)
 	}
 	if (!run_containers_gone(c)) {
 		/* CONTRACT: cleanup.workspace_after_absence */
-		c->rec->workspace.status = "retained";
+		c->rec->workspace.status = AG_RUN_WS_RETAINED;
 		return 0;
 	}
 	struct ag_ws_cleanup_report rep;
 	struct ag_error *e = NULL;
 	if (ag_ws_cleanup(c->lifecycle_fd, AG_RUN_WORKSPACE_ID, &rep, &e) < 0) {
-		c->rec->workspace.status = "incomplete";
+		c->rec->workspace.status = AG_RUN_WS_INCOMPLETE;
 		ag_error_free(e);
 		return 0;
 	}
-	c->rec->workspace.status = "removed";
+	c->rec->workspace.status = AG_RUN_WS_REMOVED;
 	if (unlinkat(c->run_fd, AG_RUN_LIFECYCLE_DIR, AT_REMOVEDIR) < 0)
-		c->rec->workspace.status = "incomplete";
+		c->rec->workspace.status = AG_RUN_WS_INCOMPLETE;
 	return 0;
 }

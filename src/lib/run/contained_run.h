@@ -54,13 +54,16 @@ struct ag_run_net_hooks {
 	/* Agent created and verified, before it starts: the last assertions (exit 3). */
 	int (*verify)(void *data, struct ag_engine *eng, const char *agent_id,
 		      struct ag_error **err);
-	/* After the agent's cleanup, always: removes the rest and writes the evidence
-	 * beside the artifact. -1: exit 8 when err's code is AG_E_CLEANUP, else 1. */
-	int (*finish)(void *data, struct ag_engine *eng, int run_fd, const char *fixture_digest,
+	/* After the ledger's teardown (the agent and the hooks' own entries),
+	 * always: judges that teardown and writes the evidence beside the
+	 * artifact. -1: exit 8 when err's code is AG_E_CLEANUP, else 1. */
+	int (*finish)(void *data, int run_fd, const char *fixture_digest,
 		      const struct ag_cleanup_result *agent_cleanup, struct ag_error **err);
 	/* Before any stage: where the hooks write what they observe (the run
-	 * record's study part, which the artifact builder renders). */
-	void (*bind)(void *data, struct ag_run_study *st);
+	 * record's study part, which the artifact builder renders) and the
+	 * run's ledger, where their objects become entries (torn down with the
+	 * agent's, newest created first, before finish). */
+	void (*bind)(void *data, struct ag_run_study *st, struct ag_ledger *objects);
 };
 
 struct ag_run_opts {

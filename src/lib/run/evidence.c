@@ -359,10 +359,11 @@ static json_t *ce_workspace(const struct ag_run_record *f)
 	json_object_set_new(ws, "changed_files_count",
 			    mut_of(f) ? json_integer((json_int_t)mut_of(f)->n) : json_null());
 	json_object_set_new(ws, "lifecycle_schema_version", json_integer(1));
-	json_object_set_new(ws, "cleanup_status", json_string(f->workspace.status));
+	json_object_set_new(ws, "cleanup_status",
+			    json_string(ag_run_ws_status_name(f->workspace.status)));
 	json_object_set_new(ws, "cleanup_complete",
-			    json_boolean(strcmp(f->workspace.status, "incomplete") != 0 &&
-					 strcmp(f->workspace.status, "retained") != 0));
+			    json_boolean(f->workspace.status != AG_RUN_WS_INCOMPLETE &&
+					 f->workspace.status != AG_RUN_WS_RETAINED));
 	json_object_set_new(ws, "source_unchanged",
 			    f->source.checked ? json_boolean(f->source.unchanged) : json_null());
 	return ws;
@@ -371,17 +372,12 @@ static json_t *ce_workspace(const struct ag_run_record *f)
 static json_t *ce_execution(const struct ag_run_record *f)
 {
 	json_t *ex = json_object();
-	const char *status =
-	    f->failure.stage && strcmp(f->failure.stage, "preflight") == 0 && !f->exec.executed
-		? "preflight_blocked"
-	    : f->policy.blocked ? "policy_blocked"
-	    : f->exec.executed	? "executed"
-				: "skipped";
 	json_object_set_new(ex, "state",
 			    json_string(f->exec.executed ? "recorded" : "not_applicable"));
-	json_object_set_new(ex, "status", json_string(status));
+	json_object_set_new(ex, "status",
+			    json_string(ag_run_exec_status_name(ag_run_exec_status(f))));
 	json_object_set_new(ex, "outcome",
-			    f->exec.outcome ? json_string(f->exec.outcome) : json_null());
+			    ag_json_str_or_null(ag_run_outcome_name(f->exec.outcome)));
 	json_object_set_new(
 	    ex, "command", command_json(f, AG_RUN_EVIDENCE_ARGV_ITEMS, AG_RUN_EVIDENCE_ARGV_BYTES));
 	json_object_set_new(ex, "exit_code",
@@ -433,9 +429,10 @@ static json_t *ce_cleanup(const struct ag_run_record *f)
 				? json_null()
 				: json_boolean(cr->liveness_verified));
 	json_object_set_new(cl, "workspace_complete",
-			    json_boolean(strcmp(f->workspace.status, "incomplete") != 0 &&
-					 strcmp(f->workspace.status, "retained") != 0));
-	json_object_set_new(cl, "workspace_status", json_string(f->workspace.status));
+			    json_boolean(f->workspace.status != AG_RUN_WS_INCOMPLETE &&
+					 f->workspace.status != AG_RUN_WS_RETAINED));
+	json_object_set_new(cl, "workspace_status",
+			    json_string(ag_run_ws_status_name(f->workspace.status)));
 	json_object_set_new(cl, "residue_this_run",
 			    f->ledger.residue_after_ok
 				? json_integer((json_int_t)f->ledger.residue_ours_after)
@@ -528,15 +525,16 @@ static json_t *mutations_json(const struct ag_run_record *f, json_t **diff_summa
 /* The patch record: sealed with the artifact, so its hash seals the patch. */
 static json_t *patch_json(const struct ag_run_patch *p)
 {
-	bool w = p && strcmp(p->status, "written") == 0;
-	return json_pack(
-	    "{s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:o}", "status", p ? p->status : "not_captured",
-	    "file", w ? json_string(AG_RUN_PATCH_FILE) : json_null(), "sha256",
-	    w ? json_string(p->sha256) : json_null(), "bytes",
-	    w ? json_integer((json_int_t)p->bytes) : json_null(), "files",
-	    (json_int_t)(p ? p->files : 0), "binary_files", (json_int_t)(p ? p->binary : 0),
-	    "directories_skipped", (json_int_t)(p ? p->dirs_skipped : 0), "reason",
-	    p && p->reason ? json_string(p->reason) : json_null());
+	bool w = p && p->status == AG_RUN_PATCH_WRITTEN;
+	return json_pack("{s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:o}", "status",
+			 ag_run_patch_status_name(p ? p->status : AG_RUN_PATCH_NOT_CAPTURED),
+			 "file", w ? json_string(AG_RUN_PATCH_FILE) : json_null(), "sha256",
+			 w ? json_string(p->sha256) : json_null(), "bytes",
+			 w ? json_integer((json_int_t)p->bytes) : json_null(), "files",
+			 (json_int_t)(p ? p->files : 0), "binary_files",
+			 (json_int_t)(p ? p->binary : 0), "directories_skipped",
+			 (json_int_t)(p ? p->dirs_skipped : 0), "reason",
+			 p && p->reason ? json_string(p->reason) : json_null());
 }
 
 /* What the agent's command did (null when it never ran). */
@@ -548,7 +546,7 @@ static json_t *command_result_json(const struct ag_run_record *f)
 	json_t *cr = json_object();
 	json_object_set_new(cr, "command", json_string("contained-run"));
 	json_object_set_new(cr, "outcome",
-			    f->exec.outcome ? json_string(f->exec.outcome) : json_null());
+			    ag_json_str_or_null(ag_run_outcome_name(f->exec.outcome)));
 	/* null when AgentGuard stopped the container (timeout, cancel) */
 	json_object_set_new(cr, "exit_code",
 			    f->exec.exit_status >= 0 ? json_integer(f->exec.exit_status)
@@ -576,8 +574,10 @@ static json_t *command_result_json(const struct ag_run_record *f)
 }
 
 /* The study's own facts (study.h), sealed with the artifact (manifest hash included). */
-static json_t *study_json(const struct ag_run_study *s)
+static json_t *study_json(const struct ag_run_record *f)
 {
+	const struct ag_run_study *s = &f->study;
+	const struct ag_ledger *l = &f->ledger.objects;
 	json_t *o = json_object();
 	json_object_set_new(o, "trial_id", json_string(s->trial_id));
 	json_object_set_new(o, "policy_digest", json_string(s->policy_digest));
@@ -589,20 +589,27 @@ static json_t *study_json(const struct ag_run_study *s)
 	json_object_set_new(o, "gateway_stream_complete", json_boolean(s->stream_complete));
 	json_object_set_new(o, "events", json_integer((json_int_t)s->events));
 	json_object_set_new(o, "denied", json_integer((json_int_t)s->denied));
+	/* The study's objects are entries of the run's ledger: each word is its
+	 * entry's cleanup; an object never entered was never made (or, the
+	 * outbound network, is the operator's). */
 	json_object_set_new(
 	    o, "cleanup",
-	    json_pack("{s:s, s:s, s:s, s:s}", "gateway", ag_study_cleanup_word(&s->cl_gateway),
-		      "probe",
-		      s->probe_attempted ? ag_study_cleanup_word(&s->cl_probe) : "not_created",
-		      "study_network", ag_study_cleanup_word(&s->cl_study), "outbound_network",
-		      s->out_ours ? ag_study_cleanup_word(&s->cl_out) : "not_owned"));
+	    json_pack("{s:s, s:s, s:s, s:s}", "gateway",
+		      ag_study_object_word(l, AG_RUN_ROLE_GATEWAY, "not_created"), "probe",
+		      ag_study_object_word(l, AG_RUN_ROLE_STUDY_PROBE, "not_created"),
+		      "study_network",
+		      ag_study_object_word(l, AG_RUN_ROLE_STUDY_NETWORK, "not_created"),
+		      "outbound_network",
+		      ag_study_object_word(l, AG_RUN_ROLE_OUTBOUND_NETWORK, "not_owned")));
 	/* The host bridge devices of the networks AgentGuard made (br-<12 hex>):
 	 * the names anyone can check are gone. */
 	json_t *br = json_array();
-	const char *ids[] = {s->study_net_id, s->out_ours ? s->out_net_id : NULL};
-	for (size_t i = 0; i < 2; i++)
-		if (ids[i])
-			json_array_append_new(br, json_sprintf("br-%.12s", ids[i]));
+	const char *roles[] = {AG_RUN_ROLE_STUDY_NETWORK, AG_RUN_ROLE_OUTBOUND_NETWORK};
+	for (size_t i = 0; i < 2; i++) {
+		const struct ag_ledger_entry *e = ag_ledger_find(l, roles[i]);
+		if (e && e->id)
+			json_array_append_new(br, json_sprintf("br-%.12s", e->id));
+	}
 	json_object_set_new(o, "bridges", br);
 	json_object_set_new(o, "manifest",
 			    s->manifest_written ? json_string(AG_EGRESS_MANIFEST_FILE)
@@ -705,10 +712,11 @@ json_t *ag_run_artifact_build(const struct ag_run_record *f)
 	json_object_set_new(cl, "status", json_string(ag_cleanup_state_name(cr->state)));
 	json_object_set_new(cl, "message", json_string(cr->message ? cr->message : ""));
 	json_object_set_new(cl, "liveness_verified", json_boolean(cr->liveness_verified));
-	json_object_set_new(cl, "workspace_status", json_string(f->workspace.status));
+	json_object_set_new(cl, "workspace_status",
+			    json_string(ag_run_ws_status_name(f->workspace.status)));
 	json_object_set_new(cl, "workspace_complete",
-			    json_boolean(strcmp(f->workspace.status, "incomplete") != 0 &&
-					 strcmp(f->workspace.status, "retained") != 0));
+			    json_boolean(f->workspace.status != AG_RUN_WS_INCOMPLETE &&
+					 f->workspace.status != AG_RUN_WS_RETAINED));
 	json_object_set_new(a, "cleanup", cl);
 	json_object_set_new(a, "cleanup_complete", json_boolean(f->ledger.cleanup_complete));
 	if (f->failure.stage)
@@ -728,6 +736,6 @@ json_t *ag_run_artifact_build(const struct ag_run_record *f)
 	else
 		json_object_set_new(a, "cleanup_failure", json_null());
 	if (f->study.present)
-		json_object_set_new(a, "study_egress", study_json(&f->study));
+		json_object_set_new(a, "study_egress", study_json(f));
 	return a;
 }

@@ -88,7 +88,7 @@ int ag_stage_cleanup_verdict(struct ag_run_ctx *c)
 			      ? !(agent->attempted ||
 				  (r->preflight.ran && ag_preflight_passed(&r->preflight.result)))
 			      : l->residue_ours_after == 0;
-	bool ws_ok = strcmp(r->workspace.status, "incomplete") != 0;
+	bool ws_ok = r->workspace.status != AG_RUN_WS_INCOMPLETE;
 	l->cleanup_complete = container_ok && residue_ok && ws_ok && !r->failure.net_cleanup_failed;
 	if (l->cleanup_complete)
 		return 0;
@@ -98,7 +98,8 @@ int ag_stage_cleanup_verdict(struct ag_run_ctx *c)
 					: "cleanup.study_egress";
 	char *msg = ag_xasprintf("cleanup not verified: container %s, residue %s, workspace %s",
 				 ag_cleanup_state_name(agent->cleanup.state),
-				 residue_ok ? "none" : "present or unknown", r->workspace.status);
+				 residue_ok ? "none" : "present or unknown",
+				 ag_run_ws_status_name(r->workspace.status));
 	if (!r->failure.stage) {
 		ag_run_fail(c, AG_FAIL_CLEANUP, 0, why, "%s", msg);
 		free(msg);
@@ -126,9 +127,8 @@ static int stage_verdict(struct ag_run_ctx *c)
 		r->failure.reason = "run.agent_failed";
 	else if (!r->failure.stage && !checks_pass)
 		r->failure.reason = "run.checks_failed";
-	r->exec.timed_out =
-	    r->exec.executed && r->exec.outcome && strcmp(r->exec.outcome, "timed_out") == 0;
-	r->exec.cancelled = r->exec.outcome && strcmp(r->exec.outcome, "cancelled") == 0;
+	r->exec.timed_out = r->exec.executed && r->exec.outcome == AG_RUN_OUTCOME_TIMED_OUT;
+	r->exec.cancelled = r->exec.outcome == AG_RUN_OUTCOME_CANCELLED;
 	r->result.duration_ms = ag_run_now_ms() - c->started_ms;
 	return 0;
 }

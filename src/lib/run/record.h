@@ -52,8 +52,13 @@ struct ag_run_owner {
 	struct ag_container_owner owner;
 };
 
-/* The ledger's role of the agent container. */
+/* The ledger's roles of the run's objects: the agent container, and the
+ * study's (study.h) gateway, self-test probe and networks. */
 #define AG_RUN_ROLE_AGENT "agent"
+#define AG_RUN_ROLE_GATEWAY "gateway"
+#define AG_RUN_ROLE_STUDY_PROBE "study_probe"
+#define AG_RUN_ROLE_STUDY_NETWORK "study_network"
+#define AG_RUN_ROLE_OUTBOUND_NETWORK "outbound_network" /* only when AgentGuard made it */
 
 /* The run's own Docker objects (the ledger: one entry per object, the agent
  * first) and the residue census by label. */
@@ -75,19 +80,72 @@ struct ag_run_container {
 	bool fingerprint_checked, fingerprint_same;
 };
 
+/*
+ * The run's state words. Each enum has one translation (its _name
+ * function, record.c) into the evidence word, and every value up to its
+ * __COUNT is rendered into an artifact and validated against the schemas
+ * in tests/unit/test_evidence_words.c.
+ */
+
+/* What became of the run's workspace (cleanup.workspace_status). */
+enum ag_run_ws_status {
+	AG_RUN_WS_NOT_PREPARED = 0,
+	AG_RUN_WS_PREPARED,
+	AG_RUN_WS_REMOVED,
+	AG_RUN_WS_RETAINED,
+	AG_RUN_WS_INCOMPLETE,
+	AG_RUN_WS__COUNT
+};
+const char *ag_run_ws_status_name(enum ag_run_ws_status s);
+
+/* How the agent's command ended (command_result.outcome); NONE: it did not
+ * run (null in the evidence, and NULL from the name function). */
+enum ag_run_outcome {
+	AG_RUN_OUTCOME_NONE = 0,
+	AG_RUN_OUTCOME_EXITED,
+	AG_RUN_OUTCOME_TIMED_OUT,
+	AG_RUN_OUTCOME_CANCELLED,
+	AG_RUN_OUTCOME_OOM_KILLED,
+	AG_RUN_OUTCOME_DOCKER_LAUNCH_FAILURE,
+	AG_RUN_OUTCOME_DOCKER_CLIENT_SIGNALED,
+	AG_RUN_OUTCOME__COUNT
+};
+const char *ag_run_outcome_name(enum ag_run_outcome o);
+
+/* Whether the agent's command ran, and if not what stopped it
+ * (containment_evidence.execution.status): ag_run_exec_status. */
+enum ag_run_exec_status {
+	AG_RUN_EXEC_SKIPPED = 0,
+	AG_RUN_EXEC_EXECUTED,
+	AG_RUN_EXEC_POLICY_BLOCKED,
+	AG_RUN_EXEC_PREFLIGHT_BLOCKED,
+	AG_RUN_EXEC__COUNT
+};
+const char *ag_run_exec_status_name(enum ag_run_exec_status s);
+
+/* The run's changes.patch (patch.status). */
+enum ag_run_patch_status {
+	AG_RUN_PATCH_NOT_CAPTURED = 0,
+	AG_RUN_PATCH_WRITTEN,
+	AG_RUN_PATCH_NONE,
+	AG_RUN_PATCH_OMITTED,
+	AG_RUN_PATCH__COUNT
+};
+const char *ag_run_patch_status_name(enum ag_run_patch_status s);
+
 struct ag_run_workspace {
 	bool prepared;
 	struct ag_ws_prepared prep;
-	const char *status;	    /* static: not_prepared prepared removed retained incomplete */
+	enum ag_run_ws_status status;
 	uint64_t *exclude_counts;   /* per config workspace.exclude pattern */
 	const char *capture_reason; /* static: why the capture failed, or NULL */
 };
 
 struct ag_run_exec {
-	bool executed;	     /* attach + start was attempted */
-	bool agent_started;  /* ... and the container's process actually started */
-	const char *outcome; /* static: exited oom_killed timed_out cancelled ... */
-	int exit_status;     /* -1: none of its own */
+	bool executed;	    /* attach + start was attempted */
+	bool agent_started; /* ... and the container's process actually started */
+	enum ag_run_outcome outcome;
+	int exit_status; /* -1: none of its own */
 	bool oom_killed, timed_out, cancelled;
 	const char *timeout_enforced_by; /* static (run/deadline.h), NULL: no timeout */
 	int64_t init_deadline_seconds;	 /* the in-container deadline, 0: no init */
@@ -116,10 +174,10 @@ struct ag_run_source {
 
 /* The run's changes.patch (docs/evidence.md, "patch"). */
 struct ag_run_patch {
-	bool recorded;	    /* false: not_captured */
-	const char *status; /* written, none, omitted */
-	const char *reason; /* omitted: static reason token; else NULL */
-	char sha256[65];    /* written: SHA-256 of the file's bytes */
+	bool recorded;			 /* false: not_captured */
+	enum ag_run_patch_status status; /* written, none, omitted once recorded */
+	const char *reason;		 /* omitted: static reason token; else NULL */
+	char sha256[65];		 /* written: SHA-256 of the file's bytes */
 	uint64_t bytes;
 	size_t files, binary, dirs_skipped;
 };
@@ -144,17 +202,15 @@ struct ag_run_result {
 	uint64_t duration_ms;
 };
 
-/* The study-egress extension (study.h): what the study's objects showed. */
+/* The study-egress extension (study.h): what the study observed. Its
+ * objects (gateway, self-test probe, networks) are entries of the run's
+ * ledger (AG_RUN_ROLE_*): their ids and cleanup are read from there. */
 struct ag_run_study {
 	bool present;					      /* a study run */
 	const char *trial_id, *policy_digest, *gateway_image; /* borrowed from its options */
 	bool setup_done, verified;
-	json_t *selftest; /* the probe's line, as judged */
-	const char *gateway_state;
-	int gateway_exit;
-	struct ag_cleanup_result cl_gateway, cl_study, cl_out, cl_probe;
-	bool probe_attempted, out_ours;
-	char *study_net_id, *out_net_id; /* the ids the daemon answered (owned) */
+	json_t *selftest;	   /* the probe's line, as judged */
+	const char *gateway_state; /* static: running crashed not_started */
 	bool stream_read, stream_complete, stream_truncated;
 	size_t events, denied;
 	char manifest_sha[65];
@@ -188,6 +244,9 @@ void ag_run_record_release(struct ag_run_record *r);
 /* The agent container's ledger entry (a not-created one when the run never
  * got that far). */
 const struct ag_ledger_entry *ag_run_agent(const struct ag_run_record *r);
+
+/* What the record says of the command's execution (enum ag_run_exec_status). */
+enum ag_run_exec_status ag_run_exec_status(const struct ag_run_record *r);
 
 /* The score is shown only when the agent ran and the checks were evaluated. */
 bool ag_run_record_score_known(const struct ag_run_record *r);

@@ -23,6 +23,7 @@
 #include "lib/egress/plan.h"
 #include "lib/egress/policy.h"
 #include "lib/evidence/canon.h"
+#include "lib/run/record.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -38,16 +39,16 @@ struct ag_study {
 	struct ag_egress_plan plan;
 	bool plan_built;
 	char *suffix, *run_id;
-	char names_base[64], probe_name[80];
+	char names_base[64];
 	char *evidence_dir; /* host path of <run>/egress (the gateway's bind source) */
 	char *probe_bin;    /* verified canonical path of the static probe */
 	struct ag_strv agent_env;
-	struct ag_label_expect gw_expect[2], net_expect[2], probe_expect[2];
-	struct ag_container_owner gw_owner, study_owner, out_owner, probe_owner;
+	/* the owner labels every study object carries (entries borrow them) */
+	struct ag_label_expect expect[2];
 
-	/* objects, each by the id the daemon answered (the networks': in f) */
-	char *gateway_id;
-	bool study_attempted, out_attempted, gw_attempted;
+	/* the objects: entries of the run's ledger (bound), by role */
+	struct ag_ledger *l;
+	char *out_existing_id; /* the operator's outbound network (never ours) */
 	char gw_out_ip[AG_EGRESS_ADDR_TEXT_MAX];
 	char *gw_image_id, *gw_bound_image_id, *agent_image_id, *gw_platform;
 	uint32_t study_net;
@@ -111,6 +112,55 @@ const char *ag_study_cleanup_word(const struct ag_cleanup_result *r)
 	return ag_cleanup_state_manifest_word(r->state);
 }
 
+const char *ag_study_object_word(const struct ag_ledger *l, const char *role, const char *absent)
+{
+	const struct ag_ledger_entry *e = ag_ledger_find(l, role);
+	return e ? ag_study_cleanup_word(&e->cleanup) : absent;
+}
+
+/* The id the daemon answered for the study object with ROLE, or NULL. */
+static const char *object_id(const struct ag_study *s, const char *role)
+{
+	const struct ag_ledger_entry *e = ag_ledger_find(s->l, role);
+	return e ? e->id : NULL;
+}
+
+static const char *gateway_id(const struct ag_study *s)
+{
+	return object_id(s, AG_RUN_ROLE_GATEWAY);
+}
+
+/* The outbound network: AgentGuard's own (an entry) or the operator's. */
+static bool out_ours(const struct ag_study *s)
+{
+	return ag_ledger_find(s->l, AG_RUN_ROLE_OUTBOUND_NETWORK) != NULL;
+}
+
+static const char *out_net_id(const struct ag_study *s)
+{
+	return out_ours(s) ? object_id(s, AG_RUN_ROLE_OUTBOUND_NETWORK) : s->out_existing_id;
+}
+
+/*
+ * A study object becomes an entry of the run's ledger (*e, NULL only when
+ * the ledger is full), then is created: its id recorded the moment the
+ * daemon answers; after a lost answer the ledger finds it by the run's
+ * label and its name. The entry, once made, is torn down with the rest
+ * whatever the create said.
+ */
+static int study_object(struct ag_study *s, struct ag_engine *eng, const char *role,
+			const char *name, const struct ag_exec_spec *spec,
+			const struct ag_network_spec *net, struct ag_ledger_entry **e,
+			struct ag_error **err)
+{
+	*e = ag_ledger_add(s->l, spec ? AG_LEDGER_CONTAINER : AG_LEDGER_NETWORK, role, name,
+			   s->expect, AG_ARRAY_SIZE(s->expect));
+	if (!*e)
+		return ag_err(err, AG_E_INTERNAL, 0, "study.ledger.full",
+			      "the run's ledger has no room for the study's objects");
+	return ag_ledger_entry_create(s->l, eng, *e, spec, net, err);
+}
+
 /* ---- the networks ---- */
 
 /* Subnets of a network's IPAM config: every IPv4 one must not overlap ours. */
@@ -151,13 +201,14 @@ static int study_network_check(struct ag_study *s, struct ag_engine *eng, bool w
 			       struct ag_error **err)
 {
 	json_t *v = NULL;
-	if (ag_network_lookup(eng, s->f->study_net_id, CTL, &v) != 0)
+	const struct ag_ledger_entry *net = ag_ledger_find(s->l, AG_RUN_ROLE_STUDY_NETWORK);
+	if (!net || !net->id || ag_network_lookup(eng, net->id, CTL, &v) != 0)
 		return UNVERIFIED("study.network.inspect",
 				  "the study network could not be inspected by its id");
 	int rc = -1;
 	const json_t *cfg = ag_json_path(v, "IPAM.Config");
 	const json_t *members = json_object_get(v, "Containers");
-	if (!ag_network_owned(v, s->f->study_net_id, &s->study_owner))
+	if (!ag_network_owned(v, net->id, &net->owner))
 		UNVERIFIED("study.network.identity",
 			   "the study network is not ours by id, name and labels");
 	else if (strcmp(ag_json_str_or(json_object_get(v, "Driver"), ""), "bridge") != 0 ||
@@ -177,7 +228,7 @@ static int study_network_check(struct ag_study *s, struct ag_engine *eng, bool w
 		UNVERIFIED("study.network.subnet",
 			   "the study network's subnet is not the planned one");
 	else if (want_gateway && (!json_is_object(members) || json_object_size(members) != 1 ||
-				  !json_object_get(members, s->gateway_id)))
+				  !gateway_id(s) || !json_object_get(members, gateway_id(s))))
 		UNVERIFIED("study.network.members",
 			   "the study network's members are not exactly the gateway");
 	else
@@ -191,7 +242,7 @@ static int study_network_check(struct ag_study *s, struct ag_engine *eng, bool w
 static int gateway_check(struct ag_study *s, struct ag_engine *eng, struct ag_error **err)
 {
 	json_t *v = NULL;
-	if (ag_container_lookup(eng, s->gateway_id, CTL, &v) != 0)
+	if (!gateway_id(s) || ag_container_lookup(eng, gateway_id(s), CTL, &v) != 0)
 		return UNVERIFIED("study.gateway.inspect",
 				  "the gateway could not be inspected by id");
 	int rc = -1;
@@ -199,7 +250,7 @@ static int gateway_check(struct ag_study *s, struct ag_engine *eng, struct ag_er
 	/* Every control, from the spec that rendered its create; plus the
 	 * outbound network it was connected to after create. */
 	struct ag_probe_expect x;
-	const struct ag_inspect_created made = {AG_INSPECT_GATEWAY, s->gateway_id, s->gw_image_id,
+	const struct ag_inspect_created made = {AG_INSPECT_GATEWAY, gateway_id(s), s->gw_image_id,
 						p->outbound.name};
 	if (ag_inspect_expect_from_spec(&p->gateway.exec, &made, &x, err) < 0) {
 		json_decref(v);
@@ -242,13 +293,13 @@ static int outbound_members_check(struct ag_study *s, struct ag_engine *eng, con
 				  struct ag_error **err)
 {
 	json_t *v = NULL;
-	if (ag_network_lookup(eng, s->f->out_net_id, CTL, &v) != 0)
+	if (!out_net_id(s) || ag_network_lookup(eng, out_net_id(s), CTL, &v) != 0)
 		return UNVERIFIED("study.outbound.inspect",
 				  "the outbound network could not be inspected by its id");
 	const json_t *m = json_object_get(v, "Containers");
 	int rc = outbound_check(s, v, err);
-	if (rc == 0 && (!json_is_object(m) || !json_object_get(m, s->gateway_id) ||
-			(s->f->out_ours && json_object_size(m) != 1) ||
+	if (rc == 0 && (!json_is_object(m) || !json_object_get(m, gateway_id(s)) ||
+			(out_ours(s) && json_object_size(m) != 1) ||
 			(agent_id && json_object_get(m, agent_id))))
 		rc = UNVERIFIED("study.outbound.members",
 				"the outbound network's members are not what the study allows");
@@ -317,20 +368,19 @@ static int selftest(struct ag_study *s, struct ag_engine *eng, struct ag_error *
 	if (ag_exec_spec_from_config(c, &in, &spec, err) < 0)
 		return -1;
 	ag_egress_plan_agent_network(&s->plan, &spec);
-	char *id = NULL;
 	int rc = -1;
 	struct ag_engine_stream st;
 	ag_engine_stream_init(&st);
-	s->f->probe_attempted = true;
-	if (ag_ledger_create(eng, &spec, CTL, &id, err) < 0 ||
-	    created_check(eng, &spec, id, s->agent_image_id, err) < 0)
+	struct ag_ledger_entry *pe = NULL;
+	if (study_object(s, eng, AG_RUN_ROLE_STUDY_PROBE, name, &spec, NULL, &pe, err) < 0 ||
+	    created_check(eng, &spec, pe->id, s->agent_image_id, err) < 0)
 		goto out;
 	const struct ag_engine_stream_opts so = {
 	    .stdout_max = AG_STUDY_PROBE_OUTPUT_MAX,
 	    .stderr_max = AG_STUDY_PROBE_OUTPUT_MAX,
 	    .timeout_ms = AG_STUDY_PROBE_TIMEOUT_MS,
 	};
-	if (ag_engine_attach_run(eng, id, &so, &st, err) < 0 || st.end == AG_STREAM_NOT_STARTED)
+	if (ag_engine_attach_run(eng, pe->id, &so, &st, err) < 0 || st.end == AG_STREAM_NOT_STARTED)
 		goto out;
 	if (st.end != AG_STREAM_ENDED || st.stdout_truncated) {
 		UNVERIFIED("study.selftest.incomplete", "the self-test probe did not finish");
@@ -374,11 +424,11 @@ static int selftest(struct ag_study *s, struct ag_engine *eng, struct ag_error *
 		rc = 0;
 out:
 	ag_engine_stream_release(&st);
-	/* By id, or (create answer lost) by the run's label: always removed. */
-	ag_ledger_remove(eng, id, true, AG_RUN_ID_LABEL, s->suffix, &s->probe_owner, CTL,
-			 &s->f->cl_probe, NULL);
-	free(id);
-	if (rc == 0 && !ag_cleanup_state_complete(s->f->cl_probe.state))
+	/* Its entry, torn down now: by id, or (create answer lost) by the
+	 * run's label and its name. Always removed before the agent exists. */
+	if (pe)
+		ag_ledger_entry_teardown(s->l, eng, pe);
+	if (rc == 0 && (!pe || !ag_cleanup_state_complete(pe->cleanup.state)))
 		rc = UNVERIFIED("study.selftest.cleanup", "the self-test probe was not removed");
 	return rc;
 }
@@ -570,17 +620,10 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 	json_decref(pj);
 	(void)ag_egress_subnet_parse(s->plan.internal.subnet, &s->study_net, &s->study_prefix);
 	const struct ag_egress_plan *p = &s->plan;
-	s->gw_owner = (struct ag_container_owner){p->gateway_name, s->gw_expect, 2};
-	s->study_owner = (struct ag_container_owner){p->internal.name, s->net_expect, 2};
-	s->out_owner = (struct ag_container_owner){p->outbound.name, s->net_expect, 2};
-	snprintf(s->probe_name, sizeof(s->probe_name), "%s-probe", s->names_base);
-	s->probe_owner = (struct ag_container_owner){s->probe_name, s->probe_expect, 2};
-	for (int i = 0; i < 2; i++) {
-		s->gw_expect[i] = i ? (struct ag_label_expect){AG_RUN_ID_LABEL, s->suffix}
-				    : (struct ag_label_expect){"agentguard.owner", AG_EGRESS_OWNER};
-		s->net_expect[i] = s->gw_expect[i];
-		s->probe_expect[i] = s->gw_expect[i];
-	}
+	struct ag_ledger_entry *e = NULL;
+	/* every study object: our owner label and the run's (the ledger's own) */
+	s->expect[0] = (struct ag_label_expect){"agentguard.owner", AG_EGRESS_OWNER};
+	s->expect[1] = (struct ag_label_expect){s->l->key, s->l->value};
 
 	/* the host fact the topology rests on, then the images: local, never
 	 * pulled, different */
@@ -608,7 +651,7 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 		if (rc == 0 && !ag_is_container_id(id))
 			rc = UNVERIFIED("study.outbound.inspect", "the outbound network has no id");
 		if (rc == 0)
-			s->f->out_net_id = ag_xstrdup(id);
+			s->out_existing_id = ag_xstrdup(id);
 		json_decref(v);
 		if (rc < 0)
 			return -1;
@@ -621,25 +664,25 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 		const struct ag_network_spec ns = {
 		    p->outbound.name,	p->outbound.internal, false,
 		    p->outbound.subnet, p->outbound.labels,   p->outbound.n_labels};
-		s->out_attempted = s->f->out_ours = true;
-		if (ag_network_create(eng, &ns, CTL, &s->f->out_net_id, err) < 0)
+		if (study_object(s, eng, AG_RUN_ROLE_OUTBOUND_NETWORK, p->outbound.name, NULL, &ns,
+				 &e, err) < 0)
 			return -1;
 	}
 	const struct ag_network_spec ss = {
 	    p->internal.name,	 true, true, p->internal.subnet, p->internal.labels,
 	    p->internal.n_labels};
-	s->study_attempted = true;
-	if (ag_network_create(eng, &ss, CTL, &s->f->study_net_id, err) < 0)
+	if (study_object(s, eng, AG_RUN_ROLE_STUDY_NETWORK, p->internal.name, NULL, &ss, &e, err) <
+	    0)
 		return -1;
 
-	/* the gateway: created at its fixed study address, connected, started */
-	s->gw_attempted = true;
-	_cleanup_free_ char *start = NULL;
-	if (ag_ledger_create(eng, &p->gateway.exec, CTL, &s->gateway_id, err) < 0 ||
-	    ag_network_connect(eng, s->f->out_net_id, s->gateway_id, CTL, err) < 0)
+	/* the gateway: created at its fixed study address, connected, started;
+	 * its teardown stops it gracefully first (SIGTERM: its stream completes) */
+	if (study_object(s, eng, AG_RUN_ROLE_GATEWAY, p->gateway_name, &p->gateway.exec, NULL, &e,
+			 err) < 0)
 		return -1;
-	start = ag_xasprintf("/containers/%s/start", s->gateway_id);
-	if (ag_engine_do(eng, "POST", start, CTL, 304, "start the gateway", err) < 0)
+	e->stop_grace_ms = AG_STUDY_GATEWAY_STOP_SECS * 1000;
+	if (ag_network_connect(eng, out_net_id(s), e->id, CTL, err) < 0 ||
+	    ag_ledger_entry_start(s->l, eng, e, "start the gateway", err) < 0)
 		return -1;
 	s->f->gateway_state = "running";
 
@@ -681,7 +724,7 @@ static int h_verify(void *data, struct ag_engine *eng, const char *agent_id, str
 	    outbound_members_check(s, eng, agent_id, err) < 0)
 		return -1;
 	json_t *g = NULL;
-	bool running = ag_container_lookup(eng, s->gateway_id, CTL, &g) == 0 &&
+	bool running = gateway_id(s) && ag_container_lookup(eng, gateway_id(s), CTL, &g) == 0 &&
 		       json_is_true(ag_json_path(g, "State.Running"));
 	json_decref(g);
 	if (!running)
@@ -691,38 +734,39 @@ static int h_verify(void *data, struct ag_engine *eng, const char *agent_id, str
 	return 0;
 }
 
-/* Stops the gateway with SIGTERM (its stream completes), bounded. */
-static void gateway_stop(struct ag_study *s, struct ag_engine *eng)
+/*
+ * What became of the gateway, from its ledger entry after the teardown
+ * (which stopped it with SIGTERM first): never created or never started,
+ * running until we stopped it, or gone before we asked (died mid-trial).
+ */
+static void gateway_outcome(struct ag_study *s)
 {
-	json_t *v = NULL;
-	bool running = s->gateway_id && ag_container_lookup(eng, s->gateway_id, CTL, &v) == 0 &&
-		       json_is_true(ag_json_path(v, "State.Running"));
-	json_decref(v);
-	if (!s->gateway_id) {
+	const struct ag_ledger_entry *gw = ag_ledger_find(s->l, AG_RUN_ROLE_GATEWAY);
+	if (!gw || !gw->id)
 		s->f->gateway_state = "not_started";
-		return;
-	}
-	if (!running) {
-		/* It was started and is gone before we asked: it died mid-trial. */
+	else if (!gw->stop.was_running)
 		s->f->gateway_state = s->f->gateway_state ? "crashed" : "not_started";
-		return;
+}
+
+/* Every study object the ledger holds was removed (or never made). */
+static bool objects_gone(const struct ag_study *s)
+{
+	static const char *const roles[] = {AG_RUN_ROLE_GATEWAY, AG_RUN_ROLE_STUDY_PROBE,
+					    AG_RUN_ROLE_STUDY_NETWORK,
+					    AG_RUN_ROLE_OUTBOUND_NETWORK};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(roles); i++) {
+		const struct ag_ledger_entry *e = ag_ledger_find(s->l, roles[i]);
+		if (e && !ag_cleanup_state_complete(e->cleanup.state))
+			return false;
 	}
-	struct ag_error *e = NULL;
-	_cleanup_free_ char *kill =
-	    ag_xasprintf("/containers/%s/kill?signal=SIGTERM", s->gateway_id);
-	_cleanup_free_ char *wait =
-	    ag_xasprintf("/containers/%s/wait?condition=not-running", s->gateway_id);
-	json_t *w = NULL;
-	if (ag_engine_do(eng, "POST", kill, CTL, 0, "stop the gateway", &e) == 0 &&
-	    ag_engine_json(eng, "POST", wait, NULL, AG_STUDY_GATEWAY_STOP_SECS * 1000,
-			   "wait for the gateway", &w, &e) == 0) {
-		const json_t *sc = json_object_get(w, "StatusCode");
-		s->f->gateway_exit = json_is_integer(sc) ? (int)json_integer_value(sc) : -1;
-	} else {
-		s->f->gateway_exit = -1;
-	}
-	json_decref(w);
-	ag_error_free(e);
+	return true;
+}
+
+/* Absence verified for the object with ROLE (true when never made). */
+static bool object_live_verified(const struct ag_study *s, const char *role)
+{
+	const struct ag_ledger_entry *e = ag_ledger_find(s->l, role);
+	return !e || e->cleanup.liveness_verified;
 }
 
 json_t *ag_study_stream_parse(const char *buf, size_t len, const char *trial_id,
@@ -921,8 +965,9 @@ static int write_manifest(struct ag_study *s, int run_fd, json_t *events, const 
 		      s->gw_image_id ? s->o.gateway_image : NULL, "local_image_id", s->gw_image_id,
 		      "container_bound_image_id", s->gw_bound_image_id, "platform", s->gw_platform,
 		      "pull_policy", "never", "cache_status", s->gw_image_id ? "local" : "absent");
-	bool live = agent_cl->liveness_verified && s->f->cl_gateway.liveness_verified &&
-		    s->f->cl_study.liveness_verified && s->f->cl_out.liveness_verified;
+	bool live = agent_cl->liveness_verified && object_live_verified(s, AG_RUN_ROLE_GATEWAY) &&
+		    object_live_verified(s, AG_RUN_ROLE_STUDY_NETWORK) &&
+		    object_live_verified(s, AG_RUN_ROLE_OUTBOUND_NETWORK);
 	const struct ag_egress_manifest_inputs in = {
 	    .plan_digest = s->plan_digest[0] ? s->plan_digest : profile,
 	    .profile_hash = profile,
@@ -936,10 +981,11 @@ static int write_manifest(struct ag_study *s, int run_fd, json_t *events, const 
 	    .gateway_evidence_complete = s->f->stream_complete,
 	    .gateway_evidence_truncated = s->f->stream_truncated,
 	    .cleanup_agent = ag_study_cleanup_word(agent_cl),
-	    .cleanup_gateway = ag_study_cleanup_word(&s->f->cl_gateway),
-	    .cleanup_internal_network = ag_study_cleanup_word(&s->f->cl_study),
+	    .cleanup_gateway = ag_study_object_word(s->l, AG_RUN_ROLE_GATEWAY, "not_created"),
+	    .cleanup_internal_network =
+		ag_study_object_word(s->l, AG_RUN_ROLE_STUDY_NETWORK, "not_created"),
 	    .cleanup_outbound_network =
-		s->f->out_ours ? ag_study_cleanup_word(&s->f->cl_out) : "not_created",
+		ag_study_object_word(s->l, AG_RUN_ROLE_OUTBOUND_NETWORK, "not_created"),
 	    .liveness_verified = live,
 	};
 	json_t *m = NULL;
@@ -968,31 +1014,15 @@ static int write_manifest(struct ag_study *s, int run_fd, json_t *events, const 
 	return rc;
 }
 
-static int h_finish(void *data, struct ag_engine *eng, int run_fd, const char *fixture,
+static int h_finish(void *data, int run_fd, const char *fixture,
 		    const struct ag_cleanup_result *agent_cl, struct ag_error **err)
 {
 	struct ag_study *s = data;
-	/* agent (already gone), gateway (SIGTERM first), then the networks */
-	gateway_stop(s, eng);
-	ag_ledger_remove(eng, s->gateway_id, s->gw_attempted, AG_RUN_ID_LABEL,
-			 s->suffix ? s->suffix : "none", &s->gw_owner, CTL, &s->f->cl_gateway,
-			 NULL);
-	if (!s->gw_attempted)
-		s->f->cl_gateway =
-		    (struct ag_cleanup_result){AG_CLEANUP_NOT_CREATED, false, true, NULL};
-	ag_network_remove(eng, s->f->study_net_id, s->study_attempted, AG_RUN_ID_LABEL,
-			  s->suffix ? s->suffix : "none", &s->study_owner, CTL, &s->f->cl_study);
-	if (s->f->out_ours)
-		ag_network_remove(eng, s->f->out_net_id, s->out_attempted, AG_RUN_ID_LABEL,
-				  s->suffix, &s->out_owner, CTL, &s->f->cl_out);
-	else
-		s->f->cl_out =
-		    (struct ag_cleanup_result){AG_CLEANUP_NOT_CREATED, false, true, NULL};
-	s->f->cleanup_complete =
-	    ag_cleanup_state_complete(s->f->cl_gateway.state) &&
-	    ag_cleanup_state_complete(s->f->cl_study.state) &&
-	    ag_cleanup_state_complete(s->f->cl_out.state) &&
-	    (!s->f->probe_attempted || ag_cleanup_state_complete(s->f->cl_probe.state));
+	/* The run's ledger tore down the agent, then the gateway (SIGTERM
+	 * first), then the networks, newest created first; here: what that
+	 * showed. */
+	gateway_outcome(s);
+	s->f->cleanup_complete = objects_gone(s);
 
 	/* The manifest is the record of a trial the agent could run in: only
 	 * after the topology was proven (the artifact says why otherwise). */
@@ -1003,12 +1033,13 @@ static int h_finish(void *data, struct ag_engine *eng, int run_fd, const char *f
 		return -1;
 	/* CONTRACT: egress.failure_is_not_pass */
 	if (!s->f->cleanup_complete)
-		return ag_err(err, AG_E_CLEANUP, 0, "study.cleanup_incomplete",
-			      "a study object was not removed or its absence not verified "
-			      "(gateway %s, study network %s, outbound network %s)",
-			      ag_study_cleanup_word(&s->f->cl_gateway),
-			      ag_study_cleanup_word(&s->f->cl_study),
-			      ag_study_cleanup_word(&s->f->cl_out));
+		return ag_err(
+		    err, AG_E_CLEANUP, 0, "study.cleanup_incomplete",
+		    "a study object was not removed or its absence not verified "
+		    "(gateway %s, study network %s, outbound network %s)",
+		    ag_study_object_word(s->l, AG_RUN_ROLE_GATEWAY, "not_created"),
+		    ag_study_object_word(s->l, AG_RUN_ROLE_STUDY_NETWORK, "not_created"),
+		    ag_study_object_word(s->l, AG_RUN_ROLE_OUTBOUND_NETWORK, "not_created"));
 	if (s->f->setup_done && s->f->completion && strcmp(s->f->completion, "complete") != 0)
 		return ag_err(err, AG_E_UNVERIFIED, 0,
 			      strcmp(s->f->completion, "failed") == 0 ? "study.egress_failed"
@@ -1019,15 +1050,15 @@ static int h_finish(void *data, struct ag_engine *eng, int run_fd, const char *f
 }
 
 /* The run record's study part: the requested facts, and where the observed go. */
-static void h_bind(void *data, struct ag_run_study *st)
+static void h_bind(void *data, struct ag_run_study *st, struct ag_ledger *objects)
 {
 	struct ag_study *s = data;
 	s->f = st;
+	s->l = objects;
 	st->present = true;
 	st->trial_id = s->o.trial_id;
 	st->policy_digest = s->o.policy->digest;
 	st->gateway_image = s->o.gateway_image;
-	st->gateway_exit = -1;
 }
 
 struct ag_study *ag_study_new(const struct ag_study_opts *o)
@@ -1062,7 +1093,7 @@ void ag_study_free(struct ag_study *s)
 	free(s->run_id);
 	free(s->evidence_dir);
 	free(s->probe_bin);
-	free(s->gateway_id);
+	free(s->out_existing_id);
 	free(s->gw_image_id);
 	free(s->gw_bound_image_id);
 	free(s->agent_image_id);

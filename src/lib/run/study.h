@@ -85,6 +85,10 @@ const struct ag_run_net_hooks *ag_study_hooks(struct ag_study *s);
 /* A study object's cleanup word in the evidence: removed already_absent
  * not_created incomplete. */
 const char *ag_study_cleanup_word(const struct ag_cleanup_result *r);
+/* The cleanup word of the run's ledger entry with ROLE (record.h's
+ * AG_RUN_ROLE_*); ABSENT when the ledger holds none. */
+struct ag_ledger;
+const char *ag_study_object_word(const struct ag_ledger *l, const char *role, const char *absent);
 
 /*
  * The gateway's evidence stream (gateway.h), read back: the events of its
