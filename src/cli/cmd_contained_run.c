@@ -341,9 +341,9 @@ static void summary_json(const struct summary *s)
 	json_object_set_new(j, "patch", str_or_null(pp));
 	free(pp);
 	/* what became of the patch, in the artifact's words */
-	json_object_set_new(
-	    j, "patch_status",
-	    json_string(r->patch.recorded && r->patch.status ? r->patch.status : "not_captured"));
+	json_object_set_new(j, "patch_status",
+			    json_string(ag_run_patch_status_name(
+				r->patch.recorded ? r->patch.status : AG_RUN_PATCH_NOT_CAPTURED)));
 	json_object_set_new(j, "patch_reason", str_or_null(r->patch.reason));
 	if (s->ext)
 		s->ext->report(s->ext->data, r, j);
