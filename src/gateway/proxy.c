@@ -144,11 +144,15 @@ static json_t *record_of(struct gw_conn *c)
 	 * A deny the gateway made itself (a refused request head, a slow or
 	 * oversized one, a limit) is sealed with the gateway's word
 	 * (request.h), not with whatever the destination check said about a
-	 * request it never finished judging.
+	 * request it never finished judging. A refused request never reached
+	 * its destination, so it is a deny even where the check had approved
+	 * the destination (an approved IP literal is judged at once).
 	 */
 	const char *refusal = ag_egress_refusal_reason(c->gw_reason);
-	if (!d.allow && refusal)
+	if (refusal) {
+		d.allow = false;
 		d.reason = refusal;
+	}
 	size_t kept = 0;
 	for (size_t i = 0; i < ev.n_resolved; i++)
 		if (!is_host_address(c->gw, addrs[i]))

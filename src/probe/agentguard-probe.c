@@ -14,16 +14,18 @@
  *     open|refused|unreachable|timeout|error for a TCP connect, and dns for
  *     UNIQUE.agentguard-selftest.invalid asked of 127.0.0.11)
  *
- *   Each "no answer" is judged against positive controls measured here, in
- *   the same probe: the connect to the gateway's port (TCP) and a reverse
- *   lookup of the gateway's address, which the engine's embedded resolver
- *   answers itself (DNS). The wait for an answer that must not come is 20
- *   times the slower control, at least 200 ms for TCP and 500 ms for DNS, at
- *   most 4 s and 3 s: a loaded machine waits longer, an idle one does not
- *   wait seconds for nothing. Fields control_tcp_us, control_dns_us and
- *   no_answer_wait_ms record them (as strings); dns_control is "answered"
- *   only when the reverse lookup came back, and study.c refuses the proof
- *   otherwise (a probe that cannot measure its control proves nothing).
+ *   Positive controls are measured first, in the same probe: the connect
+ *   to the gateway's port (TCP) and a reverse lookup of the gateway's
+ *   address, which the engine's embedded resolver answers itself (DNS). A
+ *   TCP "no answer" is waited for 20 times the TCP control, at least 200 ms
+ *   and at most 4 s (the targets sit on the same bridge path as the
+ *   control): a loaded machine waits longer, an idle one does not wait
+ *   seconds for nothing. The DNS "no answer" keeps its fixed 3 s: a leak
+ *   would be answered upstream, a path the local control does not measure.
+ *   Fields control_tcp_us, control_dns_us and no_answer_wait_ms ("TCP/DNS")
+ *   record them (as strings); dns_control is "answered" only when the
+ *   reverse lookup came back, and study.c refuses the proof otherwise (a
+ *   probe whose resolver does not answer its control proves nothing).
  *
  * Fields: uid, gid, workspace_write, tmp_write, root_read_only (statvfs
  * ST_RDONLY on /), cap_inh/prm/eff/bnd/amb (hex masks from
@@ -334,7 +336,10 @@ static int study_mode(int argc, char **argv)
 	const char *dc = dns_result(dns_send_ptr(argv[2]), 2000);
 	long dns_us = !strcmp(dc, "answered") ? us_since(&d0) : -1;
 	long tcp_wait = no_answer_wait_ms(tcp_us, 200, 4000);
-	long dns_wait = no_answer_wait_ms(dns_us > tcp_us ? dns_us : tcp_us, 500, 3000);
+	/* Not calibrated: a forwarded query is answered upstream, on a path no
+	 * control here measures (the reverse lookup only shows the resolver
+	 * is there and answering). The engine's forwarding can take seconds. */
+	long dns_wait = 3000;
 	put(",\"dns_control\":\"%s\",\"control_tcp_us\":\"%ld\",\"control_dns_us\":\"%ld\"", dc,
 	    tcp_us, dns_us);
 	put(",\"no_answer_wait_ms\":\"%ld/%ld\"", tcp_wait, dns_wait);

@@ -217,7 +217,8 @@ static int observe(struct ag_engine *eng, const char *id, const struct ag_contai
 			    ag_strv_find(volumes, name) < 0)
 				ag_strv_push(volumes, name);
 		}
-	int ret = 2;
+	/* 3: another object answered to this id (another's, named with it) */
+	int ret = strcmp(ag_json_str_or(json_object_get(v, "Id"), ""), id) == 0 ? 2 : 3;
 	if (ag_container_owned(v, id, o)) {
 		const json_t *run = ag_json_path(v, "State.Running");
 		ret = -1;
@@ -293,8 +294,10 @@ static void cleanup_one(struct ag_engine *eng, const char *id,
 		out->message = "container was already absent";
 		return;
 	}
-	if (o == 2 && foreign)
+	if ((o == 2 || o == 3) && foreign)
 		*foreign = true;
+	/* Our own create's id with another name or labels is still ours (2);
+	 * another object that answers to it (3) never is. */
 	if (o == 2 && created_here)
 		running = false;
 	else if (o != 0) {
@@ -785,7 +788,9 @@ static void entry_stop(struct ag_ledger *l, struct ag_engine *eng, struct ag_led
 {
 	e->stop = (struct ag_ledger_stop){.exit_code = -1};
 	json_t *v = NULL;
+	/* signalled by id only while inspection shows it is this entry's */
 	e->stop.was_running = ag_container_lookup(eng, e->id, l->timeout_ms, &v) == 0 &&
+			      ag_container_owned(v, e->id, &e->owner) &&
 			      json_is_true(ag_json_path(v, "State.Running"));
 	json_decref(v);
 	if (!e->stop.was_running)
