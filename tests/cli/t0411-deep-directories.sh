@@ -26,7 +26,9 @@ no_lifecycle() { ! ls -d "$W"/.agentguard/contained-runs/*/workspace-lifecycle/*
 for depth in 600 3000; do
 	extra=true
 	[ "$depth" = 3000 ] && extra='chmod 500 d/d && chmod 500 d'
-	run --timeout 60 -- /bin/sh -c "$(nest "$depth" "$extra")"
+	# 9000 busybox spawns for 3000 levels: minutes on a loaded machine (two
+	# suites at once, one under ASan); the bound under test is the depth
+	run --timeout 600 -- /bin/sh -c "$(nest "$depth" "$extra")"
 	t_is "$depth: capture fails closed (exit 4)" "$AG_RC" 4
 	t_is "$depth: the agent itself succeeded" "$(art 'a["command_result"]["exit_code"]')" 0
 	t_is "$depth: the depth bound is named" "$(art 'a["failure"]["reason"]')" limit.workspace.depth
@@ -38,9 +40,9 @@ for depth in 600 3000; do
 done
 
 # --- SIGKILL mid-run after the agent nested 3000 directories
-PIDFILE="$W/kill.pid" as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo --timeout 300 -- \
-	/bin/sh -c "$(nest 3000 'touch /agentguard-workspace/nested-done && sleep 120')" >/dev/null 2>&1 &
-for _ in $(seq 1 900); do
+PIDFILE="$W/kill.pid" as_user "$AG_BIN" contained-run "$W/c.yaml" --repo repo --timeout 900 -- \
+	/bin/sh -c "$(nest 3000 'touch /agentguard-workspace/nested-done && sleep 600')" >/dev/null 2>&1 &
+for _ in $(seq 1 6000); do # 10 min at most
 	ls "$W"/.agentguard/contained-runs/*/workspace-lifecycle/*/workspace/nested-done >/dev/null 2>&1 && break
 	sleep 0.1
 done
