@@ -282,18 +282,16 @@ static const char *dns_result(int fd, int timeout_ms)
 	return r;
 }
 
-static long ms_since(const struct timespec *t0)
-{
-	struct timespec t1;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 static long us_since(const struct timespec *t0)
 {
 	struct timespec t1;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	return (t1.tv_sec - t0->tv_sec) * 1000000 + (t1.tv_nsec - t0->tv_nsec) / 1000;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	return us_since(t0) / 1000;
 }
 
 /* 20 times the control's round trip, within [lo, hi] ms; hi when the
