@@ -75,6 +75,19 @@ pfault "[{$C,\"action\":\"patch\",\"set\":{\"Id\":\"$(printf 'f%.0s' {1..64})\"}
 	preflight.probe.identity_id "contradictory probe identity (inspect Id differs from create id)"
 t_like "fault: contradictory id: the created id was removed by id" "$(cat "$FE_RULES.log")" \
 	'DELETE /containers/[0-9a-f]{64}\?force=1&v=1'
+# The same contradiction while the engine's list no longer shows the created
+# id: another object answers to it, and it is never touched.
+fault "[{$C,\"action\":\"patch\",\"set\":{\"Id\":\"$(printf 'f%.0s' {1..64})\"}},
+	{\"method\":\"GET\",\"path\":\"^/containers/json\",\"action\":\"status\",\"status\":200,\"body\":\"[]\"}]"
+t_run "$AG_BIN" preflight "$T/engine.yaml" --docker-socket "$FE_SOCK"
+t_is "fault: another object answers to the created id: exit 3" "$AG_RC" 3
+t_like "fault: another object answers to the created id: cleanup not verified" "$AG_OUT" \
+	'probe cleanup: verification_unavailable'
+t_unlike "fault: another object answers to the created id: nothing removed by that id" \
+	"$(cat "$FE_RULES.log")" 'DELETE /containers/'
+for n in $(grep -o 'name=agentguard-preflight-[0-9a-f]*' "$FE_RULES.log" | cut -d= -f2); do
+	docker rm -f "$n" >/dev/null 2>&1 || true
+done
 
 pfault "[{$I,\"action\":\"patch\",\"set\":{\"OperatingSystem\":\"Docker Desktop\"}}]" unsafe \
 	preflight.platform.desktop "Docker Desktop identity with linux-docker-engine"

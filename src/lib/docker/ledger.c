@@ -18,6 +18,7 @@
 static void network_remove_one(struct ag_engine *eng, const char *id,
 			       const struct ag_container_owner *owner, unsigned timeout_ms,
 			       bool created_here, struct ag_cleanup_result *out, bool *foreign);
+static int listed_by_exact_id(struct ag_engine *eng, const char *id, unsigned timeout_ms);
 
 static const struct ag_docker_json_limits inspect_limits = {
     .max_bytes = AG_ENGINE_INSPECT_MAX_BYTES,
@@ -296,8 +297,12 @@ static void cleanup_one(struct ag_engine *eng, const char *id,
 	}
 	if ((o == 2 || o == 3) && foreign)
 		*foreign = true;
-	/* Our own create's id with another name or labels is still ours (2);
-	 * another object that answers to it (3) never is. */
+	/* An inspection naming another Id: while the list still shows our
+	 * create's exact id, the id addresses our container (a contradictory
+	 * engine); when it does not, another object answers and is never touched. */
+	if (o == 3 && created_here && listed_by_exact_id(eng, id, timeout_ms) == 1)
+		o = 2;
+	/* Our own create's id with another name or labels is still ours (2). */
 	if (o == 2 && created_here)
 		running = false;
 	else if (o != 0) {
@@ -383,14 +388,16 @@ void ag_container_cleanup(struct ag_engine *eng, const char *id,
 	cleanup_one(eng, id, owner, timeout_ms, false, out, NULL);
 }
 
-/* Ids of the objects WHAT ("/containers/json?all=1&" or "/networks?") with
- * label KEY=VALUE, bounded to AG_RUN_RESIDUE_MAX. */
-static int list_labelled(struct ag_engine *eng, const char *what, const char *key,
-			 const char *value, unsigned timeout_ms, struct ag_strv *ids)
+/* Ids of the objects WHAT ("/containers/json?all=1&" or "/networks?") that
+ * match the engine filter FILTER (label or id), bounded to AG_RUN_RESIDUE_MAX;
+ * takes FILTER. */
+static int list_filtered(struct ag_engine *eng, const char *what, json_t *filter,
+			 unsigned timeout_ms, struct ag_strv *ids)
 {
-	json_t *filter = json_pack("{s:[s++]}", "label", key, "=", value);
 	_cleanup_free_ char *fs = json_dumps(filter, JSON_COMPACT);
 	json_decref(filter);
+	if (!fs)
+		return -1;
 	_cleanup_free_ char *q = ag_engine_escape(fs);
 	_cleanup_free_ char *path = ag_xasprintf("%sfilters=%s", what, q);
 	struct ag_engine_reply r;
@@ -426,6 +433,28 @@ out:
 	ag_error_free(e);
 	ag_engine_reply_release(&r);
 	return ret;
+}
+
+/* Ids of the objects WHAT with label KEY=VALUE. */
+static int list_labelled(struct ag_engine *eng, const char *what, const char *key,
+			 const char *value, unsigned timeout_ms, struct ag_strv *ids)
+{
+	return list_filtered(eng, what, json_pack("{s:[s++]}", "label", key, "=", value),
+			     timeout_ms, ids);
+}
+
+/*
+ * 1 when the engine's container list shows an object whose Id is exactly ID,
+ * 0 when it shows none, -1 unknown. The engine resolves a full id before any
+ * name, so while the list shows ID, /containers/ID addresses that object and
+ * nothing else.
+ */
+static int listed_by_exact_id(struct ag_engine *eng, const char *id, unsigned timeout_ms)
+{
+	_cleanup_strv_ struct ag_strv ids = AG_STRV_INIT;
+	if (list_filtered(eng, CONTAINERS, json_pack("{s:[s]}", "id", id), timeout_ms, &ids) < 0)
+		return -1;
+	return ag_strv_find(&ids, id) >= 0 ? 1 : 0;
 }
 
 typedef void (*remove_one_fn)(struct ag_engine *eng, const char *id,
