@@ -122,13 +122,12 @@ tests: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-init $(
 check: tests
 	BUILD=$(BUILD) tests/run
 
-# Under ASan + UBSan: the unit tests, the fuzz corpus replays and every CLI
-# file except those tests/asan-skip lists (each with its reason: their time
-# goes to the engine, a browser or image builds, and the C paths they drive
-# are driven under ASan by a file that stays). check-asan-full runs them all.
+# Under ASan + UBSan: the unit tests, the fuzz corpus replays and the CLI
+# files tests/asan-cli lists (each with the C paths it drives that no unit
+# test reaches; the plain pass runs every file). check-asan-full runs them all.
 check-asan:
 	$(MAKE) BUILD=build-asan SANITIZE=address,undefined tests
-	BUILD=build-asan AG_TEST_SKIP=tests/asan-skip tests/run
+	BUILD=build-asan AG_TEST_ONLY=tests/asan-cli tests/run
 
 check-asan-full:
 	$(MAKE) BUILD=build-asan SANITIZE=address,undefined check
@@ -136,9 +135,9 @@ check-asan-full:
 check-valgrind: tests
 	BUILD=$(BUILD) AG_VALGRIND=1 tests/run unit
 
-# libFuzzer with clang: FUZZ_SECONDS for the config loader (CI: 45 s),
+# libFuzzer with clang: FUZZ_SECONDS for the config loader (CI: 30 s),
 # FUZZ_EGRESS_SECONDS for each study-egress target, the gateway's request
-# parser among them (CI: 20 s each). A target uses tests/fuzz/<target>.dict
+# parser among them (CI: 10 s each). A target uses tests/fuzz/<target>.dict
 # when there is one (the loader: yaml.dict).
 FUZZ_SECONDS ?= 60
 FUZZ_EGRESS_SECONDS ?= 30

@@ -78,7 +78,8 @@ ST_LABELS=(--label "$AG_TEST_LABEL" --label "$ST_FILE_LABEL")
 ST_NAME=agst-$(printf '%s' "$AG_TEST_RUN_ID/$ST_FILE_LABEL/$$" | sha256sum | cut -c1-12)
 
 # _st_net NAME KIND(internal|plain) PREFIX: creates a labelled network
-# on the first free /27 slice of PREFIX.0/24 (another test may hold one).
+# on a free /27 of this file's slice of PREFIX.0/24 (t_network_lock: two
+# /27s; the file's other network may hold one).
 # Sets ST_NET_ID, ST_NET_NAME and ST_NET_BASE (the slice's last octet).
 _st_net() {
 	local name=$1 kind=$2 prefix=$3 base id opts=()
@@ -86,10 +87,9 @@ _st_net() {
 	internal) opts=(--internal) ;;
 	plain) opts=() ;;
 	esac
-	# from a random slice on, so two test files started together rarely collide
-	local r=$((RANDOM % 8)) k
-	for k in 0 1 2 3 4 5 6 7; do
-		base=$(((r + k) % 8 * 32))
+	local k
+	for k in 0 1; do
+		base=$((AG_NET_SLICE_LO + k * 32))
 		if ! ip route show | grep -q "^$prefix\.$base/27 " &&
 			id=$("$AG_DOCKER" network create --driver bridge --ipv6=false "${opts[@]}" \
 				--subnet "$prefix.$base/27" "${ST_LABELS[@]}" "$ST_NAME-$name" 2>/dev/null); then
@@ -100,12 +100,13 @@ _st_net() {
 			return 0
 		fi
 	done
-	diag "no free /27 in $prefix.0/24 for network $name"
+	diag "no free /27 in slice $AG_NET_SLICE_LO+64 of $prefix.0/24 for network $name"
 	return 1
 }
 
-# _st_study_slice: the first /27 of 198.51.100.0/24 that no Docker network
-# and no host route overlaps (ST_STUDY_PREFIX, ST_STUDY_BASE).
+# _st_study_slice: the first /27 of this file's slice of 198.51.100.0/24
+# that no Docker network and no host route overlaps (ST_STUDY_PREFIX,
+# ST_STUDY_BASE).
 _st_study_slice() {
 	local used base
 	used=$({
@@ -116,13 +117,12 @@ _st_study_slice() {
 	} | grep -E '^[0-9.]+(/[0-9]+)?$' || true)
 	base=$(python3 -c 'import ipaddress,sys
 used=[ipaddress.ip_network(u if "/" in u else u+"/32", strict=False) for u in sys.argv[1].split()]
-r=int(sys.argv[2])
-for k in range(8):
-    b=(r+k)%8*32
+lo=int(sys.argv[2])
+for b in (lo, lo + 32):
     n=ipaddress.ip_network("198.51.100.%d/27" % b)
     if not any(n.overlaps(u) for u in used):
-        print(b); break' "$used" $((RANDOM % 8))) || return 1
-	[ -n "$base" ] || { diag "no free /27 in 198.51.100.0/24 for the study network"; return 1; }
+        print(b); break' "$used" "$AG_NET_SLICE_LO") || return 1
+	[ -n "$base" ] || { diag "no free /27 in slice $AG_NET_SLICE_LO+64 of 198.51.100.0/24 for the study network"; return 1; }
 	ST_STUDY_PREFIX=198.51.100 ST_STUDY_BASE=$base
 }
 

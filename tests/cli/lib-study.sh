@@ -14,12 +14,14 @@
 #   study_run [options] -- ARGV  study-egress run as the test user (contained-run
 #                                options, --json); sets AG_RC, AG_OUT, SUMMARY (the
 #                                --json line), REPORT, RUN_DIR
-#   study_subnet                 STUDY_SUBNET: a free /28 of 198.51.100.0/24 whose
+#   study_subnet                 STUDY_SUBNET: a free /28 of this file's slice of
+#                                198.51.100.0/24 (t_network_lock) whose
 #                                next /28 is free too (AgentGuard's own outbound
 #                                network takes it), picked from the top down
 #                                (other tests pick from the bottom); call it
 #                                right before each run
-#   free_slice PREFIX            FREE_SLICE: a free /28 of PREFIX.0/24 (top down)
+#   free_slice PREFIX            FREE_SLICE: a free /28 of this file's slice of
+#                                PREFIX.0/24 (top down)
 #   outbound_create NAME SUBNET  an --internal outbound network the test owns
 #                                (labelled, removed by id at exit); OUT_ID
 #   study_nothing_left RUN_DIR   no container or network carries the run's
@@ -61,29 +63,31 @@ _used_subnets() {
 	ip -4 route show | awk '{print $1}' | grep -E '^[0-9.]+/[0-9]+$' || true
 }
 
-# _free28 PREFIX BLOCKS: the highest /28 base of PREFIX.0/24 such that BLOCKS
-# consecutive /28s from it overlap no network and no route.
+# _free28 PREFIX BLOCKS: the highest /28 base of this file's slice of
+# PREFIX.0/24 (t_network_lock) such that BLOCKS consecutive /28s from it
+# overlap no network and no route.
 _free28() {
 	"$PY" -c 'import ipaddress,sys
 used=[ipaddress.ip_network(u, strict=False) for u in sys.argv[3].split()]
 k=int(sys.argv[2])
-for b in range(256 - 16 * k, -1, -16):
+lo=int(sys.argv[4])
+for b in range(lo + 64 - 16 * k, lo - 1, -16):
     n=[ipaddress.ip_network("%s.%d/28" % (sys.argv[1], b + 16 * i)) for i in range(k)]
     if not any(x.overlaps(u) for x in n for u in used):
-        print(b); break' "$1" "$2" "$(_used_subnets)"
+        print(b); break' "$1" "$2" "$(_used_subnets)" "$AG_NET_SLICE_LO"
 }
 
 study_subnet() {
 	local b
 	b=$(_free28 198.51.100 2)
-	[ -n "$b" ] || { diag "no free /28 pair in 198.51.100.0/24"; return 1; }
+	[ -n "$b" ] || { diag "no free /28 pair in slice $AG_NET_SLICE_LO+64 of 198.51.100.0/24"; return 1; }
 	STUDY_SUBNET=198.51.100.$b/28
 }
 
 free_slice() {
 	local b
 	b=$(_free28 "$1" 1)
-	[ -n "$b" ] || { diag "no free /28 in $1.0/24"; return 1; }
+	[ -n "$b" ] || { diag "no free /28 in slice $AG_NET_SLICE_LO+64 of $1.0/24"; return 1; }
 	FREE_SLICE=$1.$b/28
 }
 

@@ -97,24 +97,9 @@ _t_on_exit() {
 }
 trap _t_on_exit EXIT
 
-# t_network_lock: waits (at most 20 min) for the machine-wide lock of the
-# test files that create Docker networks and holds it until the script
-# exits. Such a file picks a free subnet and creates its networks later;
-# holding the lock from pick to removal means two of them (from this suite
-# or from another suite on the same engine) never pick the same one.
-# tests/cli/lib-study.sh and lib-study-net.sh take it when sourced.
-t_network_lock() {
-	[ -z "${_t_net_lock_fd:-}" ] || return 0
-	local f=${AG_TEST_NET_LOCK:-/tmp/ag-study-tests.lock}
-	exec {_t_net_lock_fd}>>"$f" || {
-		echo "# cannot open the network-test lock" >&2
-		exit 1
-	}
-	flock -w 1200 "$_t_net_lock_fd" || {
-		echo "# the network-test lock was not free within 20 minutes" >&2
-		exit 1
-	}
-}
+# t_network_lock: one of the four subnet slices (lib-netlock.sh).
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib-netlock.sh"
 
 # t_cleanup CMD...: run CMD (argv, quoted safely) when the script exits.
 t_cleanup() {

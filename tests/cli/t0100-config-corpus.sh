@@ -52,25 +52,52 @@ run_case() { # kind reason key path linecheck
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$1" "$2" "$3" "$4" "$5" >>"$manifest"
 }
 
-# ---- the corpus documents
+# ---- the corpus documents: one Python pass reads each header and runs the
+# binary (one process per document, not a shell pipeline per header)
 header_errors=$work/header-errors
-: >"$header_errors"
-for f in "$corpus"/accept/*.yaml "$corpus"/reject/*.yaml; do
-	[ -f "$f" ] || continue
-	expect=$(LC_ALL=C sed -n 's/^# expect: //p' "$f" | head -n 1 | tr -d '\r')
-	read -r kind reason key extra <<<"$expect"
-	dir=$(basename "$(dirname "$f")")
-	if [ "$kind" != "$dir" ] || { [ "$kind" = reject ] && { [ -z "${key:-}" ] || [ -n "${extra:-}" ]; }; } ||
-		{ [ "$kind" = accept ] && [ -n "${reason:-}" ]; }; then
-		echo "$f: bad header '# expect: $expect'" >>"$header_errors"
-		continue
-	fi
-	if [ "$kind" = accept ]; then
-		run_case accept - - "$f" 1
-	else
-		run_case reject "$reason" "$key" "$f" 1
-	fi
-done
+n=$(python3 - "$corpus" "$AG_BIN" "$work" "$manifest" "$header_errors" <<'EOF'
+import glob, os, subprocess, sys
+corpus, ag, work, manifest, herrs = sys.argv[1:6]
+n = 0
+with open(manifest, "a") as man, open(herrs, "w") as he:
+    for d in ("accept", "reject"):
+        for f in sorted(glob.glob("%s/%s/*.yaml" % (corpus, d))):
+            if not os.path.isfile(f):
+                continue
+            expect = ""
+            with open(f, "rb") as fh:
+                for line in fh:
+                    if line.startswith(b"# expect: "):
+                        expect = line[10:].decode("utf-8", "replace").rstrip("\r\n").replace("\r", "")
+                        break
+            w = expect.split()
+            kind, reason, key = (w + ["", "", ""])[:3]
+            extra = " ".join(w[3:])
+            if kind != d or (kind == "reject" and (not key or extra)) or (kind == "accept" and reason):
+                he.write("%s: bad header '# expect: %s'\n" % (f, expect))
+                continue
+            n += 1
+            r = "%s/r%d" % (work, n)
+            os.mkdir(r)
+            if os.access(ag, os.X_OK):
+                with open(r + "/out", "wb") as o, open(r + "/err", "wb") as e:
+                    try:
+                        rc = subprocess.run([ag, "validate", f, "--json"], stdin=subprocess.DEVNULL,
+                                            stdout=o, stderr=e, timeout=10).returncode
+                        rc = 128 - rc if rc < 0 else rc
+                    except subprocess.TimeoutExpired:
+                        rc = 124
+            else:
+                open(r + "/out", "wb").close()
+                open(r + "/err", "w").write("agentguard binary not found at %s\n" % ag)
+                rc = 127
+            open(r + "/rc", "w").write("%d\n" % rc)
+            if kind == "accept":
+                reason = key = "-"
+            man.write("%d\t%s\t%s\t%s\t%s\t1\n" % (n, kind, reason, key, f))
+print(n)
+EOF
+) || exit 1
 
 # ---- generated at test time: file-level cases
 valid="$corpus/accept/001-minimal.yaml"
