@@ -13,7 +13,12 @@
  *   {"record":"start", ...}                       first line
  *   {"record":"decision","seq":N,"event":{...},   one per decision; "event"
  *    "decision":{...},"connected_address":...}    is the manifest's event item
- *   {"record":"end","complete":B,"records":N,...} last line, on SIGTERM
+ *   {"record":"end","complete":B,"records":N,     last line, on SIGTERM
+ *    "sampled_out":N,...}
+ * The decision records are a bounded sample (bounds.h AG_GW_SAMPLE_*): the
+ * first ones, the first of each aggregate key, and the last ones (written
+ * at the end); "sampled_out" counts the rest. The complete counts are the
+ * aggregates (aggregate.c, --aggregates FILE), which no flood can evict.
  * A deny the gateway made itself names its detail in "gateway_reason" and
  * the mapped word of the closed vocabulary in the event's "reason"
  * (lib/egress/request.h, ag_egress_refusal_reason).
@@ -47,6 +52,7 @@ struct gw_opts {
 	const char *policy_path;
 	const char *policy_digest; /* NULL or 64 hex; must match */
 	const char *events_path;
+	const char *aggregates_path; /* NULL: counted in memory only */
 	const char *trial_id;
 	int idle_secs, total_secs, max_connections;
 	bool test_allow_loopback;
@@ -62,6 +68,27 @@ struct gw_stream {
 	int64_t lost;	 /* records that could not be written */
 	int64_t empty;	 /* connections that sent no byte (not requests) */
 	bool broken;	 /* a write failed or the bound was hit: incomplete */
+	/* the last decision records not written at once, written at the end */
+	json_t *last[AG_GW_SAMPLE_LAST];
+	size_t n_last, last_head;
+	int64_t sampled_out; /* decision records counted, never written */
+};
+
+/* One aggregate key and its counters. */
+struct gw_agg {
+	bool allow;
+	char host[AG_EGRESS_HOST_MAX + 1];
+	int port;
+	const char *reason; /* static (the closed vocabulary) */
+	int64_t requests, bytes_in, bytes_out;
+};
+#define GW_AGG_OVERFLOW (-1)
+struct gw_aggs {
+	int fd; /* -1: no file */
+	struct gw_agg keys[AG_GW_AGG_KEYS_MAX];
+	size_t n;
+	int64_t ov_allowed, ov_denied, ov_bytes_in, ov_bytes_out;
+	bool broken; /* a slot could not be written: the file is incomplete */
 };
 
 struct gw {
@@ -75,6 +102,7 @@ struct gw {
 	struct event *sig_term, *sig_int, *drain_timer;
 	struct ag_egress_policy *policy;
 	struct gw_stream stream;
+	struct gw_aggs aggs;
 	/* --host-address: the host's own addresses, never connected to */
 	struct ag_egress_addr host_addrs[AG_GW_HOST_ADDRS_MAX];
 	size_t n_host_addrs;
@@ -92,8 +120,25 @@ int gw_stream_open(struct gw_stream *s, const char *path, struct ag_error **err)
 /* Appends one canonical JSON line (takes ownership of rec). Failure marks
  * the stream broken and counts the record lost. Returns 0 or -1. */
 int gw_stream_write(struct gw_stream *s, json_t *rec);
-/* The last line; returns whether the stream is complete. */
+/* A decision record (taken): written now when KEEP (the first ones, the
+ * first of a key), else held among the last ones (the oldest held is then
+ * sampled out). */
+void gw_stream_decision(struct gw_stream *s, json_t *rec, bool keep);
+/* The held records, then the last line; returns whether the stream is complete. */
 bool gw_stream_finish(struct gw_stream *s, const char *reason);
+
+/* aggregate.c */
+/* Creates PATH (new) with its header slot; PATH NULL: counts in memory. */
+int gw_aggs_open(struct gw_aggs *a, const char *path, struct ag_error **err);
+int gw_aggs_write_header(struct gw_aggs *a);
+/* Counts one judged request; returns its key's index or GW_AGG_OVERFLOW;
+ * *first: the key (or the overflow) counted its first request. */
+int gw_aggs_count(struct gw_aggs *a, bool allow, const char *host, int port, const char *reason,
+		  bool *first);
+/* Adds a closed connection's bytes to KEY. */
+void gw_aggs_bytes(struct gw_aggs *a, int key, int64_t in, int64_t out);
+/* Final header, fsync, close; returns whether every slot was written. */
+bool gw_aggs_close(struct gw_aggs *a);
 
 /* proxy.c */
 void gw_accept(struct gw *gw, int fd, const struct sockaddr *sa, int salen);

@@ -21,7 +21,8 @@
 
 static const char usage[] =
     "Usage: agentguard-gateway --listen-address IP --listen-port PORT --resolver IP[:PORT]\n"
-    "                          --policy FILE --events FILE [--policy-digest HEX]\n"
+    "                          --policy FILE --events FILE [--aggregates FILE]\n"
+    "                          [--policy-digest HEX]\n"
     "                          [--trial-id ID] [--idle-timeout SECS] [--total-timeout SECS]\n"
     "                          [--max-connections N] [--host-address IP]...\n"
     "                          [--test-allow-loopback]\n"
@@ -32,7 +33,10 @@ static const char usage[] =
     "policy before any DNS lookup, resolves approved names only through the one\n"
     "--resolver, connects only to the address it checked, never follows\n"
     "redirects and never intercepts TLS. One JSON record per decision goes to\n"
-    "--events (a new file); SIGTERM ends the stream with a completion record.\n"
+    "--events (a new file): the first ones, the first of each destination and\n"
+    "reason, and the last ones; SIGTERM ends the stream with a completion record.\n"
+    "--aggregates (a new file) counts every request and its bytes per decision,\n"
+    "destination and reason, each count written the moment it changes.\n"
     "\n"
     "  --host-address IP      an address of the host's own (a bridge's host side,\n"
     "                         an uplink): never connected to, even when a\n"
@@ -150,6 +154,7 @@ static void parse_args(int argc, char **argv, struct gw_opts *o)
 		O_POLICY,
 		O_DIGEST,
 		O_EVENTS,
+		O_AGGS,
 		O_TRIAL,
 		O_IDLE,
 		O_TOTAL,
@@ -167,6 +172,7 @@ static void parse_args(int argc, char **argv, struct gw_opts *o)
 	    {"policy", required_argument, NULL, O_POLICY},
 	    {"policy-digest", required_argument, NULL, O_DIGEST},
 	    {"events", required_argument, NULL, O_EVENTS},
+	    {"aggregates", required_argument, NULL, O_AGGS},
 	    {"trial-id", required_argument, NULL, O_TRIAL},
 	    {"idle-timeout", required_argument, NULL, O_IDLE},
 	    {"total-timeout", required_argument, NULL, O_TOTAL},
@@ -202,6 +208,9 @@ static void parse_args(int argc, char **argv, struct gw_opts *o)
 			break;
 		case O_EVENTS:
 			o->events_path = optarg;
+			break;
+		case O_AGGS:
+			o->aggregates_path = optarg;
 			break;
 		case O_TRIAL:
 			o->trial_id = optarg;
@@ -365,6 +374,11 @@ int main(int argc, char **argv)
 		rc = fail(3, err->reason, "cannot create the evidence stream (it must be new)");
 		goto out_base;
 	}
+	if (gw_aggs_open(&gw.aggs, gw.opts.aggregates_path, &err) < 0) {
+		rc = fail(3, err->reason, "cannot create the aggregates file (it must be new)");
+		gw_stream_finish(&gw.stream, "aggregates_failed");
+		goto out_base;
+	}
 	gw.listener = evconnlistener_new_bind(gw.base, on_accept, &gw,
 					      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC |
 						  LEV_OPT_REUSEABLE,
@@ -389,8 +403,9 @@ int main(int argc, char **argv)
 	event_base_dispatch(gw.base);
 
 	gw_close_all(&gw, "shutdown");
+	bool aggs_ok = gw_aggs_close(&gw.aggs);
 	bool complete =
-	    gw_stream_finish(&gw.stream, gw.stop_reason ? gw.stop_reason : "loop_ended");
+	    gw_stream_finish(&gw.stream, gw.stop_reason ? gw.stop_reason : "loop_ended") && aggs_ok;
 	rc = complete ? 0 : 1;
 	if (!complete)
 		fprintf(stderr, "agentguard-gateway: the evidence stream is incomplete "

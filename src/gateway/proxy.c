@@ -56,6 +56,9 @@ struct gw_conn {
 	bool head_seen;		     /* at least one byte of a request arrived */
 	bool gw_reason_forced;	     /* refused before reading (limits): always recorded */
 	int64_t bytes_in, bytes_out; /* from the destination / to the destination */
+	/* aggregates: counted once, when judged for good (account) */
+	bool accounted, agg_first;
+	int agg_key;
 };
 
 static void conn_finish(struct gw_conn *c);
@@ -127,32 +130,50 @@ static void judge(struct gw_conn *c)
 	c->decided = true;
 }
 
+/*
+ * The decision as the evidence records it. A deny the gateway made itself
+ * (a refused request head, a slow or oversized one, a limit) is sealed with
+ * the gateway's word (request.h), not with whatever the destination check
+ * said about a request it never finished judging. A refused request never
+ * reached its destination, so it is a deny even where the check had
+ * approved the destination (an approved IP literal is judged at once).
+ */
+static struct ag_egress_decision final_decision(struct gw_conn *c)
+{
+	if (!c->decided)
+		judge(c);
+	struct ag_egress_decision d = c->d;
+	const char *refusal = ag_egress_refusal_reason(c->gw_reason);
+	if (refusal) {
+		d.allow = false;
+		d.reason = refusal;
+	}
+	return d;
+}
+
+/* Counts the request in the aggregates once, when its decision is final:
+ * before an approved connection leaves, when a refusal is sent, else when
+ * the connection ends. */
+static void account(struct gw_conn *c)
+{
+	if (c->accounted)
+		return;
+	struct ag_egress_decision d = final_decision(c);
+	c->agg_key = gw_aggs_count(&c->gw->aggs, d.allow, d.host, d.port, d.reason, &c->agg_first);
+	c->accounted = true;
+}
+
 static json_t *record_of(struct gw_conn *c)
 {
 	const char *addrs[AG_EGRESS_RESOLVED_MAX + 1];
 	struct ag_egress_event ev = event_of(c, addrs);
-	if (!c->decided)
-		judge(c);
 	/*
 	 * The host's own addresses never reach the evidence: a resolved
 	 * answer or a checked address that is one of them is left out of the
 	 * record (only a deny can hold one: the veto above). What the agent
 	 * typed itself (an IP literal) is its own request and stays.
 	 */
-	struct ag_egress_decision d = c->d;
-	/*
-	 * A deny the gateway made itself (a refused request head, a slow or
-	 * oversized one, a limit) is sealed with the gateway's word
-	 * (request.h), not with whatever the destination check said about a
-	 * request it never finished judging. A refused request never reached
-	 * its destination, so it is a deny even where the check had approved
-	 * the destination (an approved IP literal is judged at once).
-	 */
-	const char *refusal = ag_egress_refusal_reason(c->gw_reason);
-	if (refusal) {
-		d.allow = false;
-		d.reason = refusal;
-	}
+	struct ag_egress_decision d = final_decision(c);
 	size_t kept = 0;
 	for (size_t i = 0; i < ev.n_resolved; i++)
 		if (!is_host_address(c->gw, addrs[i]))
@@ -209,8 +230,12 @@ static void conn_finish(struct gw_conn *c)
 		/* Opened and closed (or timed out) without sending one byte: not
 		 * a request, nothing was judged or connected. Counted, not recorded. */
 		gw->stream.empty++;
-	} else if (gw_stream_write(&gw->stream, record_of(c)) == 0) {
-		gw->stream.records++;
+	} else {
+		account(c);
+		gw_aggs_bytes(&gw->aggs, c->agg_key, c->bytes_in, c->bytes_out);
+		/* the first ones and the first of each key now; else among the last */
+		bool keep = gw->seq < AG_GW_SAMPLE_FIRST || c->agg_first;
+		gw_stream_decision(&gw->stream, record_of(c), keep);
 	}
 	c->state = S_DONE;
 	if (c->cli)
@@ -288,6 +313,7 @@ static void refuse(struct gw_conn *c, int status, const char *text)
 		conn_finish(c);
 		return;
 	}
+	account(c);
 	/* The gateway's own reason when it has one, else the decision's. */
 	const char *reason = c->gw_reason ? c->gw_reason : c->d.reason ? c->d.reason : "refused";
 	if (c->up) {
@@ -510,6 +536,7 @@ static void connect_checked(struct gw_conn *c)
 	bufferevent_setcb(c->up, NULL, NULL, up_event, c);
 	bufferevent_disable(c->cli, EV_READ);
 	bufferevent_setcb(c->cli, NULL, NULL, relay_event, c);
+	account(c); /* counted before anything leaves */
 	if (bufferevent_socket_connect(c->up, (struct sockaddr *)&ss, (int)len) < 0) {
 		c->close_reason = "connect_failed";
 		refuse(c, 502, "Bad Gateway");
@@ -835,7 +862,7 @@ void gw_accept(struct gw *gw, int fd, const struct sockaddr *sa, int salen)
 		refuse_gw(c, 503, "Service Unavailable", "connection_limit");
 		return;
 	}
-	if (gw->stream.broken) {
+	if (gw->stream.broken || gw->aggs.broken) {
 		/* Nothing may pass that cannot be recorded. */
 		c->gw_reason_forced = true;
 		refuse_gw(c, 503, "Service Unavailable", "evidence_lost");

@@ -68,15 +68,45 @@ int gw_stream_write(struct gw_stream *s, json_t *rec)
 	return r;
 }
 
+static void decision_write(struct gw_stream *s, json_t *rec)
+{
+	if (gw_stream_write(s, rec) == 0)
+		s->records++;
+}
+
+void gw_stream_decision(struct gw_stream *s, json_t *rec, bool keep)
+{
+	if (keep) {
+		decision_write(s, rec);
+		return;
+	}
+	size_t slot = (s->last_head + s->n_last) % AG_GW_SAMPLE_LAST;
+	if (s->n_last == AG_GW_SAMPLE_LAST) {
+		json_decref(s->last[s->last_head]); /* the oldest held: sampled out */
+		s->sampled_out++;
+		s->last_head = (s->last_head + 1) % AG_GW_SAMPLE_LAST;
+		slot = (s->last_head + s->n_last - 1) % AG_GW_SAMPLE_LAST;
+	} else {
+		s->n_last++;
+	}
+	s->last[slot] = rec;
+}
+
 bool gw_stream_finish(struct gw_stream *s, const char *reason)
 {
 	char ts[32];
 	gw_now(ts);
+	for (; s->n_last > 0; s->n_last--) {
+		decision_write(s, s->last[s->last_head]);
+		s->last[s->last_head] = NULL;
+		s->last_head = (s->last_head + 1) % AG_GW_SAMPLE_LAST;
+	}
 	bool complete = !s->broken;
 	json_t *end =
-	    json_pack("{s:s, s:b, s:s, s:I, s:I, s:I, s:s}", "record", "end", "complete", complete,
-		      "reason", reason, "records", (json_int_t)s->records, "lost",
-		      (json_int_t)s->lost, "empty_connections", (json_int_t)s->empty, "ended", ts);
+	    json_pack("{s:s, s:b, s:s, s:I, s:I, s:I, s:I, s:s}", "record", "end", "complete",
+		      complete, "reason", reason, "records", (json_int_t)s->records, "lost",
+		      (json_int_t)s->lost, "empty_connections", (json_int_t)s->empty, "sampled_out",
+		      (json_int_t)s->sampled_out, "ended", ts);
 	/* The end line may still fit when a decision record did not; it says
 	 * complete=false then. Room for it is not reserved: if it does not fit,
 	 * the missing end line says the same. */

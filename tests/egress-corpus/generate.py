@@ -472,6 +472,17 @@ def mcase(id, expect, doc=None, reason=None, completion=None, raw=None, schema=N
     M.append(c)
 
 
+def akey(decision="allow", host="api.example.com", port=443, reason="approved_destination", n=5000):
+    return {"decision": decision, "host": host, "port": port, "reason": reason, "requests": n,
+            "bytes_in": 10, "bytes_out": 20}
+
+
+def aggs(keys, ov_allowed=0, ov_denied=0, complete=True, sampled_out=12):
+    return {"keys": keys, "overflow": {"requests_allowed": ov_allowed, "requests_denied": ov_denied,
+                                       "bytes_in": 0, "bytes_out": 0},
+            "complete": complete, "sampled_out": sampled_out}
+
+
 def stated(status, reason):
     return {"status": status, "reason": reason, "success_eligible": status == "complete"}
 
@@ -533,12 +544,36 @@ VIOL = [
     ("unexpected-destination", dict(events=[event(requested={"host": "other.example.com", "port": 443},
                                                   effective={"host": "other.example.com", "port": 443})]),
      "failed", "unexpected_destination"),
+    # the aggregates (issue 19): a deny or an unexpected destination the
+    # sample of events does not show still decides the trial
+    ("aggregates-deny", dict(aggregates=aggs([akey(), akey("deny", "junk.example", 80,
+                                                           "destination_not_approved")])),
+     "failed", "destination_denied"),
+    ("aggregates-overflow-deny", dict(aggregates=aggs([akey()], ov_denied=3)),
+     "failed", "destination_denied"),
+    ("aggregates-unexpected", dict(aggregates=aggs([akey(host="other.example.com")])),
+     "failed", "unexpected_destination"),
+    ("aggregates-overflow-allow", dict(aggregates=aggs([akey()], ov_allowed=1)),
+     "incomplete", "gateway_evidence_incomplete"),
+    ("aggregates-not-complete", dict(aggregates=aggs([akey()], complete=False)),
+     "incomplete", "gateway_evidence_incomplete"),
 ]
 for id, change, status, reason in VIOL:
     mcase("claims-complete-" + id, "reject", manifest(**change), "egress.manifest.completion_mismatch",
           schema="loader-only: completion is recomputed from the contents")
     mcase("honest-" + id, "accept", manifest(completion=stated(status, reason), **change), completion=status)
 mcase("events-not-list", "reject", manifest(events={"a": 1}), "egress.manifest.type")
+mcase("aggregates-complete", "accept", manifest(aggregates=aggs([akey()])), completion="complete")
+mcase("aggregates-key-reason", "reject", manifest(aggregates=aggs([akey(reason="made_up")])),
+      "egress.manifest.event", schema="loader-only: the validator checks the word")
+mcase("aggregates-key-zero", "reject", manifest(aggregates=aggs([akey(n=0)])), "egress.manifest.event")
+mcase("aggregates-key-missing", "reject",
+      manifest(aggregates=aggs([{k: v for k, v in akey().items() if k != "bytes_in"}])),
+      "egress.manifest.missing")
+mcase("aggregates-keys-bound", "reject", manifest(aggregates=aggs([akey(port=p) for p in range(1, 130)])),
+      "egress.manifest.list")
+mcase("aggregates-unknown-key", "reject", manifest(aggregates=dict(aggs([akey()]), extra=1)),
+      "egress.manifest.unknown_key")
 # sanitization
 for id, s, r in [("query-url", "https://api.example.com/v1?key=abc", "egress.manifest.query"),
                  ("query-bare", "?token=abc", "egress.manifest.query"),
@@ -568,7 +603,7 @@ mcase("bound-keys", "reject", manifest(gateway_image_identity=dict(
 deep = {"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h": 1}}}}}}}}
 mcase("bound-depth", "reject", manifest(gateway_image_identity=deep), "egress.manifest.depth",
       schema="loader-only: the depth bound precedes the field checks")
-mcase("bound-bytes", "reject", manifest(events=[event(protocol="p" * 500) for _ in range(140)]),
+mcase("bound-bytes", "reject", manifest(events=[event(protocol="p" * 1500) for _ in range(250)]),
       "egress.manifest.size", schema="loader-only: the size bound precedes parsing")
 mcase("bound-number", "reject", manifest(events=[event(bytes={"in": 10 ** 12 + 1, "out": 0})]),
       "egress.manifest.number")

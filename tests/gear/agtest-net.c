@@ -40,6 +40,15 @@
  *                                    \\ decoded) to PROXY; prints the
  *                                    status and X-AgentGuard-Reason;
  *                                    reached = 200 + body
+ *     flood PROXY N KEYS URL         N absolute-form GETs of URL through PROXY,
+ *                                    one connection each, one after another;
+ *                                    "{k}" in URL becomes i mod KEYS (KEYS 0:
+ *                                    left as is); prints the count of each
+ *                                    status; reached = every one got 200.
+ *                                    Bounded: N <= 100000, 300 s in all
+ *     hold PROXY HOST:PORT SECS      CONNECT through PROXY, then keeps the
+ *                                    tunnel open and silent for SECS (<= 120);
+ *                                    reached = 200 Connection established
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -838,6 +847,60 @@ static int probe_send(const char *proxy, const char *spec)
 		      strstr(resp, "CANARY-OK") ? "CANARY-OK" : "-");
 }
 
+static int probe_flood(const char *proxy, const char *ns, const char *ks, const char *url)
+{
+	long n = strtol(ns, NULL, 10), keys = strtol(ks, NULL, 10);
+	if (n < 1 || n > 100000 || keys < 0 || keys > 100000 || strlen(url) > 1500)
+		die("flood: N 1..100000, KEYS 0..100000, URL at most 1500 bytes");
+	alarm(300);
+	const char *at = strstr(url, "{k}");
+	long ok = 0, denied = 0, other = 0;
+	for (long i = 0; i < n; i++) {
+		char u[1600], req[2048], resp[512], err[256];
+		if (at && keys > 0)
+			snprintf(u, sizeof u, "%.*s%ld%s", (int)(at - url), url, i % keys, at + 3);
+		else
+			snprintf(u, sizeof u, "%s", url);
+		snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nConnection: close\r\n\r\n", u);
+		int st = 0;
+		if (via_proxy(proxy, req, &st, resp, sizeof resp, err, sizeof err) < 0)
+			other++;
+		else if (st == 200)
+			ok++;
+		else if (st == 403)
+			denied++;
+		else
+			other++;
+	}
+	return result("flood", url, ok == n, "sent=%ld status200=%ld status403=%ld other=%ld", n,
+		      ok, denied, other);
+}
+
+static int probe_hold(const char *proxy, const char *hp, const char *secs)
+{
+	long s = strtol(secs, NULL, 10);
+	if (s < 1 || s > 120)
+		die("hold: SECS 1..120");
+	alarm((unsigned)s + 15);
+	char ph[128], pp[16], req[512], resp[512] = "", err[256];
+	split_hostport(proxy, ph, sizeof ph, pp, sizeof pp);
+	int fd = tcp_connect(ph, pp, err, sizeof err);
+	if (fd < 0)
+		return result("hold", hp, 0, "proxy %s", err);
+	snprintf(req, sizeof req, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hp, hp);
+	write_all(fd, req, strlen(req));
+	ssize_t n = read(fd, resp, sizeof resp - 1);
+	resp[n > 0 ? n : 0] = 0;
+	int ok = strncmp(resp, "HTTP/1.1 200", 12) == 0;
+	char first[128];
+	clean(first, sizeof first, resp, strcspn(resp, "\r\n"));
+	result("hold", hp, ok, "line=%s", first);
+	if (ok)
+		sleep((unsigned)s);
+	close(fd);
+	return ok ? 0 : 1;
+}
+
 static int cmd_probe(int argc, char **argv)
 {
 	alarm(PROBE_ALARM); /* every probe is bounded, whatever happens */
@@ -862,6 +925,10 @@ static int cmd_probe(int argc, char **argv)
 		return probe_get(argv[1], argv[2], argc == 4);
 	if (strcmp(m, "send") == 0 && argc == 3)
 		return probe_send(argv[1], argv[2]);
+	if (strcmp(m, "hold") == 0 && argc == 4)
+		return probe_hold(argv[1], argv[2], argv[3]);
+	if (strcmp(m, "flood") == 0 && argc == 5)
+		return probe_flood(argv[1], argv[2], argv[3], argv[4]);
 	die("unknown probe or wrong arguments: %s", m);
 }
 

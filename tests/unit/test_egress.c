@@ -17,6 +17,7 @@
 #include "lib/config/config.h"
 #include "lib/egress/decision.h"
 #include "lib/egress/manifest.h"
+#include "lib/base/json.h"
 #include "lib/egress/plan.h"
 #include "lib/egress/policy.h"
 
@@ -375,7 +376,15 @@ static json_t *record(const struct ag_egress_policy *p, const char *url)
 	return ag_egress_event_record(&ev, &d, &m);
 }
 
+static const char *build_status_aggs(const struct ag_egress_policy *p, json_t *events,
+				     const json_t *aggs, char **text);
 static const char *build_status(const struct ag_egress_policy *p, json_t *events, char **text)
+{
+	return build_status_aggs(p, events, NULL, text);
+}
+
+static const char *build_status_aggs(const struct ag_egress_policy *p, json_t *events,
+				     const json_t *aggs, char **text)
 {
 	const char *h = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 	json_t *id = identity();
@@ -388,6 +397,8 @@ static const char *build_status(const struct ag_egress_policy *p, json_t *events
 	    .policy = p,
 	    .gateway_image_identity = id,
 	    .events = events,
+	    .aggregates = aggs,
+	    .sampled_out = 7,
 	    .gateway_state = "running",
 	    .gateway_evidence_complete = true,
 	    .cleanup_agent = "removed",
@@ -476,6 +487,109 @@ static void test_manifest_build(void **state)
 	json_decref(ev);
 	ag_egress_policy_free(p);
 	ag_egress_policy_free(q);
+}
+
+/* The gateway's aggregates decide what no sample can hide (issue 19 item 1). */
+static json_t *agg(const char *keys, int ov_allowed, int ov_denied, bool complete)
+{
+	json_error_t je;
+	json_t *k = json_loads(keys, 0, &je);
+	assert_non_null(k);
+	return json_pack("{s:o, s:{s:i, s:i, s:i, s:i}, s:b}", "keys", k, "overflow",
+			 "requests_allowed", ov_allowed, "requests_denied", ov_denied, "bytes_in",
+			 0, "bytes_out", 0, "complete", complete);
+}
+
+#define AKEY(dec, host, reason)                                                                    \
+	"{\"decision\":\"" dec "\",\"host\":\"" host "\",\"port\":443,\"reason\":\"" reason        \
+	"\",\"requests\":5000,\"bytes_in\":9,\"bytes_out\":9}"
+
+static void test_manifest_aggregates(void **state)
+{
+	(void)state;
+	struct ag_egress_policy *p = pol(ONE_RULE);
+	/* 300 honest records: more than the events hold, yet complete; the
+	 * ones left out are counted, not a truncation */
+	json_t *ev = json_array();
+	for (int i = 0; i < 300; i++)
+		json_array_append_new(ev, record(p, "https://api.example.com/"));
+	json_t *a =
+	    agg("[" AKEY("allow", "api.example.com", "approved_destination") "]", 0, 0, true);
+	char *text = NULL;
+	assert_string_equal(build_status_aggs(p, ev, a, &text), "complete");
+	assert_null(strstr(text, "\"evidence_truncated\":true"));
+	json_t *m = json_loads(text, 0, NULL);
+	assert_true(json_integer_value(ag_json_path(m, "aggregates.sampled_out")) >= 7 + 300 - 256);
+	json_decref(m);
+	struct ag_egress_completion c;
+	struct ag_error *e = NULL;
+	assert_int_equal(ag_egress_manifest_validate(text, strlen(text), p, &c, &e), 0);
+	free(text);
+	json_decref(a);
+	json_decref(ev);
+	/* a deny the sample does not show still fails the trial */
+	static const struct {
+		const char *keys;
+		int ov_allowed, ov_denied;
+		bool complete;
+		const char *status, *reason;
+	} cases[] = {
+	    {"[" AKEY("allow", "api.example.com", "approved_destination") "," AKEY(
+		 "deny", "junk.example", "destination_not_approved") "]",
+	     0, 0, true, "failed", "destination_denied"},
+	    {"[" AKEY("allow", "api.example.com", "approved_destination") "]", 0, 1, true, "failed",
+	     "destination_denied"},
+	    {"[" AKEY("allow", "other.example.com", "approved_destination") "]", 0, 0, true,
+	     "failed", "unexpected_destination"},
+	    {"[" AKEY("allow", "api.example.com", "approved_destination") "]", 1, 0, true,
+	     "incomplete", "gateway_evidence_incomplete"},
+	    {"[" AKEY("allow", "api.example.com", "approved_destination") "]", 0, 0, false,
+	     "incomplete", "gateway_evidence_incomplete"},
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
+		ev = json_array();
+		json_array_append_new(ev, record(p, "https://api.example.com/"));
+		a = agg(cases[i].keys, cases[i].ov_allowed, cases[i].ov_denied, cases[i].complete);
+		assert_string_equal(build_status_aggs(p, ev, a, &text), cases[i].status);
+		m = json_loads(text, 0, NULL);
+		assert_string_equal(json_string_value(ag_json_path(m, "completion.reason")),
+				    cases[i].reason);
+		json_decref(m);
+		assert_int_equal(ag_egress_manifest_validate(text, strlen(text), p, &c, &e), 0);
+		free(text);
+		json_decref(a);
+		json_decref(ev);
+	}
+	/* a key outside the shape is refused by the validator */
+	ev = json_array();
+	a = agg("[{\"decision\":\"allow\",\"host\":\"api.example.com\",\"port\":443,"
+		"\"reason\":\"made_up\",\"requests\":1,\"bytes_in\":0,\"bytes_out\":0}]",
+		0, 0, true);
+	json_t *id = identity();
+	const char *h = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	struct ag_egress_manifest_inputs in = {.plan_digest = h,
+					       .profile_hash = h,
+					       .fixture_hash = h,
+					       .trial_id = "trial-1",
+					       .authorization_id = "auth-1",
+					       .policy = p,
+					       .gateway_image_identity = id,
+					       .events = ev,
+					       .aggregates = a,
+					       .gateway_state = "running",
+					       .gateway_evidence_complete = true,
+					       .cleanup_agent = "removed",
+					       .cleanup_gateway = "removed",
+					       .cleanup_internal_network = "removed",
+					       .cleanup_outbound_network = "removed",
+					       .liveness_verified = true};
+	assert_int_equal(ag_egress_manifest_build(&in, &m, &e), -1);
+	assert_string_equal(e->reason, "egress.manifest.event");
+	ag_error_free(e);
+	json_decref(id);
+	json_decref(a);
+	json_decref(ev);
+	ag_egress_policy_free(p);
 }
 
 /* The egress_manifest check `evidence verify` gets plugged in from above:
@@ -850,6 +964,7 @@ int main(void)
 	    cmocka_unit_test(test_policy_digest),
 	    cmocka_unit_test(test_sanitize),
 	    cmocka_unit_test(test_manifest_build),
+	    cmocka_unit_test(test_manifest_aggregates),
 	    cmocka_unit_test(test_manifest_check_run),
 	    cmocka_unit_test(test_plan_invariants),
 	    cmocka_unit_test(test_review_allow_to_unsafe_address),

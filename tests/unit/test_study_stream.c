@@ -5,10 +5,17 @@
  * complete and counts them. Everything else (lost end line, a count that
  * disagrees, another trial or policy, a line after the end, a line cut
  * short, an unknown record) is incomplete, so the study cannot pass.
+ * The aggregates file (ag_study_aggregates_parse): a header slot and one
+ * slot per key, counted whole; a slot of the wrong shape, a key count that
+ * disagrees or a header that says incomplete leaves it incomplete.
  */
 #include "lib/base/ag.h"
 #include "lib/run/study.h"
 #include "lib/base/redact.h"
+#include "lib/base/bounds.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #include <setjmp.h>
 #include <cmocka.h>
@@ -76,6 +83,70 @@ static void test_incomplete(void **state)
 
 /* What the agent put into a URL or a host (a secret the run knows) is
  * redacted in every record; a stream without one comes back byte for byte. */
+/* One slot as the gateway writes it: the JSON, blanks, a newline. */
+static void slot(char *out, const char *json)
+{
+	size_t n = strlen(json);
+	memset(out, ' ', AG_GW_AGG_SLOT);
+	memcpy(out, json, n);
+	out[AG_GW_AGG_SLOT - 1] = '\n';
+}
+
+#define HDR(k, d)                                                                                  \
+	"{\"record\":\"aggregates\",\"keys\":" #k ",\"complete\":true,\"overflow\":{"              \
+	"\"requests_allowed\":0,\"requests_denied\":" #d ",\"bytes_in\":0,\"bytes_out\":0}}"
+#define KEY(dec, host, n)                                                                          \
+	"{\"record\":\"aggregate\",\"decision\":\"" dec "\",\"host\":\"" host                      \
+	"\",\"port\":80,\"reason\":\"approved_destination\",\"requests\":" #n                      \
+	",\"bytes_in\":10,\"bytes_out\":5}"
+
+static json_t *aggs(const char *const *lines, size_t n, struct ag_study_aggs *out)
+{
+	char *buf = calloc(n, AG_GW_AGG_SLOT);
+	assert_non_null(buf);
+	for (size_t i = 0; i < n; i++)
+		slot(buf + i * AG_GW_AGG_SLOT, lines[i]);
+	json_t *v = ag_study_aggregates_parse(buf, n * AG_GW_AGG_SLOT, out);
+	free(buf);
+	return v;
+}
+
+static void test_aggregates(void **state)
+{
+	(void)state;
+	struct ag_study_aggs st;
+	const char *good[] = {HDR(2, 7), KEY("allow", "canary.test", 2000),
+			      KEY("deny", "j.test", 3)};
+	json_t *v = aggs(good, 3, &st);
+	assert_true(st.complete);
+	assert_true(json_is_true(json_object_get(v, "complete")));
+	assert_int_equal(st.requests, 2000 + 3 + 7);
+	assert_int_equal(st.denied, 3 + 7);
+	assert_int_equal(json_array_size(json_object_get(v, "keys")), 2);
+	assert_string_equal(json_string_value(json_object_get(
+				json_array_get(json_object_get(v, "keys"), 0), "host")),
+			    "canary.test");
+	json_decref(v);
+
+	/* each of these leaves the aggregates incomplete */
+	const char *count[] = {HDR(3, 0), KEY("allow", "canary.test", 1)};
+	const char *shape[] = {HDR(1, 0), "{\"record\":\"aggregate\",\"decision\":\"maybe\"}"};
+	const char *nohdr[] = {KEY("allow", "canary.test", 1)};
+	const char *zero[] = {HDR(1, 0), KEY("allow", "canary.test", 0)};
+	const char *extra[] = {HDR(1, 0),
+			       "{\"record\":\"aggregate\",\"decision\":\"allow\",\"host\":\"h\","
+			       "\"port\":80,\"reason\":\"approved_destination\",\"requests\":1,"
+			       "\"bytes_in\":0,\"bytes_out\":0,\"more\":1}"};
+	const char *const *bad[] = {count, shape, nohdr, zero, extra};
+	size_t nbad[] = {2, 2, 1, 2, 2};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(bad); i++) {
+		v = aggs(bad[i], nbad[i], &st);
+		assert_false(st.complete);
+		assert_true(json_is_false(json_object_get(v, "complete")));
+		json_decref(v);
+	}
+}
+
 static void test_redact(void **state)
 {
 	(void)state;
@@ -115,6 +186,7 @@ int main(void)
 	    cmocka_unit_test(test_complete),
 	    cmocka_unit_test(test_incomplete),
 	    cmocka_unit_test(test_redact),
+	    cmocka_unit_test(test_aggregates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

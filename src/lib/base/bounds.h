@@ -355,7 +355,7 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
 #define AG_EGRESS_MANIFEST_MAX_LIST 256
 #define AG_EGRESS_MANIFEST_MAX_KEYS 96
 #define AG_EGRESS_MANIFEST_MAX_DEPTH 8
-#define AG_EGRESS_MANIFEST_MAX_BYTES (64 * 1024)
+#define AG_EGRESS_MANIFEST_MAX_BYTES (256 * 1024)
 /* Longest trial or authorization id. */
 #define AG_EGRESS_ID_MAX 128
 /* Gateway container defaults (upstream plan): uid/gid, CPUs, memory, PIDs, tmpfs. */
@@ -529,6 +529,25 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
 /* --host-address entries the gateway accepts (the host's own addresses:
  * bridges, uplinks; more fails the start, never truncates the list) */
 #define AG_GW_HOST_ADDRS_MAX 128
+/* Aggregates (docs/study-egress.md "Evidence the agent cannot evict"):
+ * distinct (decision, host, port, reason) keys the gateway counts on their
+ * own; every later key is counted in the one overflow entry. Each key is
+ * one fixed slot of the aggregates file, rewritten in place. */
+#define AG_GW_AGG_KEYS_MAX 128
+#define AG_GW_AGG_SLOT 1024
+/* The stream's individual decision records are a sample: the first
+ * AG_GW_SAMPLE_FIRST, the first of every key (and of the overflow), and the
+ * last AG_GW_SAMPLE_LAST (kept in memory, written at the end); the rest are
+ * counted ("sampled_out"), never written. */
+#define AG_GW_SAMPLE_FIRST 48
+#define AG_GW_SAMPLE_LAST 48
+_Static_assert(AG_GW_SAMPLE_FIRST + AG_GW_AGG_KEYS_MAX + 1 + AG_GW_SAMPLE_LAST <=
+		   AG_EGRESS_MANIFEST_MAX_EVENTS,
+	       "every sampled decision record fits the manifest's events");
+_Static_assert((AG_GW_SAMPLE_FIRST + AG_GW_AGG_KEYS_MAX + 1 + AG_GW_SAMPLE_LAST + 2) *
+		       AG_GW_RECORD_MAX <
+		   AG_GW_EVENTS_MAX_BYTES,
+	       "no flood of requests can fill the evidence stream");
 
 /* ---- live agent output and progress (src/lib/run/live.c; docs/contained-run.md) ---- */
 /* Longest agent output line held for streaming redaction (bytes, plus the

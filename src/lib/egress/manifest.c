@@ -157,21 +157,44 @@ void ag_egress_manifest_completion(const json_t *m, const struct ag_egress_polic
 	const char *state = str(gw, "state");
 	if (state && !strcmp(state, "crashed"))
 		SET("failed", "gateway_crashed");
+	/* The aggregates count every request, so no flood of other requests
+	 * can hide a deny or an unexpected destination. */
+	const json_t *ag = json_object_get(m, "aggregates");
+	const json_t *approved = json_object_get(m, "approved_destination");
+	const json_t *ov = json_object_get(ag, "overflow");
+	size_t i;
+	const json_t *e;
+	json_array_foreach(json_object_get(ag, "keys"), i, e)
+	{
+		if (!strcmp(str(e, "decision") ? str(e, "decision") : "", "deny"))
+			SET("failed", "destination_denied");
+	}
+	if (json_integer_value(json_object_get(ov, "requests_denied")) > 0)
+		SET("failed", "destination_denied");
+	json_array_foreach(json_object_get(ag, "keys"), i, e)
+	{
+		if ((json_is_object(approved) && !same_dest(approved, e)) ||
+		    (policy && !in_policy(policy, e)))
+			SET("failed", "unexpected_destination");
+	}
 	if (!state || strcmp(state, "running"))
 		SET("incomplete", "gateway_not_running");
 	if (!is_true(gw, "evidence_complete") ||
 	    !json_is_false(json_object_get(gw, "evidence_truncated")))
 		SET("incomplete", "gateway_evidence_incomplete");
+	/* aggregates that are not whole, or allowed requests whose
+	 * destination only the overflow counted, prove nothing complete */
+	if (ag && (!is_true(ag, "complete") ||
+		   json_integer_value(json_object_get(ov, "requests_allowed")) > 0))
+		SET("incomplete", "gateway_evidence_incomplete");
 	const json_t *cl = json_object_get(m, "cleanup_status");
 	bool cleaned = is_true(cl, "overall_complete");
-	for (size_t i = 0; i < AG_ARRAY_SIZE(cleanup_items); i++)
-		cleaned = cleaned && cleanup_item_done(str(cl, cleanup_items[i]));
+	for (size_t j = 0; j < AG_ARRAY_SIZE(cleanup_items); j++)
+		cleaned = cleaned && cleanup_item_done(str(cl, cleanup_items[j]));
 	if (!cleaned)
 		SET("incomplete", "cleanup_incomplete");
 	if (!is_true(json_object_get(m, "liveness_status"), "verified"))
 		SET("incomplete", "liveness_unverified");
-	size_t i;
-	const json_t *e;
 	json_array_foreach(events, i, e)
 	{
 		if (!is_true(e, "evidence_complete") ||
@@ -194,7 +217,6 @@ void ag_egress_manifest_completion(const json_t *m, const struct ag_egress_polic
 		if (!strcmp(str(e, "decision"), "deny"))
 			SET("failed", "destination_denied");
 	}
-	const json_t *approved = json_object_get(m, "approved_destination");
 	json_array_foreach(events, i, e)
 	{
 		const json_t *req = json_object_get(e, "requested");
@@ -294,7 +316,19 @@ static int shape(const json_t *v, unsigned depth, struct vctx *x)
 }
 
 /* Field spec: key, kind; kinds check type and pattern. */
-enum kind { K_HEX, K_ID, K_STR, K_STR_NULL, K_BOOL, K_INT, K_OBJ, K_OBJ_NULL, K_LIST };
+enum kind {
+	K_HEX,
+	K_ID,
+	K_STR,
+	K_STR0,
+	K_STR_NULL,
+	K_BOOL,
+	K_INT,
+	K_OBJ,
+	K_OBJ_OPT,
+	K_OBJ_NULL,
+	K_LIST
+};
 
 static bool hex64(const char *s)
 {
@@ -340,6 +374,8 @@ static int fields(const json_t *o, const char *where, const struct field *f, siz
 	for (size_t i = 0; i < n; i++) {
 		snprintf(key, sizeof(key), "%s%s%s", where, where[0] ? "." : "", f[i].key);
 		v = json_object_get(o, f[i].key);
+		if (!v && f[i].kind == K_OBJ_OPT)
+			continue;
 		if (!v)
 			return FAIL(AG_E_CONFIG, "egress.manifest.missing", key, "is required");
 		bool ok;
@@ -356,6 +392,9 @@ static int fields(const json_t *o, const char *where, const struct field *f, siz
 		case K_STR:
 			ok = json_is_string(v) && json_string_length(v) > 0;
 			break;
+		case K_STR0:
+			ok = json_is_string(v);
+			break;
 		case K_STR_NULL:
 			ok = json_is_null(v) || (json_is_string(v) && json_string_length(v) > 0);
 			break;
@@ -366,6 +405,7 @@ static int fields(const json_t *o, const char *where, const struct field *f, siz
 			ok = json_is_integer(v) && json_integer_value(v) >= 0;
 			break;
 		case K_OBJ:
+		case K_OBJ_OPT:
 			ok = json_is_object(v);
 			break;
 		case K_OBJ_NULL:
@@ -497,6 +537,49 @@ static int check_event(const json_t *e, size_t idx, struct ag_error **err)
 	return 0;
 }
 
+static const char *const decisions[] = {"allow", "deny", NULL};
+
+/* The gateway's aggregates (manifest.h): every key whole and counted. */
+static int check_aggregates(const json_t *a, struct ag_error **err)
+{
+	static const struct field top[] = {{"keys", K_LIST, NULL},
+					   {"overflow", K_OBJ, NULL},
+					   {"complete", K_BOOL, NULL},
+					   {"sampled_out", K_INT, NULL}};
+	static const struct field key[] = {
+	    {"decision", K_STR, decisions}, {"host", K_STR0, NULL},    {"port", K_INT, NULL},
+	    {"reason", K_STR, NULL},	    {"requests", K_INT, NULL}, {"bytes_in", K_INT, NULL},
+	    {"bytes_out", K_INT, NULL}};
+	static const struct field ov[] = {{"requests_allowed", K_INT, NULL},
+					  {"requests_denied", K_INT, NULL},
+					  {"bytes_in", K_INT, NULL},
+					  {"bytes_out", K_INT, NULL}};
+	if (fields(a, "aggregates", top, AG_ARRAY_SIZE(top), err) < 0 ||
+	    fields(json_object_get(a, "overflow"), "aggregates.overflow", ov, AG_ARRAY_SIZE(ov),
+		   err) < 0)
+		return -1;
+	const json_t *keys = json_object_get(a, "keys");
+	if (json_array_size(keys) > AG_GW_AGG_KEYS_MAX)
+		return FAIL(AG_E_LIMIT, "egress.manifest.list", "aggregates.keys",
+			    "more than %d keys", AG_GW_AGG_KEYS_MAX);
+	size_t i;
+	const json_t *k;
+	json_array_foreach(keys, i, k)
+	{
+		char where[64];
+		snprintf(where, sizeof(where), "aggregates.keys[%zu]", i);
+		if (fields(k, where, key, AG_ARRAY_SIZE(key), err) < 0)
+			return -1;
+		if (json_integer_value(json_object_get(k, "port")) > 65535 ||
+		    json_integer_value(json_object_get(k, "requests")) < 1 ||
+		    !ag_egress_event_reason_known(str(k, "reason")))
+			return FAIL(AG_E_CONFIG, "egress.manifest.event", where,
+				    "a port above 65535, no request, or a reason outside the "
+				    "vocabulary");
+	}
+	return 0;
+}
+
 static int check_fields(const json_t *m, const struct ag_egress_policy *policy,
 			struct ag_error **err)
 {
@@ -516,8 +599,12 @@ static int check_fields(const json_t *m, const struct ag_egress_policy *policy,
 	    {"cleanup_status", K_OBJ, NULL},
 	    {"liveness_status", K_OBJ, NULL},
 	    {"completion", K_OBJ, NULL},
+	    {"aggregates", K_OBJ_OPT, NULL},
 	};
 	if (fields(m, "", top, AG_ARRAY_SIZE(top), err) < 0)
+		return -1;
+	const json_t *ag = json_object_get(m, "aggregates");
+	if (ag && check_aggregates(ag, err) < 0)
 		return -1;
 	if (strcmp(str(m, "schema"), AG_EGRESS_MANIFEST_SCHEMA))
 		return FAIL(AG_E_CONFIG, "egress.manifest.schema", "schema",
@@ -782,7 +869,19 @@ int ag_egress_manifest_build(const struct ag_egress_manifest_inputs *in, json_t 
 	json_object_set_new(m, "gateway_image_identity", id);
 	json_t *events = json_array();
 	size_t n = json_array_size(in->events);
-	bool truncated = n > AG_EGRESS_MANIFEST_MAX_EVENTS || !json_is_array(in->events);
+	/* With the gateway's aggregates every request is counted there: the
+	 * events are a sample, and one left out is counted, not a truncation. */
+	json_t *ag = NULL;
+	if (json_is_object(in->aggregates)) {
+		ag = json_deep_copy(in->aggregates);
+		sanitize_tree(ag, 2);
+		int64_t left = n > AG_EGRESS_MANIFEST_MAX_EVENTS
+				   ? (int64_t)(n - AG_EGRESS_MANIFEST_MAX_EVENTS)
+				   : 0;
+		json_object_set_new(ag, "sampled_out", json_integer(in->sampled_out + left));
+		json_object_set_new(m, "aggregates", ag);
+	}
+	bool truncated = (!ag && n > AG_EGRESS_MANIFEST_MAX_EVENTS) || !json_is_array(in->events);
 	for (size_t i = 0; i < n && i < AG_EGRESS_MANIFEST_MAX_EVENTS; i++) {
 		json_t *e = json_deep_copy(json_array_get(in->events, i));
 		sanitize_tree(e, 2);
@@ -841,7 +940,13 @@ int ag_egress_manifest_build(const struct ag_egress_manifest_inputs *in, json_t 
 		}
 		ag_error_free(e);
 		json_array_remove(events, json_array_size(events) - 1);
-		json_object_set_new(gw, "evidence_truncated", json_true());
+		if (ag)
+			json_object_set_new(
+			    ag, "sampled_out",
+			    json_integer(json_integer_value(json_object_get(ag, "sampled_out")) +
+					 1));
+		else
+			json_object_set_new(gw, "evidence_truncated", json_true());
 	}
 	/* What we build must pass our own validator. */
 	struct ag_egress_completion again;
@@ -866,6 +971,43 @@ int ag_egress_manifest_dump(const json_t *m, char **out, size_t *len, struct ag_
 	return 0;
 }
 
+/* The gateway's files the artifact seals by hash and length
+ * (study_egress.gateway_stream / gateway_aggregates): each as recorded. */
+static int check_gateway_files(int run_fd, const json_t *st, struct ag_error **err)
+{
+	static const struct ag_read_reasons why = {
+	    "evidence.egress_stream.symlink", "evidence.egress_stream.not_regular",
+	    "evidence.egress_stream.missing", "evidence.egress_stream.too_large"};
+	static const char *const keys[] = {"gateway_stream", "gateway_aggregates"};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(keys); i++) {
+		const json_t *f = json_object_get(st, keys[i]);
+		if (!json_is_object(f))
+			continue; /* not read (the artifact says so) */
+		const char *file = json_string_value(json_object_get(f, "file"));
+		const char *want = json_string_value(json_object_get(f, "sha256"));
+		const json_t *bytes = json_object_get(f, "bytes");
+		char *data = NULL;
+		size_t n = 0;
+		if (!file || !want || !json_is_integer(bytes) ||
+		    (strcmp(file, "egress/events.jsonl") &&
+		     strcmp(file, "egress/aggregates.jsonl")))
+			return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.egress_stream.mismatch",
+				      "the artifact's record of the gateway's %s is malformed",
+				      keys[i]);
+		if (ag_read_file_at(run_fd, file, file, AG_GW_EVENTS_MAX_BYTES + 1, &why, &data, &n,
+				    err) < 0)
+			return -1;
+		char hex[AG_SHA256_HEX_LEN + 1];
+		ag_sha256_hex(data, n, hex);
+		free(data);
+		if (strcmp(hex, want) != 0 || (json_int_t)n != json_integer_value(bytes))
+			return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.egress_stream.mismatch",
+				      "the gateway's %s is not the one the sealed artifact records",
+				      keys[i]);
+	}
+	return 0;
+}
+
 int ag_egress_manifest_check_run(int run_fd, const json_t *artifact, struct ag_error **err)
 {
 	static const struct ag_read_reasons why = {
@@ -874,6 +1016,8 @@ int ag_egress_manifest_check_run(int run_fd, const json_t *artifact, struct ag_e
 	const json_t *st = json_object_get(artifact, "study_egress");
 	const char *file = json_string_value(json_object_get(st, "manifest"));
 	const char *want = json_string_value(json_object_get(st, "manifest_sha256"));
+	if (st && check_gateway_files(run_fd, st, err) < 0)
+		return -1;
 	if (!st || (!file && !want))
 		return 0; /* not a study run, or no manifest was written (the artifact says so) */
 	if (!file || !want || strcmp(file, AG_EGRESS_MANIFEST_FILE) != 0)

@@ -10,8 +10,13 @@
  *   events not a list ................................ incomplete events_missing
  *   gateway image identity missing or inconsistent ... incomplete gateway_identity_missing
  *   gateway state "crashed" .......................... failed     gateway_crashed
+ *   an aggregate key (or the overflow) with a deny ... failed     destination_denied
+ *   an allowed aggregate key outside the approved .... failed     unexpected_destination
+ *     destination or (with a policy) its rules
  *   gateway state not "running" ...................... incomplete gateway_not_running
- *   gateway evidence incomplete or truncated ......... incomplete gateway_evidence_incomplete
+ *   gateway evidence incomplete or truncated, or ..... incomplete gateway_evidence_incomplete
+ *     aggregates not complete, or allowed requests
+ *     only the aggregates' overflow counted
  *   cleanup not complete (or contradictory) .......... incomplete cleanup_incomplete
  *   liveness not verified ............................ incomplete liveness_unverified
  *   an event's evidence incomplete or truncated ...... incomplete event_evidence_incomplete
@@ -26,6 +31,16 @@
  *     (with a policy) to a destination it has no rule for
  *   otherwise ........................................ complete   complete
  * success_eligible is true exactly for "complete".
+ *
+ * AGGREGATES (optional; every study run writes them): the gateway's counts
+ * per (decision, host, port, reason), complete whatever the agent sends:
+ *   "aggregates": {"keys": [{"decision","host","port","reason","requests",
+ *                  "bytes_in","bytes_out"}...] (at most AG_GW_AGG_KEYS_MAX),
+ *                  "overflow": {"requests_allowed","requests_denied",
+ *                  "bytes_in","bytes_out"} (the keys past the bound),
+ *                  "complete": B, "sampled_out": N}
+ * With them, "events" is a sample of the individual records and
+ * "sampled_out" counts the records left out of it.
  *
  * SANITIZING: every string passes the one sanitizer's egress profile
  * (base/sanitize.h, AG_SANITIZE_EGRESS, bound AG_EGRESS_MANIFEST_MAX_STRING):
@@ -80,6 +95,8 @@ struct ag_egress_manifest_inputs {
 	const struct ag_egress_policy *policy;
 	const json_t *gateway_image_identity; /* 7-field object, or NULL */
 	const json_t *events;		      /* gateway event records (list) */
+	const json_t *aggregates;	      /* {keys, overflow, complete}, or NULL */
+	int64_t sampled_out;		      /* records the gateway left out of its sample */
 	const char *gateway_state;	      /* running exited crashed not_started unknown */
 	bool gateway_evidence_complete, gateway_evidence_truncated;
 	const char *cleanup_agent, *cleanup_gateway, *cleanup_internal_network,
@@ -126,7 +143,10 @@ int ag_egress_manifest_validate(const char *data, size_t len, const struct ag_eg
  * and a manifest that validates. An artifact without study_egress, or whose
  * study wrote no manifest (both fields absent), passes. Reasons:
  * evidence.egress_manifest.symlink/.not_regular/.missing/.too_large/
- * .mismatch/.invalid, or the validator's own.
+ * .mismatch/.invalid, or the validator's own. The gateway's stream and
+ * aggregates files the artifact records (study_egress.gateway_stream,
+ * .gateway_aggregates) must have the recorded SHA-256 and length:
+ * evidence.egress_stream.symlink/.not_regular/.missing/.too_large/.mismatch.
  */
 int ag_egress_manifest_check_run(int run_fd, const json_t *artifact, struct ag_error **err);
 

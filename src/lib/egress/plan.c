@@ -187,6 +187,8 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 	ag_strv_push(&p->gateway_cmd, p->policy_digest);
 	ag_strv_push(&p->gateway_cmd, "--events");
 	ag_strv_push(&p->gateway_cmd, AG_EGRESS_EVIDENCE_PATH "/events.jsonl");
+	ag_strv_push(&p->gateway_cmd, "--aggregates");
+	ag_strv_push(&p->gateway_cmd, AG_EGRESS_EVIDENCE_PATH "/aggregates.jsonl");
 	ag_strv_push(&p->gateway_cmd, "--trial-id");
 	ag_strv_push(&p->gateway_cmd, p->trial_id);
 	/* The host side of each subnet the plan creates (Docker gives a

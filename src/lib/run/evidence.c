@@ -589,6 +589,19 @@ static json_t *study_json(const struct ag_run_record *f)
 	json_object_set_new(o, "gateway_stream_complete", json_boolean(s->stream_complete));
 	json_object_set_new(o, "events", json_integer((json_int_t)s->events));
 	json_object_set_new(o, "denied", json_integer((json_int_t)s->denied));
+	json_object_set_new(o, "sampled_out", json_integer((json_int_t)s->sampled_out));
+	/* The gateway's own files as kept (redacted): sealed by hash and length. */
+	const struct ag_run_study_file *files[] = {&s->stream_file, &s->aggregates_file};
+	const char *names[] = {"gateway_stream", "gateway_aggregates"};
+	const char *paths[] = {AG_STUDY_DIR "/" AG_STUDY_EVENTS_FILE,
+			       AG_STUDY_DIR "/" AG_STUDY_AGGREGATES_FILE};
+	for (size_t i = 0; i < 2; i++)
+		json_object_set_new(o, names[i],
+				    files[i]->present
+					? json_pack("{s:s, s:s, s:I}", "file", paths[i], "sha256",
+						    files[i]->sha256, "bytes",
+						    (json_int_t)files[i]->bytes)
+					: json_null());
 	/* The study's objects are entries of the run's ledger: each word is its
 	 * entry's cleanup; an object never entered was never made (or, the
 	 * outbound network, is the operator's). */

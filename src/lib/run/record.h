@@ -202,6 +202,13 @@ struct ag_run_result {
 	uint64_t duration_ms;
 };
 
+/* One of the gateway's evidence files as kept in the run directory. */
+struct ag_run_study_file {
+	bool present;
+	int64_t bytes;
+	char sha256[65];
+};
+
 /* The study-egress extension (study.h): what the study observed. Its
  * objects (gateway, self-test probe, networks) are entries of the run's
  * ledger (AG_RUN_ROLE_*): their ids and cleanup are read from there. */
@@ -212,7 +219,9 @@ struct ag_run_study {
 	json_t *selftest;	   /* the probe's line, as judged */
 	const char *gateway_state; /* static: running crashed not_started */
 	bool stream_read, stream_complete, stream_truncated;
-	size_t events, denied;
+	size_t events, denied; /* requests judged, of which denied (the aggregates') */
+	int64_t sampled_out;   /* decision records the gateway left out of the stream */
+	struct ag_run_study_file stream_file, aggregates_file;
 	char manifest_sha[65];
 	bool manifest_written;
 	const char *completion, *completion_reason;

@@ -807,6 +807,10 @@ json_t *ag_study_stream_parse(const char *buf, size_t len, const char *trial_id,
 		} else if (!strcmp(kind, "end")) {
 			ended = true;
 			complete = json_is_true(json_object_get(r, "complete"));
+			const json_t *so = json_object_get(r, "sampled_out");
+			out->sampled_out = json_is_integer(so) && json_integer_value(so) >= 0
+					       ? json_integer_value(so)
+					       : 0;
 			const json_t *n = json_object_get(r, "records");
 			said = json_is_integer(n) ? json_integer_value(n) : -1;
 		} else {
@@ -817,6 +821,83 @@ json_t *ag_study_stream_parse(const char *buf, size_t len, const char *trial_id,
 	out->events = (size_t)decisions;
 	out->complete = started && ended && complete && !bad && said == decisions;
 	return events;
+}
+
+/* A non-negative integer member of O, or -1. */
+static int64_t count_of(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	return json_is_integer(v) && json_integer_value(v) >= 0 ? json_integer_value(v) : -1;
+}
+
+/* One key line of the aggregates as the manifest's key, or NULL. */
+static json_t *aggregate_key(const json_t *r)
+{
+	const char *dec = ag_json_str_or(json_object_get(r, "decision"), "");
+	const json_t *host = json_object_get(r, "host"), *reason = json_object_get(r, "reason");
+	int64_t port = count_of(r, "port"), n = count_of(r, "requests");
+	int64_t in = count_of(r, "bytes_in"), out = count_of(r, "bytes_out");
+	if (strcmp(ag_json_str_or(json_object_get(r, "record"), ""), "aggregate") ||
+	    (strcmp(dec, "allow") && strcmp(dec, "deny")) || !json_is_string(host) ||
+	    !json_is_string(reason) || port < 0 || port > 65535 || n < 1 || in < 0 || out < 0 ||
+	    json_object_size(r) != 8)
+		return NULL;
+	return json_pack("{s:s, s:O, s:I, s:O, s:I, s:I, s:I}", "decision", dec, "host", host,
+			 "port", (json_int_t)port, "reason", reason, "requests", (json_int_t)n,
+			 "bytes_in", (json_int_t)in, "bytes_out", (json_int_t)out);
+}
+
+json_t *ag_study_aggregates_parse(const char *buf, size_t len, struct ag_study_aggs *out)
+{
+	*out = (struct ag_study_aggs){0};
+	json_t *keys = json_array(), *ov = NULL;
+	bool bad = false;
+	int64_t said = -1, lines = 0;
+	for (const char *line = buf, *nl; line < buf + len && !bad; line = nl + 1, lines++) {
+		nl = memchr(line, '\n', (size_t)(buf + len - line));
+		if (!nl || lines > AG_GW_AGG_KEYS_MAX) {
+			bad = true;
+			break;
+		}
+		json_t *r = json_loadb(line, (size_t)(nl - line), JSON_REJECT_DUPLICATES, NULL);
+		if (lines == 0) {
+			const json_t *o = json_object_get(r, "overflow");
+			said = count_of(r, "keys");
+			int64_t v[4] = {count_of(o, "requests_allowed"),
+					count_of(o, "requests_denied"), count_of(o, "bytes_in"),
+					count_of(o, "bytes_out")};
+			bad = strcmp(ag_json_str_or(json_object_get(r, "record"), ""),
+				     "aggregates") ||
+			      said < 0 || v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0 ||
+			      !json_is_true(json_object_get(r, "complete"));
+			if (!bad) {
+				ov = json_pack("{s:I, s:I, s:I, s:I}", "requests_allowed",
+					       (json_int_t)v[0], "requests_denied",
+					       (json_int_t)v[1], "bytes_in", (json_int_t)v[2],
+					       "bytes_out", (json_int_t)v[3]);
+				out->requests += v[0] + v[1];
+				out->denied += v[1];
+			}
+		} else {
+			json_t *k = aggregate_key(r);
+			bad = !k;
+			if (k) {
+				out->requests += json_integer_value(json_object_get(k, "requests"));
+				if (!strcmp(json_string_value(json_object_get(k, "decision")),
+					    "deny"))
+					out->denied +=
+					    json_integer_value(json_object_get(k, "requests"));
+				json_array_append_new(keys, k);
+			}
+		}
+		json_decref(r);
+	}
+	out->complete = !bad && ov && said == lines - 1;
+	return json_pack("{s:o, s:o, s:b}", "keys", keys, "overflow",
+			 ov ? ov
+			    : json_pack("{s:i, s:i, s:i, s:i}", "requests_allowed", 0,
+					"requests_denied", 0, "bytes_in", 0, "bytes_out", 0),
+			 "complete", out->complete);
 }
 
 /* One string redacted: a new string when that changed it, else NULL. */
@@ -904,54 +985,100 @@ char *ag_study_stream_redact(const struct ag_redactor *red, const char *buf, siz
 	return ag_buf_detach(&b, out_len);
 }
 
-/* Reads the gateway's stream back (bounded, no link followed), redacted;
- * the file itself is replaced by its redacted form when that differs. */
-static json_t *read_stream(struct ag_study *s, int run_fd)
+/*
+ * Reads one of the gateway's evidence files back (bounded, no link
+ * followed), redacted; the file itself is replaced by its redacted form
+ * when that differs. RAW_OK checks the bytes as the gateway wrote them.
+ * Returns the redacted bytes (NULL: absent, unreadable or refused), and
+ * records the SHA-256 and length of what stays on disk.
+ */
+static char *read_evidence(struct ag_study *s, int run_fd, const char *name,
+			   const struct ag_read_reasons *why, size_t max,
+			   bool (*raw_ok)(const char *, size_t), size_t *out_len,
+			   struct ag_run_study_file *f)
 {
-	static const struct ag_read_reasons why = {
-	    "study.stream.symlink", "study.stream.not_regular", "study.stream.missing",
-	    "study.stream.too_large"};
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
 	struct ag_error *e = NULL;
-	if (ag_read_file_at(run_fd, AG_STUDY_DIR "/" AG_STUDY_EVENTS_FILE, "the gateway stream",
-			    AG_STUDY_STREAM_MAX_BYTES, &why, &buf, &len, &e) < 0) {
+	_cleanup_free_ char *path = ag_xasprintf("%s/%s", AG_STUDY_DIR, name);
+	if (ag_read_file_at(run_fd, path, name, max, why, &buf, &len, &e) < 0) {
 		ag_error_free(e);
-		return json_array();
+		return NULL;
 	}
-	s->f->stream_read = true;
+	if (raw_ok && !raw_ok(buf, len))
+		return NULL;
 	size_t rlen = 0;
-	_cleanup_free_ char *red = ag_study_stream_redact(s->o.redact, buf, len, &rlen);
+	char *red = ag_study_stream_redact(s->o.redact, buf, len, &rlen);
 	if (rlen != len || memcmp(red, buf, len) != 0) {
 		/* the gateway is gone: nothing writes its directory any more */
 		int dfd =
 		    openat(run_fd, AG_STUDY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dfd < 0 ||
-		    ag_write_file_atomic_at(dfd, AG_STUDY_EVENTS_FILE, "the gateway stream", red,
-					    rlen, 0640, false, &e) < 0) {
-			/* the raw stream cannot be replaced: not evidence to trust or keep */
+		bool ok = dfd >= 0 &&
+			  ag_write_file_atomic_at(dfd, name, name, red, rlen, 0640, false, &e) == 0;
+		if (!ok) {
+			/* the raw file cannot be replaced: not evidence to trust or keep */
 			ag_error_free(e);
-			e = NULL;
 			if (dfd >= 0)
-				(void)unlinkat(dfd, AG_STUDY_EVENTS_FILE, 0);
-			s->f->stream_read = false;
+				(void)unlinkat(dfd, name, 0);
+			free(red);
+			red = NULL;
 		}
 		if (dfd >= 0)
 			close(dfd);
-		if (!s->f->stream_read)
-			return json_array();
+		if (!red)
+			return NULL;
 	}
+	f->present = true;
+	f->bytes = (int64_t)rlen;
+	ag_sha256_hex(red, rlen, f->sha256);
+	*out_len = rlen;
+	return red;
+}
+
+/* The aggregates file as written: whole slots, at most the bound. */
+static bool aggregates_raw_ok(const char *buf, size_t len)
+{
+	return len >= AG_GW_AGG_SLOT && len % AG_GW_AGG_SLOT == 0 &&
+	       len <= (size_t)(AG_GW_AGG_KEYS_MAX + 1) * AG_GW_AGG_SLOT && buf[len - 1] == '\n';
+}
+
+/* The gateway's stream and aggregates, read back: the stream's events (a
+ * sample), the aggregates (*aggs, NULL when absent or not whole). */
+static json_t *read_stream(struct ag_study *s, int run_fd, json_t **aggs)
+{
+	static const struct ag_read_reasons why = {
+	    "study.stream.symlink", "study.stream.not_regular", "study.stream.missing",
+	    "study.stream.too_large"};
+	static const struct ag_read_reasons why_agg = {
+	    "study.aggregates.symlink", "study.aggregates.not_regular", "study.aggregates.missing",
+	    "study.aggregates.too_large"};
+	*aggs = NULL;
+	size_t alen = 0, rlen = 0;
+	_cleanup_free_ char *abuf = read_evidence(s, run_fd, AG_STUDY_AGGREGATES_FILE, &why_agg,
+						  (size_t)(AG_GW_AGG_KEYS_MAX + 1) * AG_GW_AGG_SLOT,
+						  aggregates_raw_ok, &alen, &s->f->aggregates_file);
+	struct ag_study_aggs sa = {0};
+	if (abuf)
+		*aggs = ag_study_aggregates_parse(abuf, alen, &sa);
+	_cleanup_free_ char *red =
+	    read_evidence(s, run_fd, AG_STUDY_EVENTS_FILE, &why, AG_STUDY_STREAM_MAX_BYTES, NULL,
+			  &rlen, &s->f->stream_file);
+	if (!red)
+		return json_array();
+	s->f->stream_read = true;
 	struct ag_study_stream st;
 	json_t *events = ag_study_stream_parse(red, rlen, s->o.trial_id, s->o.policy->digest, &st);
-	s->f->events = st.events;
-	s->f->denied = st.denied;
+	s->f->events = *aggs ? (size_t)sa.requests : st.events;
+	s->f->denied = *aggs ? (size_t)sa.denied : st.denied;
+	s->f->sampled_out = st.sampled_out;
 	s->f->stream_complete = st.complete;
 	s->f->stream_truncated = st.truncated;
 	return events;
 }
 
-static int write_manifest(struct ag_study *s, int run_fd, json_t *events, const char *fixture,
-			  const struct ag_cleanup_result *agent_cl, struct ag_error **err)
+static int write_manifest(struct ag_study *s, int run_fd, json_t *events, const json_t *aggs,
+			  const char *fixture, const struct ag_cleanup_result *agent_cl,
+			  struct ag_error **err)
 {
 	char profile[AG_SHA256_HEX_LEN + 1], fixture_hex[AG_SHA256_HEX_LEN + 1];
 	ag_sha256_hex(s->o.cfg->sandbox.image, strlen(s->o.cfg->sandbox.image), profile);
@@ -977,6 +1104,8 @@ static int write_manifest(struct ag_study *s, int run_fd, json_t *events, const 
 	    .policy = s->o.policy,
 	    .gateway_image_identity = id,
 	    .events = events,
+	    .aggregates = aggs,
+	    .sampled_out = s->f->sampled_out,
 	    .gateway_state = s->f->gateway_state ? s->f->gateway_state : "unknown",
 	    .gateway_evidence_complete = s->f->stream_complete,
 	    .gateway_evidence_truncated = s->f->stream_truncated,
@@ -1026,9 +1155,12 @@ static int h_finish(void *data, int run_fd, const char *fixture,
 
 	/* The manifest is the record of a trial the agent could run in: only
 	 * after the topology was proven (the artifact says why otherwise). */
-	json_t *events = read_stream(s, run_fd);
-	int rc = s->f->setup_done ? write_manifest(s, run_fd, events, fixture, agent_cl, err) : 0;
+	json_t *aggs = NULL;
+	json_t *events = read_stream(s, run_fd, &aggs);
+	int rc =
+	    s->f->setup_done ? write_manifest(s, run_fd, events, aggs, fixture, agent_cl, err) : 0;
 	json_decref(events);
+	json_decref(aggs);
 	if (rc < 0)
 		return -1;
 	/* CONTRACT: egress.failure_is_not_pass */

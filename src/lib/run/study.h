@@ -71,6 +71,7 @@ struct ag_study_opts {
 /* The study's evidence directory in the run directory, and its files. */
 #define AG_STUDY_DIR "egress"
 #define AG_STUDY_EVENTS_FILE "events.jsonl"
+#define AG_STUDY_AGGREGATES_FILE "aggregates.jsonl"
 #define AG_STUDY_POLICY_FILE "policy.json"
 /* Labels every study object carries besides the run's. */
 #define AG_STUDY_ROLE_LABEL "agentguard.study-egress.role"
@@ -101,10 +102,25 @@ const char *ag_study_object_word(const struct ag_ledger *l, const char *role, co
  */
 struct ag_study_stream {
 	size_t events, denied;
+	int64_t sampled_out; /* the end line's count of records left out */
 	bool complete, truncated;
 };
 json_t *ag_study_stream_parse(const char *buf, size_t len, const char *trial_id,
 			      const char *policy_digest, struct ag_study_stream *out);
+
+/*
+ * The gateway's aggregates file (src/gateway/aggregate.c), read back after
+ * redaction: a header line, then one line per key. Returns the manifest's
+ * "aggregates" value {"keys": [...], "overflow": {...}, "complete": B}
+ * (new reference), with "complete" false when a line is not whole JSON of
+ * the right shape or the header's key count differs from the lines; *out
+ * gets the totals of requests and of denied requests.
+ */
+struct ag_study_aggs {
+	int64_t requests, denied;
+	bool complete;
+};
+json_t *ag_study_aggregates_parse(const char *buf, size_t len, struct ag_study_aggs *out);
 
 /*
  * The stream with every string of every record redacted with r (a line
