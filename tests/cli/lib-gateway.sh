@@ -26,12 +26,14 @@ _gw_wait_file() {
 	return 1
 }
 
+# gw_fake NAME MODE ARGS...: a fake of tests/fakes/netcanary.py; it ends itself after
+# 10 minutes (a loaded machine can stretch a file past 2 minutes), else at exit.
 gw_fake() {
 	local name=$1 mode=$2
 	shift 2
 	: >"$T/$name.log"
 	python3 "$GW_FAKE" "$mode" --port-file "$T/$name.port" --log "$T/$name.log" \
-		--lifetime 120 "$@" &
+		--lifetime 600 "$@" &
 	local pid=$!
 	t_cleanup kill "$pid"
 	_gw_wait_file "$T/$name.port" || { diag "fake $name did not start"; return 1; }

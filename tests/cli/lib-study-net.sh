@@ -68,7 +68,7 @@ ST_FILE_LABEL=agentguard.test=${ST_TEST:-t088x}
 ST_NETWORKS=()
 ST_HOST_PIDS=()
 # Every container the tests start stops by itself after this many seconds.
-ST_LIFETIME=${ST_LIFETIME:-240}
+ST_LIFETIME=${ST_LIFETIME:-600}
 # Containers: bounded and unprivileged unless a test says otherwise.
 ST_HARDEN=(--read-only --cap-drop ALL --security-opt no-new-privileges
 	--pids-limit 32 --memory 64m --memory-swap 64m --cpus 0.5)
