@@ -455,6 +455,17 @@ static void set_idle(struct gw_conn *c, struct bufferevent *bev)
 {
 	struct timeval tv = {.tv_sec = c->gw->opts.idle_secs};
 	bufferevent_set_timeouts(bev, &tv, &tv);
+	/* each read takes in a bounded amount (bounds.h, "Memory") */
+	bufferevent_setwatermark(bev, EV_READ, 0, AG_GW_RELAY_READ_MAX);
+}
+
+/* Fixed, small kernel buffers: the kernel cannot autotune a tunnel's
+ * sockets past its bound (bounds.h, "Memory"). */
+static void bound_socket(int fd)
+{
+	int v = AG_GW_SOCKBUF;
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
 }
 
 static void start_relay(struct gw_conn *c)
@@ -516,6 +527,11 @@ static socklen_t to_sockaddr(const struct ag_egress_addr *a, int port, struct so
 
 static void connect_checked(struct gw_conn *c)
 {
+	if (c->gw->stream.broken || c->gw->aggs.broken) {
+		/* Nothing may pass that cannot be recorded (accepted before the loss). */
+		refuse_gw(c, 503, "Service Unavailable", "evidence_lost");
+		return;
+	}
 	struct ag_egress_addr a;
 	if (ag_egress_addr_parse(c->d.address, &a) < 0) {
 		refuse_gw(c, 500, "Internal Server Error", "checked_address_invalid");
@@ -526,8 +542,13 @@ static void connect_checked(struct gw_conn *c)
 	/* The one place a connection leaves: to the address just checked. */
 	snprintf(c->connected, sizeof(c->connected), "%s", c->d.address);
 	c->state = S_CONNECTING;
-	c->up = bufferevent_socket_new(c->gw->base, -1, BEV_OPT_CLOSE_ON_FREE);
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd >= 0)
+		bound_socket(fd);
+	c->up = fd >= 0 ? bufferevent_socket_new(c->gw->base, fd, BEV_OPT_CLOSE_ON_FREE) : NULL;
 	if (!c->up) {
+		if (fd >= 0)
+			close(fd);
 		refuse_gw(c, 500, "Internal Server Error", "socket_failed");
 		return;
 	}
@@ -537,6 +558,12 @@ static void connect_checked(struct gw_conn *c)
 	bufferevent_disable(c->cli, EV_READ);
 	bufferevent_setcb(c->cli, NULL, NULL, relay_event, c);
 	account(c); /* counted before anything leaves */
+	if (c->gw->aggs.broken) {
+		/* the count could not be written: the connection does not leave */
+		c->close_reason = "evidence_lost";
+		refuse(c, 503, "Service Unavailable");
+		return;
+	}
 	if (bufferevent_socket_connect(c->up, (struct sockaddr *)&ss, (int)len) < 0) {
 		c->close_reason = "connect_failed";
 		refuse(c, 502, "Bad Gateway");
@@ -846,6 +873,7 @@ void gw_accept(struct gw *gw, int fd, const struct sockaddr *sa, int salen)
 		gw->conns->prev = c;
 	gw->conns = c;
 	gw->n_conns++;
+	bound_socket(fd);
 	c->cli = bufferevent_socket_new(gw->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (!c->cli) {
 		close(fd);

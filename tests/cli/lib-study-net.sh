@@ -15,7 +15,8 @@
 #   st_setup                 the outbound topology: network OUT (--internal,
 #                            203.0.113.x/27) with the canary container
 #                            ($ST_CANARY: HTTP :80 with /redirect, HTTP :8080,
-#                            TCP echo :7, UDP sinks :443 and :9999) and the
+#                            TCP echo :7, TCP sink :9000 that never reads,
+#                            UDP sinks :443 and :9999) and the
 #                            resolver ($ST_RESOLVER: logging DNS :53, never
 #                            forwards); host listeners on every host bridge
 #                            address ($ST_HOSTPORT; $ST_HOST_PRIVATE is one
@@ -257,7 +258,7 @@ st_setup() {
 		--rebind "rebind.test=$ST_CANARY,127.0.0.1" || return 1
 	_st_gear_container canary "$ST_OUT" "$ST_CANARY" "$ST_RESOLVER" \
 		--http "0.0.0.0:80=http://other.test:80/landed" --http 0.0.0.0:8080 \
-		--echo 0.0.0.0:7 --udp 0.0.0.0:443 --udp 0.0.0.0:9999 || return 1
+		--echo 0.0.0.0:7 --sink 0.0.0.0:9000 --udp 0.0.0.0:443 --udp 0.0.0.0:9999 || return 1
 
 	# The gateway image, pinned (built from this build's gateway).
 	ST_GW_IMAGE=$(env BUILD="$(realpath --relative-to="$AG_ROOT" "$AG_BUILD")" \

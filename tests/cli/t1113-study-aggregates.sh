@@ -106,8 +106,9 @@ killer=$!
 st_agent t1113-killed "\$P probe flood \$GW 3 3 'http://junk{k}.test/x'
 \$P probe hold \$GW canary.test:80 40 & \$P probe hold \$GW canary.test:80 40 & sleep 30"
 t_ok "killed: the gateway was killed with both tunnels open" wait "$killer"
-t_is "killed: the trial failed, the gateway crashed" \
-	"$(jq -r '.completion|"\(.status) \(.reason)"' "$ST_MANIFEST")" "failed gateway_crashed"
+t_is "killed: the trial failed on its denies, not hidden behind the crash" \
+	"$(jq -r '[.completion.status,.completion.reason,.gateway_status.state]|join(" ")' "$ST_MANIFEST")" \
+	"failed destination_denied crashed"
 t_is "killed: every judged connection is counted, the open tunnels too" \
 	"$(agg '[.keys[]|"\(.decision) \(.requests)"]|group_by(.)|map(.[0])|sort|join(";")')" \
 	"allow 2;deny 1"

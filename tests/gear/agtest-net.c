@@ -13,6 +13,8 @@
  *                                    302 to REDIRECT_URL, anything else 200
  *                                    with body "CANARY-OK PORT"
  *     --echo IP:PORT                 TCP echo (one read, echoed, closed)
+ *     --sink IP:PORT                 TCP sink: accepts, never reads, keeps at
+ *                                    most 1024 connections open until the end
  *     --udp IP:PORT                  UDP sink (logs datagrams)
  *     --dns IP:PORT                  DNS responder: never forwards; answers A
  *                                    from --zone/--rebind, AAAA with no data
@@ -49,6 +51,12 @@
  *     hold PROXY HOST:PORT SECS      CONNECT through PROXY, then keeps the
  *                                    tunnel open and silent for SECS (<= 120);
  *                                    reached = 200 Connection established
+ *     stuff PROXY HOST:PORT N SECS   N CONNECT tunnels at once (<= 1000); into
+ *                                    each it writes (at most 256 KiB) until the
+ *                                    tunnel takes no more, never reading; all
+ *                                    stay open SECS (<= 120); prints how many
+ *                                    were established and refused (503);
+ *                                    reached = at least one established
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -77,8 +85,11 @@
 #define IO_TIMEOUT_MS 3000
 #define PROBE_ALARM 15
 
-enum kind { K_HTTP, K_ECHO, K_UDP, K_DNS };
-static const char *const kind_name[] = {"http", "echo", "udp", "dns"};
+enum kind { K_HTTP, K_ECHO, K_UDP, K_DNS, K_SINK };
+static const char *const kind_name[] = {"http", "echo", "udp", "dns", "sink"};
+#define MAX_SINK 1024
+static int sink_fds[MAX_SINK];
+static int n_sink;
 
 struct listener {
 	enum kind kind;
@@ -203,7 +214,7 @@ static void add_listener(enum kind k, const char *spec, const char *dir)
 	setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	if (bind(l->fd, (struct sockaddr *)&sa, sizeof sa) < 0)
 		die("bind %s: %s", spec, strerror(errno));
-	if ((k == K_HTTP || k == K_ECHO) && listen(l->fd, 64) < 0)
+	if ((k == K_HTTP || k == K_ECHO || k == K_SINK) && listen(l->fd, 64) < 0)
 		die("listen %s: %s", spec, strerror(errno));
 	char path[512];
 	snprintf(path, sizeof path, "%s/%s-%d.log", dir, kind_name[k], l->port);
@@ -330,6 +341,19 @@ static void serve_http(struct listener *l)
 	close(c);
 }
 
+static void serve_sink(struct listener *l)
+{
+	char from[80];
+	int c = accept_one(l, from, sizeof from);
+	if (c < 0)
+		return;
+	logline(l, "sink from=%s held=%d", from, n_sink < MAX_SINK);
+	if (n_sink < MAX_SINK)
+		sink_fds[n_sink++] = c; /* never read; closed at exit */
+	else
+		close(c);
+}
+
 static void serve_echo(struct listener *l)
 {
 	char from[80], buf[1024], txt[128];
@@ -453,6 +477,8 @@ static int cmd_serve(int argc, char **argv)
 		const char *v = argv[++i];
 		if (strcmp(o, "--http") == 0)
 			add_listener(K_HTTP, v, dir);
+		else if (strcmp(o, "--sink") == 0)
+			add_listener(K_SINK, v, dir);
 		else if (strcmp(o, "--echo") == 0)
 			add_listener(K_ECHO, v, dir);
 		else if (strcmp(o, "--udp") == 0)
@@ -501,6 +527,9 @@ static int cmd_serve(int argc, char **argv)
 				break;
 			case K_DNS:
 				serve_dns(&ls[i]);
+				break;
+			case K_SINK:
+				serve_sink(&ls[i]);
 				break;
 			}
 		}
@@ -901,6 +930,57 @@ static int probe_hold(const char *proxy, const char *hp, const char *secs)
 	return ok ? 0 : 1;
 }
 
+static int probe_stuff(const char *proxy, const char *hp, const char *ns, const char *secs)
+{
+	long n = strtol(ns, NULL, 10), s = strtol(secs, NULL, 10);
+	if (n < 1 || n > 1000 || s < 1 || s > 120)
+		die("stuff: N 1..1000, SECS 1..120");
+	alarm((unsigned)(s + 120));
+	static int fds[1000];
+	static char junk[65536];
+	memset(junk, 'j', sizeof junk);
+	char ph[128], pp[16], req[512], err[256];
+	split_hostport(proxy, ph, sizeof ph, pp, sizeof pp);
+	snprintf(req, sizeof req, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hp, hp);
+	long up = 0, refused = 0, other = 0, held = 0;
+	long long pushed = 0;
+	for (long i = 0; i < n; i++) {
+		char resp[256] = "";
+		int fd = tcp_connect(ph, pp, err, sizeof err);
+		if (fd < 0) {
+			other++;
+			continue;
+		}
+		write_all(fd, req, strlen(req));
+		ssize_t r = read(fd, resp, sizeof resp - 1);
+		resp[r > 0 ? r : 0] = 0;
+		if (strncmp(resp, "HTTP/1.1 200", 12) != 0) {
+			if (strncmp(resp, "HTTP/1.1 503", 12) == 0)
+				refused++;
+			else
+				other++;
+			close(fd);
+			continue;
+		}
+		up++;
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		for (long long w = 0; w < 256LL * 1024;) {
+			ssize_t k = write(fd, junk, sizeof junk);
+			if (k <= 0)
+				break;
+			w += k;
+			pushed += k;
+		}
+		fds[held++] = fd;
+	}
+	result("stuff", hp, up > 0, "established=%ld refused503=%ld other=%ld pushed=%lld", up,
+	       refused, other, pushed);
+	sleep((unsigned)s);
+	for (long i = 0; i < held; i++)
+		close(fds[i]);
+	return up > 0 ? 0 : 1;
+}
+
 static int cmd_probe(int argc, char **argv)
 {
 	alarm(PROBE_ALARM); /* every probe is bounded, whatever happens */
@@ -925,6 +1005,8 @@ static int cmd_probe(int argc, char **argv)
 		return probe_get(argv[1], argv[2], argc == 4);
 	if (strcmp(m, "send") == 0 && argc == 3)
 		return probe_send(argv[1], argv[2]);
+	if (strcmp(m, "stuff") == 0 && argc == 5)
+		return probe_stuff(argv[1], argv[2], argv[3], argv[4]);
 	if (strcmp(m, "hold") == 0 && argc == 4)
 		return probe_hold(argv[1], argv[2], argv[3]);
 	if (strcmp(m, "flood") == 0 && argc == 5)

@@ -545,6 +545,10 @@ static void test_manifest_aggregates(void **state)
 	     "incomplete", "gateway_evidence_incomplete"},
 	    {"[" AKEY("allow", "api.example.com", "approved_destination") "]", 0, 0, false,
 	     "incomplete", "gateway_evidence_incomplete"},
+	    /* the gateway's own loss is no deny of the agent's */
+	    {"[" AKEY("allow", "api.example.com", "approved_destination") "," AKEY(
+		 "deny", "api.example.com", "evidence_lost") "]",
+	     0, 0, true, "incomplete", "gateway_evidence_incomplete"},
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
 		ev = json_array();
@@ -560,35 +564,72 @@ static void test_manifest_aggregates(void **state)
 		json_decref(a);
 		json_decref(ev);
 	}
-	/* a key outside the shape is refused by the validator */
+	/* a deny counted before the gateway crashed is not hidden by the crash */
 	ev = json_array();
-	a = agg("[{\"decision\":\"allow\",\"host\":\"api.example.com\",\"port\":443,"
-		"\"reason\":\"made_up\",\"requests\":1,\"bytes_in\":0,\"bytes_out\":0}]",
-		0, 0, true);
-	json_t *id = identity();
-	const char *h = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-	struct ag_egress_manifest_inputs in = {.plan_digest = h,
-					       .profile_hash = h,
-					       .fixture_hash = h,
-					       .trial_id = "trial-1",
-					       .authorization_id = "auth-1",
-					       .policy = p,
-					       .gateway_image_identity = id,
-					       .events = ev,
-					       .aggregates = a,
-					       .gateway_state = "running",
-					       .gateway_evidence_complete = true,
-					       .cleanup_agent = "removed",
-					       .cleanup_gateway = "removed",
-					       .cleanup_internal_network = "removed",
-					       .cleanup_outbound_network = "removed",
-					       .liveness_verified = true};
-	assert_int_equal(ag_egress_manifest_build(&in, &m, &e), -1);
-	assert_string_equal(e->reason, "egress.manifest.event");
-	ag_error_free(e);
-	json_decref(id);
+	a = agg("[" AKEY("deny", "junk.example", "destination_not_approved") "]", 0, 0, true);
+	{
+		json_t *id0 = identity();
+		const char *h0 = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+		struct ag_egress_manifest_inputs in0 = {.plan_digest = h0,
+							.profile_hash = h0,
+							.fixture_hash = h0,
+							.trial_id = "trial-1",
+							.authorization_id = "auth-1",
+							.policy = p,
+							.gateway_image_identity = id0,
+							.events = ev,
+							.aggregates = a,
+							.gateway_state = "crashed",
+							.gateway_evidence_complete = false,
+							.cleanup_agent = "removed",
+							.cleanup_gateway = "removed",
+							.cleanup_internal_network = "removed",
+							.cleanup_outbound_network = "removed",
+							.liveness_verified = true};
+		assert_int_equal(ag_egress_manifest_build(&in0, &m, &e), 0);
+		assert_string_equal(json_string_value(ag_json_path(m, "completion.reason")),
+				    "destination_denied");
+		json_decref(m);
+		json_decref(id0);
+	}
 	json_decref(a);
 	json_decref(ev);
+	/* keys outside the shape are refused by the validator: a made-up
+	 * word, an allow that is not approved */
+	static const char *const bad_keys[] = {
+	    "[{\"decision\":\"allow\",\"host\":\"api.example.com\",\"port\":443,"
+	    "\"reason\":\"made_up\",\"requests\":1,\"bytes_in\":0,\"bytes_out\":0}]",
+	    "[" AKEY("allow", "api.example.com", "evidence_lost") "]",
+	    "[" AKEY("deny", "api.example.com", "approved_destination") "]"};
+	for (size_t b = 0; b < AG_ARRAY_SIZE(bad_keys); b++) {
+		ev = json_array();
+		a = agg(bad_keys[b], 0, 0, true);
+		json_t *id = identity();
+		const char *h = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+		struct ag_egress_manifest_inputs in = {.plan_digest = h,
+						       .profile_hash = h,
+						       .fixture_hash = h,
+						       .trial_id = "trial-1",
+						       .authorization_id = "auth-1",
+						       .policy = p,
+						       .gateway_image_identity = id,
+						       .events = ev,
+						       .aggregates = a,
+						       .gateway_state = "running",
+						       .gateway_evidence_complete = true,
+						       .cleanup_agent = "removed",
+						       .cleanup_gateway = "removed",
+						       .cleanup_internal_network = "removed",
+						       .cleanup_outbound_network = "removed",
+						       .liveness_verified = true};
+		assert_int_equal(ag_egress_manifest_build(&in, &m, &e), -1);
+		assert_string_equal(e->reason, "egress.manifest.event");
+		ag_error_free(e);
+		e = NULL;
+		json_decref(id);
+		json_decref(a);
+		json_decref(ev);
+	}
 	ag_egress_policy_free(p);
 }
 

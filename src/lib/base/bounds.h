@@ -362,6 +362,7 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
 #define AG_EGRESS_GATEWAY_UID 65532
 #define AG_EGRESS_GATEWAY_CPUS 0.5
 #define AG_EGRESS_GATEWAY_MEMORY "128m"
+#define AG_EGRESS_GATEWAY_MEMORY_BYTES (128 * 1024 * 1024)
 #define AG_EGRESS_GATEWAY_PIDS 128
 #define AG_EGRESS_GATEWAY_TMPFS "64m"
 /* The proxy port the gateway listens on, on the study network only. */
@@ -516,8 +517,20 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
 #define AG_GW_TOTAL_SECS_MAX (24 * 3600)
 /* Seconds open connections get to finish after SIGTERM before they are cut. */
 #define AG_GW_DRAIN_SECS 5
-/* Bytes buffered towards one side before reading from the other pauses. */
-#define AG_GW_RELAY_HIGHWATER (256 * 1024)
+/* Memory (docs/study-egress.md "Memory"): every tunnel is bounded, and the
+ * most connections times that bound stays below the gateway container's
+ * memory, so no agent can make the gateway run out of it.
+ * Bytes buffered towards one side before reading from the other pauses. */
+#define AG_GW_RELAY_HIGHWATER (64 * 1024)
+/* Most bytes one read of a relayed side takes in (its read high watermark). */
+#define AG_GW_RELAY_READ_MAX (16 * 1024)
+/* SO_RCVBUF and SO_SNDBUF of every socket (the kernel doubles them; fixed,
+ * so the kernel's autotuning cannot grow them). */
+#define AG_GW_SOCKBUF (16 * 1024)
+/* One tunnel at most: both output buffers full plus a read each, and two
+ * sockets' doubled receive and send buffers. */
+#define AG_GW_TUNNEL_MEM_MAX                                                                       \
+	(2 * (AG_GW_RELAY_HIGHWATER + 2 * AG_GW_RELAY_READ_MAX) + 2 * 2 * 2 * AG_GW_SOCKBUF)
 /* Largest evidence stream (bytes); a record past it is lost, the stream
  * incomplete, and every later request refused. */
 #define AG_GW_EVENTS_MAX_BYTES (16 * 1024 * 1024)
@@ -544,6 +557,11 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
 _Static_assert(AG_GW_SAMPLE_FIRST + AG_GW_AGG_KEYS_MAX + 1 + AG_GW_SAMPLE_LAST <=
 		   AG_EGRESS_MANIFEST_MAX_EVENTS,
 	       "every sampled decision record fits the manifest's events");
+/* Every connection at its bound, plus 32 MiB for the process itself (the
+ * evidence held, libevent, the libraries), fits the container's memory. */
+_Static_assert((int64_t)AG_GW_MAX_CONNECTIONS *AG_GW_TUNNEL_MEM_MAX + 32 * 1024 * 1024 <=
+		   AG_EGRESS_GATEWAY_MEMORY_BYTES,
+	       "the gateway's connections fit its container's memory");
 _Static_assert((AG_GW_SAMPLE_FIRST + AG_GW_AGG_KEYS_MAX + 1 + AG_GW_SAMPLE_LAST + 2) *
 		       AG_GW_RECORD_MAX <
 		   AG_GW_EVENTS_MAX_BYTES,

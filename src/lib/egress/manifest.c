@@ -153,30 +153,37 @@ void ag_egress_manifest_completion(const json_t *m, const struct ag_egress_polic
 		SET("incomplete", "events_missing");
 	if (!identity_complete(json_object_get(m, "gateway_image_identity")))
 		SET("incomplete", "gateway_identity_missing");
+	/* The aggregates count every request, so no flood of other requests,
+	 * and no crash of the gateway after a deny, can hide a deny or an
+	 * unexpected destination. The gateway's own loss (evidence_lost,
+	 * gateway_error) is no deny of the agent's: the evidence is incomplete. */
 	const json_t *gw = json_object_get(m, "gateway_status");
 	const char *state = str(gw, "state");
-	if (state && !strcmp(state, "crashed"))
-		SET("failed", "gateway_crashed");
-	/* The aggregates count every request, so no flood of other requests
-	 * can hide a deny or an unexpected destination. */
 	const json_t *ag = json_object_get(m, "aggregates");
 	const json_t *approved = json_object_get(m, "approved_destination");
 	const json_t *ov = json_object_get(ag, "overflow");
 	size_t i;
 	const json_t *e;
+	bool own_loss = false;
 	json_array_foreach(json_object_get(ag, "keys"), i, e)
 	{
-		if (!strcmp(str(e, "decision") ? str(e, "decision") : "", "deny"))
+		const char *why = str(e, "reason") ? str(e, "reason") : "";
+		bool loss = !strcmp(why, "evidence_lost") || !strcmp(why, "gateway_error");
+		own_loss = own_loss || loss;
+		if (!loss && !strcmp(str(e, "decision") ? str(e, "decision") : "", "deny"))
 			SET("failed", "destination_denied");
 	}
 	if (json_integer_value(json_object_get(ov, "requests_denied")) > 0)
 		SET("failed", "destination_denied");
 	json_array_foreach(json_object_get(ag, "keys"), i, e)
 	{
-		if ((json_is_object(approved) && !same_dest(approved, e)) ||
-		    (policy && !in_policy(policy, e)))
+		if (!strcmp(str(e, "decision") ? str(e, "decision") : "", "allow") &&
+		    ((json_is_object(approved) && !same_dest(approved, e)) ||
+		     (policy && !in_policy(policy, e))))
 			SET("failed", "unexpected_destination");
 	}
+	if (state && !strcmp(state, "crashed"))
+		SET("failed", "gateway_crashed");
 	if (!state || strcmp(state, "running"))
 		SET("incomplete", "gateway_not_running");
 	if (!is_true(gw, "evidence_complete") ||
@@ -184,7 +191,7 @@ void ag_egress_manifest_completion(const json_t *m, const struct ag_egress_polic
 		SET("incomplete", "gateway_evidence_incomplete");
 	/* aggregates that are not whole, or allowed requests whose
 	 * destination only the overflow counted, prove nothing complete */
-	if (ag && (!is_true(ag, "complete") ||
+	if (ag && (!is_true(ag, "complete") || own_loss ||
 		   json_integer_value(json_object_get(ov, "requests_allowed")) > 0))
 		SET("incomplete", "gateway_evidence_incomplete");
 	const json_t *cl = json_object_get(m, "cleanup_status");
@@ -572,10 +579,12 @@ static int check_aggregates(const json_t *a, struct ag_error **err)
 			return -1;
 		if (json_integer_value(json_object_get(k, "port")) > 65535 ||
 		    json_integer_value(json_object_get(k, "requests")) < 1 ||
-		    !ag_egress_event_reason_known(str(k, "reason")))
+		    !ag_egress_event_reason_known(str(k, "reason")) ||
+		    !strcmp(str(k, "decision"), "allow") !=
+			!strcmp(str(k, "reason"), "approved_destination"))
 			return FAIL(AG_E_CONFIG, "egress.manifest.event", where,
-				    "a port above 65535, no request, or a reason outside the "
-				    "vocabulary");
+				    "a port above 65535, no request, a reason outside the "
+				    "vocabulary, or an allow not approved (a deny approved)");
 	}
 	return 0;
 }
@@ -979,6 +988,7 @@ static int check_gateway_files(int run_fd, const json_t *st, struct ag_error **e
 	    "evidence.egress_stream.symlink", "evidence.egress_stream.not_regular",
 	    "evidence.egress_stream.missing", "evidence.egress_stream.too_large"};
 	static const char *const keys[] = {"gateway_stream", "gateway_aggregates"};
+	static const char *const files[] = {"egress/events.jsonl", "egress/aggregates.jsonl"};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(keys); i++) {
 		const json_t *f = json_object_get(st, keys[i]);
 		if (!json_is_object(f))
@@ -988,9 +998,7 @@ static int check_gateway_files(int run_fd, const json_t *st, struct ag_error **e
 		const json_t *bytes = json_object_get(f, "bytes");
 		char *data = NULL;
 		size_t n = 0;
-		if (!file || !want || !json_is_integer(bytes) ||
-		    (strcmp(file, "egress/events.jsonl") &&
-		     strcmp(file, "egress/aggregates.jsonl")))
+		if (!file || !want || !json_is_integer(bytes) || strcmp(file, files[i]))
 			return ag_err(err, AG_E_UNVERIFIED, 0, "evidence.egress_stream.mismatch",
 				      "the artifact's record of the gateway's %s is malformed",
 				      keys[i]);

@@ -9,14 +9,16 @@
  * COMPLETION (first rule that applies wins):
  *   events not a list ................................ incomplete events_missing
  *   gateway image identity missing or inconsistent ... incomplete gateway_identity_missing
- *   gateway state "crashed" .......................... failed     gateway_crashed
  *   an aggregate key (or the overflow) with a deny ... failed     destination_denied
+ *     (not the gateway's own loss: evidence_lost, gateway_error)
  *   an allowed aggregate key outside the approved .... failed     unexpected_destination
  *     destination or (with a policy) its rules
+ *   gateway state "crashed" .......................... failed     gateway_crashed
  *   gateway state not "running" ...................... incomplete gateway_not_running
  *   gateway evidence incomplete or truncated, or ..... incomplete gateway_evidence_incomplete
- *     aggregates not complete, or allowed requests
- *     only the aggregates' overflow counted
+ *     aggregates not complete, or a key of the
+ *     gateway's own loss, or allowed requests only
+ *     the aggregates' overflow counted
  *   cleanup not complete (or contradictory) .......... incomplete cleanup_incomplete
  *   liveness not verified ............................ incomplete liveness_unverified
  *   an event's evidence incomplete or truncated ...... incomplete event_evidence_incomplete

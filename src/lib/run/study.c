@@ -823,11 +823,15 @@ json_t *ag_study_stream_parse(const char *buf, size_t len, const char *trial_id,
 	return events;
 }
 
-/* A non-negative integer member of O, or -1. */
+/* An integer member of O within 0..AG_EGRESS_EVENT_BYTES_MAX (any sum of
+ * the file's 129 lines stays far from overflow), or -1. */
 static int64_t count_of(const json_t *o, const char *k)
 {
 	const json_t *v = json_object_get(o, k);
-	return json_is_integer(v) && json_integer_value(v) >= 0 ? json_integer_value(v) : -1;
+	return json_is_integer(v) && json_integer_value(v) >= 0 &&
+		       json_integer_value(v) <= AG_EGRESS_EVENT_BYTES_MAX
+		   ? json_integer_value(v)
+		   : -1;
 }
 
 /* One key line of the aggregates as the manifest's key, or NULL. */
@@ -1005,8 +1009,16 @@ static char *read_evidence(struct ag_study *s, int run_fd, const char *name,
 		ag_error_free(e);
 		return NULL;
 	}
-	if (raw_ok && !raw_ok(buf, len))
+	if (raw_ok && !raw_ok(buf, len)) {
+		/* not whole: not evidence to keep (it may hold agent-chosen hosts) */
+		int dfd =
+		    openat(run_fd, AG_STUDY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd >= 0) {
+			(void)unlinkat(dfd, name, 0);
+			close(dfd);
+		}
 		return NULL;
+	}
 	size_t rlen = 0;
 	char *red = ag_study_stream_redact(s->o.redact, buf, len, &rlen);
 	if (rlen != len || memcmp(red, buf, len) != 0) {
@@ -1058,8 +1070,11 @@ static json_t *read_stream(struct ag_study *s, int run_fd, json_t **aggs)
 						  (size_t)(AG_GW_AGG_KEYS_MAX + 1) * AG_GW_AGG_SLOT,
 						  aggregates_raw_ok, &alen, &s->f->aggregates_file);
 	struct ag_study_aggs sa = {0};
-	if (abuf)
-		*aggs = ag_study_aggregates_parse(abuf, alen, &sa);
+	/* A study gateway always writes them: none read means counts were
+	 * lost, and the manifest must say so (complete: false). */
+	*aggs = ag_study_aggregates_parse(abuf ? abuf : "", abuf ? alen : 0, &sa);
+	s->f->events = (size_t)sa.requests;
+	s->f->denied = (size_t)sa.denied;
 	_cleanup_free_ char *red =
 	    read_evidence(s, run_fd, AG_STUDY_EVENTS_FILE, &why, AG_STUDY_STREAM_MAX_BYTES, NULL,
 			  &rlen, &s->f->stream_file);
@@ -1068,8 +1083,6 @@ static json_t *read_stream(struct ag_study *s, int run_fd, json_t **aggs)
 	s->f->stream_read = true;
 	struct ag_study_stream st;
 	json_t *events = ag_study_stream_parse(red, rlen, s->o.trial_id, s->o.policy->digest, &st);
-	s->f->events = *aggs ? (size_t)sa.requests : st.events;
-	s->f->denied = *aggs ? (size_t)sa.denied : st.denied;
 	s->f->sampled_out = st.sampled_out;
 	s->f->stream_complete = st.complete;
 	s->f->stream_truncated = st.truncated;
