@@ -6,6 +6,7 @@
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
 #include "lib/base/termsafe.h"
+#include "lib/run/contained_run.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -215,12 +216,53 @@ static bool agent_ran(const json_t *a)
 /* What a report says of the changes of a run whose agent never ran. */
 #define NO_CHANGES "none (the agent never ran)"
 
-/* The score, or a plain statement that there is none. */
-static const char *score_text(const json_t *a, char buf[64])
+/* The study's egress verdict is not "complete" (a study run only). */
+static bool egress_not_complete(const json_t *a)
+{
+	const json_t *st = json_object_get(a, "study_egress");
+	const char *c = jstr(st, "completion");
+	return json_is_object(st) && (!c || strcmp(c, "complete") != 0);
+}
+
+/* The run failed: its result is not PASS, or its study's egress is not complete. */
+static bool run_failed(const json_t *a)
+{
+	return !(jstr(a, "result") && strcmp(jstr(a, "result"), "PASS") == 0) ||
+	       egress_not_complete(a);
+}
+
+/* Size of a score_text buffer. */
+#define SCORE_TEXT_MAX 192
+
+/*
+ * The score, or a plain statement that there is none. The score grades the
+ * checks only: beside a failed run it says so and why (the failure's reason,
+ * the study's egress verdict, or the failed checks), so a FAIL never reads
+ * as "100" alone.
+ */
+static const char *score_text(const json_t *a, char buf[SCORE_TEXT_MAX])
 {
 	if (json_is_true(jget(a, "command_result.cancelled")))
 		return "none (the run was cancelled)"; /* a score of a cut-short run misleads */
-	return agent_ran(a) ? jtext(a, "score", buf) : "none (the agent never ran)";
+	if (!agent_ran(a))
+		return "none (the agent never ran)";
+	char sb[64], r1[64], r2[64], why[160];
+	const char *score = jtext(a, "score", sb);
+	if (!run_failed(a))
+		return snprintf(buf, SCORE_TEXT_MAX, "%s", score) > 0 ? buf : "-";
+	size_t nf = count_failed(json_object_get(a, "checks"));
+	if (json_is_object(json_object_get(a, "failure")))
+		snprintf(why, sizeof(why), "%s", jtext(a, "failure.reason", r1));
+	else if (egress_not_complete(a))
+		snprintf(why, sizeof(why), "egress %s (%s)",
+			 jtext(a, "study_egress.completion", r1),
+			 jtext(a, "study_egress.completion_reason", r2));
+	else if (nf)
+		snprintf(why, sizeof(why), "%zu check%s failed", nf, nf == 1 ? "" : "s");
+	else
+		snprintf(why, sizeof(why), "see the result");
+	snprintf(buf, SCORE_TEXT_MAX, "%s (checks only; the run failed: %s)", score, why);
+	return buf;
 }
 
 /*
@@ -316,6 +358,24 @@ static void fmt_scalar(const json_t *x, char *buf, size_t n)
 		buf[0] = '\0';
 }
 
+/*
+ * A study run's agent joins the run's own internal study network by design
+ * (`study-egress run`), whatever the configuration's sandbox.network asks
+ * for: that network, named from the sealed run id as the run names it
+ * ("agentguard-" + run suffix + "-study"), is what Docker must report. A
+ * study run whose agent sat on any other network is still a MISMATCH.
+ */
+static bool study_network(const json_t *a, char *buf, size_t n)
+{
+	const char *id = jstr(a, "run_id");
+	if (!json_is_object(json_object_get(a, "study_egress")) || !id)
+		return false;
+	char *sfx = ag_run_suffix(id);
+	snprintf(buf, n, "agentguard-%s-study", sfx);
+	free(sfx);
+	return true;
+}
+
 static size_t control_rows(const json_t *a, struct control_row *rows, size_t max)
 {
 	const json_t *ctl = jget(a, "containment_evidence.controls");
@@ -344,7 +404,9 @@ static size_t control_rows(const json_t *a, struct control_row *rows, size_t max
 	for (size_t i = 0; i < AG_ARRAY_SIZE(map) && n < max; i++) {
 		struct control_row *r = &rows[n++];
 		r->label = map[i].label;
-		if (map[i].req)
+		if (i == 0 && study_network(a, r->requested, sizeof(r->requested)))
+			r->label = "network (study)";
+		else if (map[i].req)
 			fmt_scalar(json_object_get(ctl, map[i].req), r->requested,
 				   sizeof(r->requested));
 		else if (strcmp(map[i].label, "uid:gid") == 0)
@@ -610,8 +672,9 @@ static void render_text(const json_t *a, struct out *o)
 		put(o, "\n");
 	}
 	putf(o, "Agent ran:  %s\n", agent_ran(a) ? "yes" : "no");
+	char sc[SCORE_TEXT_MAX];
 	putf(o, "Result:     %s  score %s  exit %s  duration %s s\n", jtext(a, "result", b1),
-	     score_text(a, b2), jtext(a, "exit_code", b3), jtext(a, "duration_seconds", b1));
+	     score_text(a, sc), jtext(a, "exit_code", b3), jtext(a, "duration_seconds", b2));
 	if (failed_stage) {
 		put(o, "Failure:    stage ");
 		val(o, ESC_TERM, jstr(a, "failure.stage"));
@@ -722,7 +785,8 @@ static void render_md(const json_t *a, struct out *o)
 	val(o, ESC_MD, jstr(a, "run_id"));
 	put(o, " | ");
 	val(o, ESC_MD, jstr(a, "task_id"));
-	putf(o, " | **%s** | %s | %s | %s s |\n\n", pass ? "PASS" : "FAIL", score_text(a, b1),
+	char sc[SCORE_TEXT_MAX];
+	putf(o, " | **%s** | %s | %s | %s s |\n\n", pass ? "PASS" : "FAIL", score_text(a, sc),
 	     jtext(a, "exit_code", b2), jtext(a, "duration_seconds", b3));
 	if (json_is_object(json_object_get(a, "failure"))) {
 		put(o, "**Failure:** stage <code>");
@@ -939,7 +1003,8 @@ static void render_html(const json_t *a, struct out *o)
 	put(o, "<table>\n");
 	html_row(o, "Run", jstr(a, "run_id"));
 	html_row(o, "Task", jstr(a, "task_id"));
-	html_row(o, "Score", score_text(a, b1));
+	char sc[SCORE_TEXT_MAX];
+	html_row(o, "Score", score_text(a, sc));
 	html_row(o, "AgentGuard exit code", jtext(a, "exit_code", b1));
 	html_row(o, "Duration (s)", jtext(a, "duration_seconds", b1));
 	html_row(o, "Command outcome",
