@@ -13,7 +13,8 @@
  *   sarif  SARIF 2.1.0 of the checks (failed checks are results)
  *   junit  JUnit XML of the checks
  * Containment evidence never goes into SARIF or JUnit (it is run
- * provenance, not a finding or a test case).
+ * provenance, not a finding or a test case). Nor does a study run's egress
+ * section (text, md and html: ag_report_render_run).
  */
 #ifndef AG_REPORT_H
 #define AG_REPORT_H
