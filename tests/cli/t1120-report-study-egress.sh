@@ -50,9 +50,9 @@ sums() { # DECISION HOST: "requests bytes_in bytes_out" of the manifest's events
 	jq -r --arg d "$1" --arg h "$2" '[.events[]|select(.decision==$d and .requested.host==$h)]|
 		"\(length) \(map(.bytes.in)|add) \(map(.bytes.out)|add)"' "$ST_MANIFEST"
 }
-read -r an ai ao <<<"$(sums allow canary.test)"
-read -r dn di do <<<"$(sums deny nothere-1120.test)"
-t_is "the manifest: two approved requests with bytes, one denied" "$an $dn $((ai > 0 && ao > 0))" "2 1 1"
+read -r areq ain aout <<<"$(sums allow canary.test)"
+read -r dreq din dout <<<"$(sums deny nothere-1120.test)"
+t_is "the manifest: two approved requests with bytes, one denied" "$areq $dreq $((ain > 0 && aout > 0))" "2 1 1"
 GW=$(jq -r '.study_egress.gateway_image' "$ART")
 t_is "the artifact names the pinned gateway image" "$GW" "$ST_GW_IMAGE"
 
@@ -60,7 +60,7 @@ t_is "the artifact names the pinned gateway image" "$GW" "$ST_GW_IMAGE"
 t_like "text: the egress section" "$TXT" $'\nEgress \\(study run\\):\n  Verdict: failed \\(destination_denied\\); trial report, 3 events, 1 denied; topology verified yes; gateway running, its stream complete\n'
 t_like "text: the manifest is the sealed one" "$TXT" 'Manifest: live-study-egress-manifest.json, its SHA-256 the one the sealed artifact records'
 t_like "text: the denied destination first, with its count" "$TXT" \
-	$'\n    deny \\| nothere-1120.test \\| 80 \\| destination_not_approved \\| 1 \\| '"$di"' \\| '"$do"$'\n    allow \\| canary.test \\| 80 \\| approved_destination \\| 2 \\| '"$ai"' \\| '"$ao"$'\n'
+	$'\n    deny \\| nothere-1120.test \\| 80 \\| destination_not_approved \\| 1 \\| '"$din"' \| '"$dout"$'\n    allow \\| canary.test \\| 80 \\| approved_destination \\| 2 \\| '"$ain"' \| '"$aout"$'\n'
 t_like "text: the self-tests that ran" "$TXT" 'Self-tests: .*gateway_port = open'
 t_like "text: the gateway image" "$TXT" "Gateway image: ${GW//./\\.} \\(local image id sha256:"
 t_like "text: the score says it grades the checks only, beside FAIL" "$TXT" \
@@ -69,7 +69,7 @@ t_like "text: the score says it grades the checks only, beside FAIL" "$TXT" \
 # --- md
 t_like "md: the egress section" "$MD" $'## Egress \\(study run\\)\n\n\\*\\*Verdict:\\*\\* failed \\(destination\\\\_denied\\)'
 t_like "md: the destinations table" "$MD" \
-	$'\\| Decision \\| Host \\| Port \\| Reason \\| Requests \\| Bytes in \\| Bytes out \\|\n\\|---\\|---\\|---\\|---\\|---\\|---\\|---\\|\n\\| deny \\| nothere-1120.test \\| 80 \\| destination\\\\_not\\\\_approved \\| 1 \\| '"$di \\\\| $do"$' \\|\n\\| allow \\| canary.test \\| 80 \\| approved\\\\_destination \\| 2 \\| '"$ai \\\\| $ao"' \|'
+	$'\\| Decision \\| Host \\| Port \\| Reason \\| Requests \\| Bytes in \\| Bytes out \\|\n\\|---\\|---\\|---\\|---\\|---\\|---\\|---\\|\n\\| deny \\| nothere-1120.test \\| 80 \\| destination\\\\_not\\\\_approved \\| 1 \\| '"$din"' \| '"$dout"$' \\|\n\\| allow \\| canary.test \\| 80 \\| approved\\\\_destination \\| 2 \\| '"$ain"' \| '"$aout"' \|'
 t_like "md: self-tests and gateway image" "$MD" $'\\*\\*Self-tests:\\*\\* .*gateway\\\\_port = open.*\n\n\\*\\*Gateway image:\\*\\* '"${GW//./\\.}"
 t_like "md: FAIL with the score's qualifier" "$MD" '\| \*\*FAIL\*\* \| 100 \(checks only; the run failed: study\.egress_failed\) \|'
 
@@ -77,9 +77,9 @@ t_like "md: FAIL with the score's qualifier" "$MD" '\| \*\*FAIL\*\* \| 100 \(che
 t_like "html: the egress section" "$HTML" '<h2 id="egress">Egress \(study run\)</h2>'
 t_like "html: the verdict" "$HTML" '<p><strong>Verdict:</strong> failed \(destination_denied\)'
 t_like "html: the denied row" "$HTML" \
-	"<tr><td><span class=\"bad\">deny</span></td><td>nothere-1120.test</td><td>80</td><td>destination_not_approved</td><td>1</td><td>$di</td><td>$do</td></tr>"
+	"<tr><td><span class=\"bad\">deny</span></td><td>nothere-1120.test</td><td>80</td><td>destination_not_approved</td><td>1</td><td>$din</td><td>$dout</td></tr>"
 t_like "html: the approved row" "$HTML" \
-	"<tr><td><span>allow</span></td><td>canary.test</td><td>80</td><td>approved_destination</td><td>2</td><td>$ai</td><td>$ao</td></tr>"
+	"<tr><td><span>allow</span></td><td>canary.test</td><td>80</td><td>approved_destination</td><td>2</td><td>$ain</td><td>$aout</td></tr>"
 t_like "html: the gateway image" "$HTML" "<strong>Gateway image:</strong> ${GW//./\\.} "
 t_like "html: the score with its qualifier" "$HTML" '<tr><th>Score</th><td>100 \(checks only; the run failed: study\.egress_failed\)</td></tr>'
 
