@@ -270,6 +270,27 @@ static void test_egress_bounded(void **state)
 		free(s);
 	}
 	json_decref(m);
+	/* more distinct keys than the report groups: the rest are counted */
+	json_t *agg = json_array();
+	for (int i = 0; i < AG_REPORT_EGRESS_KEYS_MAX + 76; i++) {
+		char h[32];
+		snprintf(h, sizeof(h), "k-%05d.test", i);
+		json_array_append_new(agg, json_pack("{s:s, s:s, s:i, s:s, s:i, s:i, s:i}",
+						     "decision", "deny", "host", h, "port", 80,
+						     "reason", "destination_not_approved",
+						     "requests", 1, "bytes_in", 0, "bytes_out", 0));
+	}
+	m = json_pack("{s:o}", "aggregates", agg);
+	char *t = render_eg(a, m, AG_REPORT_TEXT);
+	char want[128];
+	snprintf(want, sizeof(want), "%d (decision, host, port, reason) keys",
+		 AG_REPORT_EGRESS_KEYS_MAX + 76);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "%d more destinations not shown",
+		 AG_REPORT_EGRESS_KEYS_MAX + 76 - AG_REPORT_EGRESS_ROWS);
+	assert_non_null(strstr(t, want));
+	free(t);
+	json_decref(m);
 	json_decref(a);
 }
 
