@@ -306,7 +306,7 @@ int ag_cmd_report(int argc, char **argv)
 		struct ag_error *de = NULL;
 		int rfd = ag_evidence_run_dir(path, &de);
 		if (rfd >= 0) {
-			ag_report_egress_load(rfd, rep.artifact, &eg);
+			ag_report_egress_load_at(rfd, rep.artifact, &eg);
 			close(rfd);
 		} else {
 			eg.problem = "the run directory could not be opened";

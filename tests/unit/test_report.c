@@ -361,18 +361,18 @@ static void test_egress_load(void **state)
 	json_object_set_new(st, "manifest_sha256", json_string(hex));
 	struct ag_report_egress eg;
 	/* absent */
-	ag_report_egress_load(dfd, a, &eg);
+	ag_report_egress_load_at(dfd, a, &eg);
 	assert_null(eg.manifest);
 	assert_string_equal(eg.problem, "the manifest could not be read");
 	/* the sealed one */
 	write_at(dfd, AG_EGRESS_MANIFEST_FILE, text);
-	ag_report_egress_load(dfd, a, &eg);
+	ag_report_egress_load_at(dfd, a, &eg);
 	assert_non_null(eg.manifest);
 	assert_null(eg.problem);
 	ag_report_egress_release(&eg);
 	/* changed after the seal */
 	write_at(dfd, AG_EGRESS_MANIFEST_FILE, "{\"events\":[1]}\n");
-	ag_report_egress_load(dfd, a, &eg);
+	ag_report_egress_load_at(dfd, a, &eg);
 	assert_null(eg.manifest);
 	assert_non_null(strstr(eg.problem, "SHA-256 mismatch"));
 	char *t = render_eg(a, eg.manifest, AG_REPORT_TEXT);
@@ -381,7 +381,7 @@ static void test_egress_load(void **state)
 	write_at(dfd, "real.json", text);
 	assert_int_equal(unlinkat(dfd, AG_EGRESS_MANIFEST_FILE, 0), 0);
 	assert_int_equal(symlinkat("real.json", dfd, AG_EGRESS_MANIFEST_FILE), 0);
-	ag_report_egress_load(dfd, a, &eg);
+	ag_report_egress_load_at(dfd, a, &eg);
 	assert_null(eg.manifest);
 	assert_string_equal(eg.problem, "the manifest is a symbolic link");
 	/* the right hash of something that is not one JSON object */
@@ -389,12 +389,12 @@ static void test_egress_load(void **state)
 	write_at(dfd, AG_EGRESS_MANIFEST_FILE, "[1]\n");
 	ag_sha256_hex("[1]\n", 4, hex);
 	json_object_set_new(st, "manifest_sha256", json_string(hex));
-	ag_report_egress_load(dfd, a, &eg);
+	ag_report_egress_load_at(dfd, a, &eg);
 	assert_null(eg.manifest);
 	assert_string_equal(eg.problem, "the manifest is not one JSON object");
 	/* the artifact records none */
 	json_object_set_new(st, "manifest", json_null());
-	ag_report_egress_load(dfd, a, &eg);
+	ag_report_egress_load_at(dfd, a, &eg);
 	assert_string_equal(eg.problem, "the artifact records no manifest of this study");
 	unlinkat(dfd, AG_EGRESS_MANIFEST_FILE, 0);
 	unlinkat(dfd, "real.json", 0);

@@ -938,7 +938,7 @@ static void egress_section(struct out *o, const json_t *a, const struct ag_repor
 	eg_val(o, f, jstr(st, "completion"));
 	put(o, " (");
 	eg_val(o, f, jstr(st, "completion_reason"));
-	putf(o, "); trial ");
+	put(o, "); trial ");
 	eg_val(o, f, jstr(st, "trial_id"));
 	putf(o, ", %s event%s, %s denied; topology verified %s; gateway ", jtext(st, "events", b1),
 	     jint(st, "events", 0) == 1 ? "" : "s", jtext(st, "denied", b2),
@@ -967,7 +967,7 @@ static void egress_section(struct out *o, const json_t *a, const struct ag_repor
  * check of `evidence verify` reads it, and shown only when its SHA-256 is
  * still the sealed one.
  */
-void ag_report_egress_load(int run_fd, const json_t *a, struct ag_report_egress *eg)
+void ag_report_egress_load_at(int run_fd, const json_t *a, struct ag_report_egress *eg)
 {
 	static const struct ag_read_reasons why = {"report.egress.symlink",
 						   "report.egress.not_regular", "report.egress.io",

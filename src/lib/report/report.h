@@ -56,7 +56,7 @@ struct ag_report_egress {
  * Never fails: what could not be read is eg->problem. Release with
  * ag_report_egress_release.
  */
-void ag_report_egress_load(int run_fd, const json_t *artifact, struct ag_report_egress *eg);
+void ag_report_egress_load_at(int run_fd, const json_t *artifact, struct ag_report_egress *eg);
 void ag_report_egress_release(struct ag_report_egress *eg);
 
 /*
