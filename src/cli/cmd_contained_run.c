@@ -418,6 +418,10 @@ static void summary_text(const struct summary *s)
 	printf("Result: %s\n", r->result.pass ? "PASS" : "FAIL");
 	if (r->exec.cancelled) /* a score of what was cut short would mislead */
 		puts("Score: none (the run was cancelled)");
+	else if (ag_run_record_score_known(r) && !r->result.pass)
+		/* the score grades the checks only: never a bare 100/100 beside FAIL */
+		printf("Score: %d/100 (checks only; the run failed: %s)\n", r->checks.checks.score,
+		       r->failure.reason ? r->failure.reason : "checks failed");
 	else if (ag_run_record_score_known(r))
 		printf("Score: %d/100\n", r->checks.checks.score);
 	else

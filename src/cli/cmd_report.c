@@ -29,7 +29,9 @@ static const char help[] =
     "  json    the canonical artifact as-is\n"
     "  sarif   SARIF 2.1.0 of the checks (failed checks are results)\n"
     "  junit   JUnit XML of the checks\n"
-    "The report goes to standard output.\n"
+    "The report goes to standard output. For a study run, text, md and html\n"
+    "also show its egress: the verdict, the destinations with request and\n"
+    "byte counts (from the sealed manifest), the self-tests, the gateway image.\n"
     "\n"
     "--list prints the runs of DIR (default .agentguard/contained-runs), newest\n"
     "first, one line each: run id, result, exit code, time (UTC), evidence state;\n"
@@ -296,8 +298,25 @@ int ag_cmd_report(int argc, char **argv)
 		ag_verify_report_release(&rep);
 		return AG_EXIT_CONFIG;
 	}
+	/* A study run's egress manifest, re-read beside the verified artifact
+	 * (shown only while its SHA-256 is still the sealed one). */
+	struct ag_report_egress eg = {0};
+	bool study = json_is_object(json_object_get(rep.artifact, "study_egress"));
+	if (study) {
+		struct ag_error *de = NULL;
+		int rfd = ag_evidence_run_dir(path, &de);
+		if (rfd >= 0) {
+			ag_report_egress_load_at(rfd, rep.artifact, &eg);
+			close(rfd);
+		} else {
+			eg.problem = "the run directory could not be opened";
+		}
+		ag_error_free(de);
+	}
 	struct ag_buf out = AG_BUF_INIT(AG_REPORT_MAX_BYTES, "limit.report.size");
-	int rc = ag_report_render(rep.artifact, rep.bytes, rep.len, fmt, &out, &err);
+	int rc = ag_report_render_run(rep.artifact, rep.bytes, rep.len, study ? &eg : NULL, fmt,
+				      &out, &err);
+	ag_report_egress_release(&eg);
 	ag_verify_report_release(&rep);
 	if (rc < 0) {
 		ag_buf_release(&out);

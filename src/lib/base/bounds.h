@@ -299,6 +299,14 @@
 #define AG_REPORT_OUTPUT_LINES 20
 /* Most run directories listed by `agentguard report --list`. */
 #define AG_REPORT_LIST_RUNS_MAX 4096
+/* Most destination rows (decision, host, port, reason) a report's egress
+ * section shows, denied first; a line says how many more there were. */
+#define AG_REPORT_EGRESS_ROWS 40
+/* Most distinct destination keys a report groups from one manifest (its
+ * events, or its aggregates list); entries beyond are counted as "more". */
+#define AG_REPORT_EGRESS_KEYS_MAX 1024
+/* Most self-test results listed in a report's egress section. */
+#define AG_REPORT_EGRESS_SELFTESTS 16
 
 _Static_assert(AG_CONFIG_MAX_DEPTH <= 128, "walkers recurse once per level");
 _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed defaults");

@@ -6,9 +6,14 @@
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
 #include "lib/base/termsafe.h"
+#include "lib/base/fsx.h"
+#include "lib/base/sha256.h"
+#include "lib/egress/manifest.h"
+#include "lib/run/contained_run.h"
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 
 /*
@@ -215,12 +220,53 @@ static bool agent_ran(const json_t *a)
 /* What a report says of the changes of a run whose agent never ran. */
 #define NO_CHANGES "none (the agent never ran)"
 
-/* The score, or a plain statement that there is none. */
-static const char *score_text(const json_t *a, char buf[64])
+/* The study's egress verdict is not "complete" (a study run only). */
+static bool egress_not_complete(const json_t *a)
+{
+	const json_t *st = json_object_get(a, "study_egress");
+	const char *c = jstr(st, "completion");
+	return json_is_object(st) && (!c || strcmp(c, "complete") != 0);
+}
+
+/* The run failed: its result is not PASS, or its study's egress is not complete. */
+static bool run_failed(const json_t *a)
+{
+	return !(jstr(a, "result") && strcmp(jstr(a, "result"), "PASS") == 0) ||
+	       egress_not_complete(a);
+}
+
+/* Size of a score_text buffer. */
+#define SCORE_TEXT_MAX 192
+
+/*
+ * The score, or a plain statement that there is none. The score grades the
+ * checks only: beside a failed run it says so and why (the failure's reason,
+ * the study's egress verdict, or the failed checks), so a FAIL never reads
+ * as "100" alone.
+ */
+static const char *score_text(const json_t *a, char buf[SCORE_TEXT_MAX])
 {
 	if (json_is_true(jget(a, "command_result.cancelled")))
 		return "none (the run was cancelled)"; /* a score of a cut-short run misleads */
-	return agent_ran(a) ? jtext(a, "score", buf) : "none (the agent never ran)";
+	if (!agent_ran(a))
+		return "none (the agent never ran)";
+	char sb[64], r1[64], r2[64], why[160];
+	const char *score = jtext(a, "score", sb);
+	if (!run_failed(a))
+		return snprintf(buf, SCORE_TEXT_MAX, "%s", score) > 0 ? buf : "-";
+	size_t nf = count_failed(json_object_get(a, "checks"));
+	if (json_is_object(json_object_get(a, "failure")))
+		snprintf(why, sizeof(why), "%s", jtext(a, "failure.reason", r1));
+	else if (egress_not_complete(a))
+		snprintf(why, sizeof(why), "egress %s (%s)",
+			 jtext(a, "study_egress.completion", r1),
+			 jtext(a, "study_egress.completion_reason", r2));
+	else if (nf)
+		snprintf(why, sizeof(why), "%zu check%s failed", nf, nf == 1 ? "" : "s");
+	else
+		snprintf(why, sizeof(why), "see the result");
+	snprintf(buf, SCORE_TEXT_MAX, "%s (checks only; the run failed: %s)", score, why);
+	return buf;
 }
 
 /*
@@ -316,6 +362,24 @@ static void fmt_scalar(const json_t *x, char *buf, size_t n)
 		buf[0] = '\0';
 }
 
+/*
+ * A study run's agent joins the run's own internal study network by design
+ * (`study-egress run`), whatever the configuration's sandbox.network asks
+ * for: that network, named from the sealed run id as the run names it
+ * ("agentguard-" + run suffix + "-study"), is what Docker must report. A
+ * study run whose agent sat on any other network is still a MISMATCH.
+ */
+static bool study_network(const json_t *a, char *buf, size_t n)
+{
+	const char *id = jstr(a, "run_id");
+	if (!json_is_object(json_object_get(a, "study_egress")) || !id)
+		return false;
+	char *sfx = ag_run_suffix(id);
+	snprintf(buf, n, "agentguard-%s-study", sfx);
+	free(sfx);
+	return true;
+}
+
 static size_t control_rows(const json_t *a, struct control_row *rows, size_t max)
 {
 	const json_t *ctl = jget(a, "containment_evidence.controls");
@@ -344,7 +408,9 @@ static size_t control_rows(const json_t *a, struct control_row *rows, size_t max
 	for (size_t i = 0; i < AG_ARRAY_SIZE(map) && n < max; i++) {
 		struct control_row *r = &rows[n++];
 		r->label = map[i].label;
-		if (map[i].req)
+		if (i == 0 && study_network(a, r->requested, sizeof(r->requested)))
+			r->label = "network (study)";
+		else if (map[i].req)
 			fmt_scalar(json_object_get(ctl, map[i].req), r->requested,
 				   sizeof(r->requested));
 		else if (strcmp(map[i].label, "uid:gid") == 0)
@@ -556,6 +622,404 @@ static const char *copy_text(const json_t *a, char buf[160])
 	return buf;
 }
 
+/* ---- the egress section of a study run ---- */
+
+/* One destination key with its counts; the strings are the manifest's. */
+struct eg_row {
+	const char *decision, *host, *reason;
+	long long port, requests, bytes_in, bytes_out;
+};
+
+/* The destinations of one manifest, grouped and sorted (eg_collect). */
+struct eg_view {
+	struct eg_row *rows;
+	size_t n, cap;
+	size_t more_keys;     /* entries past AG_REPORT_EGRESS_KEYS_MAX */
+	size_t events;	      /* events grouped (when there are no aggregates) */
+	bool from_aggregates; /* the manifest's aggregates list */
+	bool aggregates_bad;  /* `aggregates` present but not a list */
+};
+
+static long long sat_add(long long x, long long y)
+{
+	return y > 0 && x > LLONG_MAX - y ? LLONG_MAX : x + y;
+}
+
+/* A count from the manifest: a non-negative integer, else 0. */
+static long long count_of(const json_t *x)
+{
+	return json_is_integer(x) && json_integer_value(x) >= 0 ? (long long)json_integer_value(x)
+								: 0;
+}
+
+static bool same_str(const char *x, const char *y)
+{
+	return x == y || (x && y && strcmp(x, y) == 0);
+}
+
+static void eg_add(struct eg_view *v, const struct eg_row *r)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		struct eg_row *w = &v->rows[i];
+		if (w->port == r->port && same_str(w->decision, r->decision) &&
+		    same_str(w->host, r->host) && same_str(w->reason, r->reason)) {
+			w->requests = sat_add(w->requests, r->requests);
+			w->bytes_in = sat_add(w->bytes_in, r->bytes_in);
+			w->bytes_out = sat_add(w->bytes_out, r->bytes_out);
+			return;
+		}
+	}
+	if (v->n >= AG_REPORT_EGRESS_KEYS_MAX) {
+		v->more_keys++;
+		return;
+	}
+	if (v->n == v->cap) {
+		v->cap = v->cap ? v->cap * 2 : 16;
+		v->rows = ag_xrealloc(v->rows, v->cap * sizeof(*v->rows));
+	}
+	v->rows[v->n++] = *r;
+}
+
+/* deny first, anything else next, allow last */
+static int decision_rank(const char *d)
+{
+	return d && strcmp(d, "deny") == 0 ? 0 : d && strcmp(d, "allow") == 0 ? 2 : 1;
+}
+
+static int str_cmp(const char *x, const char *y)
+{
+	return x && y ? strcmp(x, y) : x ? 1 : y ? -1 : 0;
+}
+
+static int eg_cmp(const void *p, const void *q)
+{
+	const struct eg_row *x = p, *y = q;
+	int c = decision_rank(x->decision) - decision_rank(y->decision);
+	if (c)
+		return c;
+	if (x->requests != y->requests)
+		return x->requests > y->requests ? -1 : 1;
+	if ((c = str_cmp(x->host, y->host)) != 0)
+		return c;
+	if (x->port != y->port)
+		return x->port < y->port ? -1 : 1;
+	if ((c = str_cmp(x->reason, y->reason)) != 0)
+		return c;
+	return str_cmp(x->decision, y->decision);
+}
+
+/*
+ * Groups a manifest's destinations by (decision, host, port, reason): its
+ * `aggregates` list ({decision, host, port, reason, requests, bytes_in,
+ * bytes_out}, complete counts) when the key is there, else its events (each
+ * one request, keyed by its requested host and port). Bounded by
+ * AG_REPORT_EGRESS_KEYS_MAX keys.
+ */
+static void eg_collect(const json_t *m, struct eg_view *v)
+{
+	*v = (struct eg_view){0};
+	const json_t *agg = json_object_get(m, "aggregates");
+	size_t i;
+	const json_t *e;
+	if (agg) {
+		v->from_aggregates = true;
+		v->aggregates_bad = !json_is_array(agg);
+		json_array_foreach(agg, i, e)
+		{
+			struct eg_row r = {jstr(e, "decision"),
+					   jstr(e, "host"),
+					   jstr(e, "reason"),
+					   jint(e, "port", -1),
+					   count_of(json_object_get(e, "requests")),
+					   count_of(json_object_get(e, "bytes_in")),
+					   count_of(json_object_get(e, "bytes_out"))};
+			eg_add(v, &r);
+		}
+	} else {
+		json_array_foreach(json_object_get(m, "events"), i, e)
+		{
+			const json_t *rq = json_object_get(e, "requested");
+			if (!json_is_object(rq))
+				rq = json_object_get(e, "effective");
+			struct eg_row r = {jstr(e, "decision"),
+					   jstr(rq, "host"),
+					   jstr(e, "reason"),
+					   jint(rq, "port", -1),
+					   1,
+					   count_of(jget(e, "bytes.in")),
+					   count_of(jget(e, "bytes.out"))};
+			eg_add(v, &r);
+			v->events++;
+		}
+	}
+	if (v->n > 1)
+		qsort(v->rows, v->n, sizeof(*v->rows), eg_cmp);
+}
+
+/* How one format shows the egress section. */
+struct eg_fmt {
+	enum esc mode;
+	const char *head;		     /* the section heading */
+	const char *line, *end;		     /* around one statement */
+	const char *bold, *unbold;	     /* around a label */
+	const char *table, *row, *sep, *eol; /* the destinations table */
+	const char *table_end;
+};
+
+static const struct eg_fmt eg_text = {
+    ESC_TERM,
+    "Egress (study run):\n",
+    "  ",
+    "\n",
+    "",
+    "",
+    "    decision | host | port | reason | requests | bytes in | bytes out\n",
+    "    ",
+    " | ",
+    "\n",
+    "",
+};
+static const struct eg_fmt eg_md = {
+    ESC_MD,
+    "## Egress (study run)\n\n",
+    "",
+    "\n\n",
+    "**",
+    "**",
+    "| Decision | Host | Port | Reason | Requests | Bytes in | Bytes out |\n"
+    "|---|---|---|---|---|---|---|\n",
+    "| ",
+    " | ",
+    " |\n",
+    "\n"};
+static const struct eg_fmt eg_html = {
+    ESC_HTML,
+    "<h2 id=\"egress\">Egress (study run)</h2>\n",
+    "<p>",
+    "</p>\n",
+    "<strong>",
+    "</strong>",
+    "<table id=\"egress-destinations\"><tr><th>Decision</th><th>Host</th><th>Port</th>"
+    "<th>Reason</th><th>Requests</th><th>Bytes in</th><th>Bytes out</th></tr>\n",
+    "<tr><td>",
+    "</td><td>",
+    "</td></tr>\n",
+    "</table>\n"};
+
+/* An untrusted manifest value, escaped for the format ("-" for none). */
+static void eg_val(struct out *o, const struct eg_fmt *f, const char *s)
+{
+	if (!s)
+		put(o, "-");
+	else
+		valn(o, f->mode, s, strlen(s), false);
+}
+
+static void eg_label(struct out *o, const struct eg_fmt *f, const char *label)
+{
+	putf(o, "%s%s%s%s ", f->line, f->bold, label, f->unbold);
+}
+
+static void eg_row_out(struct out *o, const struct eg_fmt *f, const struct eg_row *r)
+{
+	bool deny = r->decision && strcmp(r->decision, "deny") == 0;
+	put(o, f->row);
+	if (f->mode == ESC_HTML)
+		put(o, deny ? "<span class=\"bad\">" : "<span>");
+	eg_val(o, f, r->decision);
+	if (f->mode == ESC_HTML)
+		put(o, "</span>");
+	put(o, f->sep);
+	eg_val(o, f, r->host);
+	put(o, f->sep);
+	if (r->port >= 0)
+		putf(o, "%lld", r->port);
+	else
+		put(o, "-");
+	put(o, f->sep);
+	eg_val(o, f, r->reason);
+	putf(o, "%s%lld%s%lld%s%lld%s", f->sep, r->requests, f->sep, r->bytes_in, f->sep,
+	     r->bytes_out, f->eol);
+}
+
+/* The destinations table (at most AG_REPORT_EGRESS_ROWS rows) and where
+ * its counts come from. */
+static void eg_destinations(struct out *o, const struct eg_fmt *f, const json_t *m)
+{
+	struct eg_view v;
+	eg_collect(m, &v);
+	eg_label(o, f, "Destinations:");
+	if (v.aggregates_bad)
+		put(o, "the manifest's aggregates are not a list; nothing to show");
+	else if (v.from_aggregates)
+		putf(o,
+		     "%zu (decision, host, port, reason) key%s from the manifest's aggregates "
+		     "(complete counts)",
+		     v.n + v.more_keys, v.n + v.more_keys == 1 ? "" : "s");
+	else
+		putf(o, "%zu key%s grouped from the manifest's %zu recorded event%s",
+		     v.n + v.more_keys, v.n + v.more_keys == 1 ? "" : "s", v.events,
+		     v.events == 1 ? "" : "s");
+	const json_t *gs = json_object_get(m, "gateway_status");
+	if (!v.from_aggregates && (json_is_true(json_object_get(gs, "evidence_truncated")) ||
+				   json_is_false(json_object_get(gs, "evidence_complete"))))
+		put(o, "; the gateway's evidence is incomplete or truncated, so these counts "
+		       "cover only the recorded events");
+	put(o, f->end);
+	if (v.n) {
+		put(o, f->table);
+		for (size_t i = 0; i < v.n && i < AG_REPORT_EGRESS_ROWS; i++)
+			eg_row_out(o, f, &v.rows[i]);
+		put(o, f->table_end);
+	}
+	size_t more = v.more_keys + (v.n > AG_REPORT_EGRESS_ROWS ? v.n - AG_REPORT_EGRESS_ROWS : 0);
+	if (more)
+		putf(o, "%s%zu more destination%s not shown (at most %d rows)%s", f->line, more,
+		     more == 1 ? "" : "s", AG_REPORT_EGRESS_ROWS, f->end);
+	free(v.rows);
+}
+
+/* The self-tests the study ran before the agent started (the artifact's). */
+static void eg_selftests(struct out *o, const struct eg_fmt *f, const json_t *st)
+{
+	const json_t *t = json_object_get(st, "self_tests");
+	eg_label(o, f, "Self-tests:");
+	if (!json_is_object(t) || json_object_size(t) == 0)
+		put(o, "none recorded");
+	size_t k = 0;
+	const char *key;
+	const json_t *x;
+	json_object_foreach((json_t *)t, key, x)
+	{
+		if (k == AG_REPORT_EGRESS_SELFTESTS) {
+			putf(o, ", and %zu more", json_object_size(t) - k);
+			break;
+		}
+		put(o, k++ ? ", " : "");
+		eg_val(o, f, key);
+		put(o, " = ");
+		char b[64];
+		eg_val(o, f, json_is_string(x) ? json_string_value(x) : jtext(x, "", b));
+	}
+	put(o, f->end);
+}
+
+/* The gateway image: its pinned reference, and the identity the manifest seals. */
+static void eg_gateway(struct out *o, const struct eg_fmt *f, const json_t *st, const json_t *m)
+{
+	const json_t *id = json_object_get(m, "gateway_image_identity");
+	eg_label(o, f, "Gateway image:");
+	eg_val(o, f,
+	       jstr(st, "gateway_image") ? jstr(st, "gateway_image")
+					 : jstr(id, "configured_reference"));
+	if (json_is_object(id)) {
+		put(o, " (local image id ");
+		eg_val(o, f, jstr(id, "local_image_id"));
+		put(o, ", the gateway container's ");
+		eg_val(o, f, jstr(id, "container_bound_image_id"));
+		put(o, ", platform ");
+		eg_val(o, f, jstr(id, "platform"));
+		put(o, ")");
+	}
+	put(o, f->end);
+}
+
+/* The egress section of a study run (nothing for any other run). */
+static void egress_section(struct out *o, const json_t *a, const struct ag_report_egress *eg,
+			   const struct eg_fmt *f)
+{
+	const json_t *st = json_object_get(a, "study_egress");
+	if (!json_is_object(st))
+		return;
+	const json_t *m = eg ? eg->manifest : NULL;
+	char b1[64], b2[64];
+	put(o, f->head);
+	eg_label(o, f, "Verdict:");
+	eg_val(o, f, jstr(st, "completion"));
+	put(o, " (");
+	eg_val(o, f, jstr(st, "completion_reason"));
+	put(o, "); trial ");
+	eg_val(o, f, jstr(st, "trial_id"));
+	putf(o, ", %s event%s, %s denied; topology verified %s; gateway ", jtext(st, "events", b1),
+	     jint(st, "events", 0) == 1 ? "" : "s", jtext(st, "denied", b2),
+	     json_is_true(json_object_get(st, "topology_verified")) ? "yes" : "NO");
+	eg_val(o, f, jstr(st, "gateway_state"));
+	putf(o, ", its stream %s%s",
+	     json_is_true(json_object_get(st, "gateway_stream_complete")) ? "complete"
+									  : "INCOMPLETE",
+	     f->end);
+	eg_label(o, f, "Manifest:");
+	if (m)
+		putf(o, "%s, its SHA-256 the one the sealed artifact records",
+		     AG_EGRESS_MANIFEST_FILE);
+	else
+		putf(o, "not shown: %s",
+		     eg && eg->problem ? eg->problem : "the manifest was not read");
+	put(o, f->end);
+	if (m)
+		eg_destinations(o, f, m);
+	eg_selftests(o, f, st);
+	eg_gateway(o, f, st, m);
+}
+
+/*
+ * The manifest beside a study run's artifact, read as the egress_manifest
+ * check of `evidence verify` reads it, and shown only when its SHA-256 is
+ * still the sealed one.
+ */
+void ag_report_egress_load_at(int run_fd, const json_t *a, struct ag_report_egress *eg)
+{
+	static const struct ag_read_reasons why = {"report.egress.symlink",
+						   "report.egress.not_regular", "report.egress.io",
+						   "report.egress.too_large"};
+	*eg = (struct ag_report_egress){0};
+	const json_t *st = json_object_get(a, "study_egress");
+	const char *file = jstr(st, "manifest"), *want = jstr(st, "manifest_sha256");
+	if (!json_is_object(st)) {
+		eg->problem = "this is no study run";
+		return;
+	}
+	if (!file || !want || strcmp(file, AG_EGRESS_MANIFEST_FILE) != 0) {
+		eg->problem = "the artifact records no manifest of this study";
+		return;
+	}
+	char *data = NULL;
+	size_t n = 0;
+	struct ag_error *e = NULL;
+	if (ag_read_file_at(run_fd, AG_EGRESS_MANIFEST_FILE, AG_EGRESS_MANIFEST_FILE,
+			    AG_EGRESS_MANIFEST_MAX_BYTES + 1, &why, &data, &n, &e) < 0) {
+		const char *r = e ? e->reason : "";
+		eg->problem =
+		    strcmp(r, why.symlink) == 0	      ? "the manifest is a symbolic link"
+		    : strcmp(r, why.not_regular) == 0 ? "the manifest is not a regular file"
+		    : strcmp(r, why.too_large) == 0   ? "the manifest is larger than its bound"
+						      : "the manifest could not be read";
+		ag_error_free(e);
+		return;
+	}
+	char hex[AG_SHA256_HEX_LEN + 1];
+	ag_sha256_hex(data, n, hex);
+	if (strcmp(hex, want) != 0) {
+		eg->problem = "the manifest is not the one the sealed artifact records (SHA-256 "
+			      "mismatch)";
+	} else {
+		json_error_t je;
+		eg->manifest = json_loadb(data, n, JSON_REJECT_DUPLICATES, &je);
+		if (!json_is_object(eg->manifest)) {
+			json_decref(eg->manifest);
+			eg->manifest = NULL;
+			eg->problem = "the manifest is not one JSON object";
+		}
+	}
+	free(data);
+}
+
+void ag_report_egress_release(struct ag_report_egress *eg)
+{
+	json_decref(eg->manifest);
+	eg->manifest = NULL;
+}
+
 /* ---- text ---- */
 
 static void text_change(struct out *o, enum esc mode, char k, const char *p, const char *np)
@@ -587,7 +1051,7 @@ static void evidence_lines(struct out *o, enum esc mode, const json_t *c, const 
 	}
 }
 
-static void render_text(const json_t *a, struct out *o)
+static void render_text(const json_t *a, const struct ag_report_egress *eg, struct out *o)
 {
 	char b1[64], b2[64], b3[64];
 	const json_t *ce = json_object_get(a, "containment_evidence");
@@ -610,8 +1074,9 @@ static void render_text(const json_t *a, struct out *o)
 		put(o, "\n");
 	}
 	putf(o, "Agent ran:  %s\n", agent_ran(a) ? "yes" : "no");
+	char sc[SCORE_TEXT_MAX];
 	putf(o, "Result:     %s  score %s  exit %s  duration %s s\n", jtext(a, "result", b1),
-	     score_text(a, b2), jtext(a, "exit_code", b3), jtext(a, "duration_seconds", b1));
+	     score_text(a, sc), jtext(a, "exit_code", b3), jtext(a, "duration_seconds", b2));
 	if (failed_stage) {
 		put(o, "Failure:    stage ");
 		val(o, ESC_TERM, jstr(a, "failure.stage"));
@@ -669,6 +1134,7 @@ static void render_text(const json_t *a, struct out *o)
 		put(o, "\n");
 		evidence_lines(o, ESC_TERM, c, "      - ", "\n");
 	}
+	egress_section(o, a, eg, &eg_text);
 	putf(o, "Cleanup:    container %s, liveness %s, workspace %s, overall %s\n",
 	     jtext(ce, "cleanup.container_status", b1),
 	     json_is_true(jget(ce, "cleanup.liveness_verified"))    ? "verified"
@@ -712,7 +1178,7 @@ static void md_names(struct out *o, const json_t *env, const char *label, const 
 	put(o, " |\n");
 }
 
-static void render_md(const json_t *a, struct out *o)
+static void render_md(const json_t *a, const struct ag_report_egress *eg, struct out *o)
 {
 	char b1[64], b2[64], b3[64];
 	const json_t *ce = json_object_get(a, "containment_evidence");
@@ -722,7 +1188,8 @@ static void render_md(const json_t *a, struct out *o)
 	val(o, ESC_MD, jstr(a, "run_id"));
 	put(o, " | ");
 	val(o, ESC_MD, jstr(a, "task_id"));
-	putf(o, " | **%s** | %s | %s | %s s |\n\n", pass ? "PASS" : "FAIL", score_text(a, b1),
+	char sc[SCORE_TEXT_MAX];
+	putf(o, " | **%s** | %s | %s | %s s |\n\n", pass ? "PASS" : "FAIL", score_text(a, sc),
 	     jtext(a, "exit_code", b2), jtext(a, "duration_seconds", b3));
 	if (json_is_object(json_object_get(a, "failure"))) {
 		put(o, "**Failure:** stage <code>");
@@ -779,6 +1246,7 @@ static void render_md(const json_t *a, struct out *o)
 	    "## Agent output\n\n", "", ":\n\n<pre>\n", "</pre>\n\n", ESC_HTML, "", "\n"};
 	output_tails(o, a, &md_tail);
 
+	egress_section(o, a, eg, &eg_md);
 	put(o, "## Containment Evidence\n\n");
 	const char *w[5];
 	size_t nw = warnings(a, w);
@@ -920,10 +1388,65 @@ static void html_names(struct out *o, const json_t *env, const char *label, cons
 	put(o, "</td></tr>\n");
 }
 
-static void render_html(const json_t *a, struct out *o)
+/* The html page's Containment Evidence, and its end. */
+static void html_containment(const json_t *a, struct out *o)
+{
+	char b1[64];
+	const json_t *ce = json_object_get(a, "containment_evidence");
+	put(o, "<h2>Containment Evidence</h2>\n<table>\n");
+	html_row(o, "Execution mode", jstr(ce, "execution_mode"));
+	html_row(o, "Security claim", jstr(ce, "security_claim_level"));
+	html_row(o, "Preflight", jstr(ce, "preflight.status"));
+	html_row(o, "Execution", jstr(ce, "execution.status"));
+	put(o,
+	    "</table>\n<h3>Controls: requested vs verified</h3>\n<table><tr><th>Control</th>"
+	    "<th>Requested</th><th>Verified on the created container</th><th>Status</th></tr>\n");
+	struct control_row rows[20];
+	size_t nr = control_rows(a, rows, AG_ARRAY_SIZE(rows));
+	for (size_t i = 0; i < nr; i++) {
+		putf(o, "<tr><td>%s</td><td>", rows[i].label);
+		val(o, ESC_HTML, rows[i].requested);
+		put(o, "</td><td>");
+		val(o, ESC_HTML, rows[i].verified[0] ? rows[i].verified : "not verified");
+		putf(o, "</td><td class=\"%s\">%s</td></tr>\n",
+		     strcmp(rows[i].status, "verified") == 0 ? "ok" : "bad", rows[i].status);
+	}
+	put(o, "</table>\n<h3>Image identity</h3>\n<table>\n");
+	html_row(o, "Configured reference", jtext(ce, "image.configured_reference", b1));
+	html_row(o, "Registry digest", jtext(ce, "image.registry_digest", b1));
+	html_row(o, "Local image id", jtext(ce, "image.local_image_id", b1));
+	html_row(o, "Container-bound image id", jtext(ce, "image.container_bound_image_id", b1));
+	html_row(o, "Identity consistent", jtext(ce, "image.identity_consistent", b1));
+	put(o, "</table>\n<h3>Environment <span class=\"muted\">(names only; values are never "
+	       "recorded)</span></h3>\n<table>\n");
+	const json_t *env = json_object_get(ce, "environment");
+	html_names(o, env, "Supplied", "supplied_names");
+	html_names(o, env, "Sensitive", "sensitive_names");
+	html_names(o, env, "Missing", "missing_names");
+	html_names(o, env, "Defaults", "default_names");
+	put(o, "</table>\n<h3>Cleanup and liveness</h3>\n<table>\n");
+	html_row(o, "Container cleanup", jtext(ce, "cleanup.container_status", b1));
+	html_row(o, "Liveness verified", jtext(ce, "cleanup.liveness_verified", b1));
+	html_row(o, "Workspace cleanup", jtext(ce, "cleanup.workspace_status", b1));
+	html_row(o, "Overall cleanup complete", jtext(ce, "cleanup.overall_complete", b1));
+	html_row(o, "Source repository unchanged", jtext(ce, "workspace.source_unchanged", b1));
+	put(o, "</table>\n<ul class=\"muted\">\n");
+	size_t i;
+	const json_t *n;
+	json_array_foreach(json_object_get(ce, "notes"), i, n)
+	{
+		put(o, "<li>");
+		val(o, ESC_HTML, json_string_value(n));
+		put(o, "</li>\n");
+	}
+	put(o, "</ul>\n<p class=\"muted\">Evidence verified by <code>agentguard evidence "
+	       "verify</code> (schema, canonical form, seal, chain) before this page was "
+	       "written.</p>\n</main></body></html>\n");
+}
+
+static void render_html(const json_t *a, const struct ag_report_egress *eg, struct out *o)
 {
 	char b1[64], b2[64], b3[64];
-	const json_t *ce = json_object_get(a, "containment_evidence");
 	bool pass = jstr(a, "result") && strcmp(jstr(a, "result"), "PASS") == 0;
 	put(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -939,7 +1462,8 @@ static void render_html(const json_t *a, struct out *o)
 	put(o, "<table>\n");
 	html_row(o, "Run", jstr(a, "run_id"));
 	html_row(o, "Task", jstr(a, "task_id"));
-	html_row(o, "Score", score_text(a, b1));
+	char sc[SCORE_TEXT_MAX];
+	html_row(o, "Score", score_text(a, sc));
 	html_row(o, "AgentGuard exit code", jtext(a, "exit_code", b1));
 	html_row(o, "Duration (s)", jtext(a, "duration_seconds", b1));
 	html_row(o, "Command outcome",
@@ -1039,55 +1563,8 @@ static void render_html(const json_t *a, struct out *o)
 						  "\n"};
 	output_tails(o, a, &html_tail);
 
-	put(o, "<h2>Containment Evidence</h2>\n<table>\n");
-	html_row(o, "Execution mode", jstr(ce, "execution_mode"));
-	html_row(o, "Security claim", jstr(ce, "security_claim_level"));
-	html_row(o, "Preflight", jstr(ce, "preflight.status"));
-	html_row(o, "Execution", jstr(ce, "execution.status"));
-	put(o,
-	    "</table>\n<h3>Controls: requested vs verified</h3>\n<table><tr><th>Control</th>"
-	    "<th>Requested</th><th>Verified on the created container</th><th>Status</th></tr>\n");
-	struct control_row rows[20];
-	size_t nr = control_rows(a, rows, AG_ARRAY_SIZE(rows));
-	for (size_t i = 0; i < nr; i++) {
-		putf(o, "<tr><td>%s</td><td>", rows[i].label);
-		val(o, ESC_HTML, rows[i].requested);
-		put(o, "</td><td>");
-		val(o, ESC_HTML, rows[i].verified[0] ? rows[i].verified : "not verified");
-		putf(o, "</td><td class=\"%s\">%s</td></tr>\n",
-		     strcmp(rows[i].status, "verified") == 0 ? "ok" : "bad", rows[i].status);
-	}
-	put(o, "</table>\n<h3>Image identity</h3>\n<table>\n");
-	html_row(o, "Configured reference", jtext(ce, "image.configured_reference", b1));
-	html_row(o, "Registry digest", jtext(ce, "image.registry_digest", b1));
-	html_row(o, "Local image id", jtext(ce, "image.local_image_id", b1));
-	html_row(o, "Container-bound image id", jtext(ce, "image.container_bound_image_id", b1));
-	html_row(o, "Identity consistent", jtext(ce, "image.identity_consistent", b1));
-	put(o, "</table>\n<h3>Environment <span class=\"muted\">(names only; values are never "
-	       "recorded)</span></h3>\n<table>\n");
-	const json_t *env = json_object_get(ce, "environment");
-	html_names(o, env, "Supplied", "supplied_names");
-	html_names(o, env, "Sensitive", "sensitive_names");
-	html_names(o, env, "Missing", "missing_names");
-	html_names(o, env, "Defaults", "default_names");
-	put(o, "</table>\n<h3>Cleanup and liveness</h3>\n<table>\n");
-	html_row(o, "Container cleanup", jtext(ce, "cleanup.container_status", b1));
-	html_row(o, "Liveness verified", jtext(ce, "cleanup.liveness_verified", b1));
-	html_row(o, "Workspace cleanup", jtext(ce, "cleanup.workspace_status", b1));
-	html_row(o, "Overall cleanup complete", jtext(ce, "cleanup.overall_complete", b1));
-	html_row(o, "Source repository unchanged", jtext(ce, "workspace.source_unchanged", b1));
-	put(o, "</table>\n<ul class=\"muted\">\n");
-	size_t i;
-	const json_t *n;
-	json_array_foreach(json_object_get(ce, "notes"), i, n)
-	{
-		put(o, "<li>");
-		val(o, ESC_HTML, json_string_value(n));
-		put(o, "</li>\n");
-	}
-	put(o, "</ul>\n<p class=\"muted\">Evidence verified by <code>agentguard evidence "
-	       "verify</code> (schema, canonical form, seal, chain) before this page was "
-	       "written.</p>\n</main></body></html>\n");
+	egress_section(o, a, eg, &eg_html);
+	html_containment(a, o);
 }
 
 /* ---- sarif ---- */
@@ -1450,16 +1927,23 @@ int ag_report_format_parse(const char *s, enum ag_report_format *out)
 int ag_report_render(const json_t *artifact, const char *bytes, size_t len,
 		     enum ag_report_format fmt, struct ag_buf *b, struct ag_error **err)
 {
+	return ag_report_render_run(artifact, bytes, len, NULL, fmt, b, err);
+}
+
+int ag_report_render_run(const json_t *artifact, const char *bytes, size_t len,
+			 const struct ag_report_egress *eg, enum ag_report_format fmt,
+			 struct ag_buf *b, struct ag_error **err)
+{
 	struct out o = {b, err, false};
 	switch (fmt) {
 	case AG_REPORT_TEXT:
-		render_text(artifact, &o);
+		render_text(artifact, eg, &o);
 		break;
 	case AG_REPORT_MD:
-		render_md(artifact, &o);
+		render_md(artifact, eg, &o);
 		break;
 	case AG_REPORT_HTML:
-		render_html(artifact, &o);
+		render_html(artifact, eg, &o);
 		break;
 	case AG_REPORT_JSON:
 		putn(&o, bytes, len);
