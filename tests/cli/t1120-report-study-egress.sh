@@ -61,6 +61,8 @@ t_like "text: the egress section" "$TXT" $'\nEgress \\(study run\\):\n  Verdict:
 t_like "text: the manifest is the sealed one" "$TXT" 'Manifest: live-study-egress-manifest.json, its SHA-256 the one the sealed artifact records'
 t_like "text: the denied destination first, with its count" "$TXT" \
 	$'\n    deny \\| nothere-1120.test \\| 80 \\| destination_not_approved \\| 1 \\| '"$din"' \| '"$dout"$'\n    allow \\| canary.test \\| 80 \\| approved_destination \\| 2 \\| '"$ain"' \| '"$aout"$'\n'
+t_like "text: the counts are the gateway's aggregates" "$TXT" \
+	'Destinations: 2 \(decision, host, port, reason\) keys from the manifest.s aggregates \(complete counts\)'
 t_like "text: the self-tests that ran" "$TXT" 'Self-tests: .*gateway_port = open'
 t_like "text: the gateway image" "$TXT" "Gateway image: ${GW//./\\.} \\(local image id sha256:"
 t_like "text: the score says it grades the checks only, beside FAIL" "$TXT" \

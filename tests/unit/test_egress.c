@@ -376,6 +376,35 @@ static json_t *record(const struct ag_egress_policy *p, const char *url)
 	return ag_egress_event_record(&ev, &d, &m);
 }
 
+/* A manifest of policy P with events EV, aggregates AGGS and gateway STATE. */
+static int build_with(const struct ag_egress_policy *p, json_t *ev, const json_t *aggs,
+		      const char *state, json_t **m, struct ag_error **e)
+{
+	json_t *id = identity();
+	const char *h = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	struct ag_egress_manifest_inputs in = {.plan_digest = h,
+					       .profile_hash = h,
+					       .fixture_hash = h,
+					       .trial_id = "trial-1",
+					       .authorization_id = "auth-1",
+					       .policy = p,
+					       .gateway_image_identity = id,
+					       .events = ev,
+					       .aggregates = aggs,
+					       .sampled_out = 7,
+					       .gateway_state = state,
+					       .gateway_evidence_complete =
+						   !strcmp(state, "running"),
+					       .cleanup_agent = "removed",
+					       .cleanup_gateway = "removed",
+					       .cleanup_internal_network = "removed",
+					       .cleanup_outbound_network = "already_absent",
+					       .liveness_verified = true};
+	int rc = ag_egress_manifest_build(&in, m, e);
+	json_decref(id);
+	return rc;
+}
+
 static const char *build_status_aggs(const struct ag_egress_policy *p, json_t *events,
 				     const json_t *aggs, char **text);
 static const char *build_status(const struct ag_egress_policy *p, json_t *events, char **text)
@@ -386,30 +415,9 @@ static const char *build_status(const struct ag_egress_policy *p, json_t *events
 static const char *build_status_aggs(const struct ag_egress_policy *p, json_t *events,
 				     const json_t *aggs, char **text)
 {
-	const char *h = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-	json_t *id = identity();
-	struct ag_egress_manifest_inputs in = {
-	    .plan_digest = h,
-	    .profile_hash = h,
-	    .fixture_hash = h,
-	    .trial_id = "trial-1",
-	    .authorization_id = "auth-1",
-	    .policy = p,
-	    .gateway_image_identity = id,
-	    .events = events,
-	    .aggregates = aggs,
-	    .sampled_out = 7,
-	    .gateway_state = "running",
-	    .gateway_evidence_complete = true,
-	    .cleanup_agent = "removed",
-	    .cleanup_gateway = "removed",
-	    .cleanup_internal_network = "removed",
-	    .cleanup_outbound_network = "already_absent",
-	    .liveness_verified = true,
-	};
 	json_t *m = NULL;
 	struct ag_error *e = NULL;
-	if (ag_egress_manifest_build(&in, &m, &e) < 0) {
+	if (build_with(p, events, aggs, "running", &m, &e) < 0) {
 		print_error("%s: %s\n", e->reason, e->msg);
 		fail();
 	}
@@ -419,7 +427,6 @@ static const char *build_status_aggs(const struct ag_egress_policy *p, json_t *e
 	snprintf(status, sizeof(status), "%s",
 		 json_string_value(json_object_get(json_object_get(m, "completion"), "status")));
 	json_decref(m);
-	json_decref(id);
 	return status;
 }
 
@@ -567,31 +574,10 @@ static void test_manifest_aggregates(void **state)
 	/* a deny counted before the gateway crashed is not hidden by the crash */
 	ev = json_array();
 	a = agg("[" AKEY("deny", "junk.example", "destination_not_approved") "]", 0, 0, true);
-	{
-		json_t *id0 = identity();
-		const char *h0 = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-		struct ag_egress_manifest_inputs in0 = {.plan_digest = h0,
-							.profile_hash = h0,
-							.fixture_hash = h0,
-							.trial_id = "trial-1",
-							.authorization_id = "auth-1",
-							.policy = p,
-							.gateway_image_identity = id0,
-							.events = ev,
-							.aggregates = a,
-							.gateway_state = "crashed",
-							.gateway_evidence_complete = false,
-							.cleanup_agent = "removed",
-							.cleanup_gateway = "removed",
-							.cleanup_internal_network = "removed",
-							.cleanup_outbound_network = "removed",
-							.liveness_verified = true};
-		assert_int_equal(ag_egress_manifest_build(&in0, &m, &e), 0);
-		assert_string_equal(json_string_value(ag_json_path(m, "completion.reason")),
-				    "destination_denied");
-		json_decref(m);
-		json_decref(id0);
-	}
+	assert_int_equal(build_with(p, ev, a, "crashed", &m, &e), 0);
+	assert_string_equal(json_string_value(ag_json_path(m, "completion.reason")),
+			    "destination_denied");
+	json_decref(m);
 	json_decref(a);
 	json_decref(ev);
 	/* keys outside the shape are refused by the validator: a made-up
@@ -604,29 +590,10 @@ static void test_manifest_aggregates(void **state)
 	for (size_t b = 0; b < AG_ARRAY_SIZE(bad_keys); b++) {
 		ev = json_array();
 		a = agg(bad_keys[b], 0, 0, true);
-		json_t *id = identity();
-		const char *h = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-		struct ag_egress_manifest_inputs in = {.plan_digest = h,
-						       .profile_hash = h,
-						       .fixture_hash = h,
-						       .trial_id = "trial-1",
-						       .authorization_id = "auth-1",
-						       .policy = p,
-						       .gateway_image_identity = id,
-						       .events = ev,
-						       .aggregates = a,
-						       .gateway_state = "running",
-						       .gateway_evidence_complete = true,
-						       .cleanup_agent = "removed",
-						       .cleanup_gateway = "removed",
-						       .cleanup_internal_network = "removed",
-						       .cleanup_outbound_network = "removed",
-						       .liveness_verified = true};
-		assert_int_equal(ag_egress_manifest_build(&in, &m, &e), -1);
+		assert_int_equal(build_with(p, ev, a, "running", &m, &e), -1);
 		assert_string_equal(e->reason, "egress.manifest.event");
 		ag_error_free(e);
 		e = NULL;
-		json_decref(id);
 		json_decref(a);
 		json_decref(ev);
 	}

@@ -280,7 +280,7 @@ static void test_egress_bounded(void **state)
 						     "reason", "destination_not_approved",
 						     "requests", 1, "bytes_in", 0, "bytes_out", 0));
 	}
-	m = json_pack("{s:o}", "aggregates", agg);
+	m = json_pack("{s:{s:o, s:b}}", "aggregates", "keys", agg, "complete", 1);
 	char *t = render_eg(a, m, AG_REPORT_TEXT);
 	char want[128];
 	snprintf(want, sizeof(want), "%d (decision, host, port, reason) keys",
@@ -300,26 +300,33 @@ static void test_egress_aggregates_preferred(void **state)
 	json_t *a = egress_artifact();
 	/* the aggregates are complete; the events only a sample */
 	json_t *m = json_pack(
-	    "{s:[{s:s, s:s, s:i, s:s, s:I, s:I, s:I}, {s:s, s:s, s:i, s:s, s:i, s:i, s:i}],"
-	    " s:[o]}",
-	    "aggregates", "decision", "allow", "host", "canary.test", "port", 80, "reason",
+	    "{s:{s:[{s:s, s:s, s:i, s:s, s:I, s:I, s:I}, {s:s, s:s, s:i, s:s, s:i, s:i, s:i}],"
+	    " s:b, s:{s:i, s:i}, s:i}, s:[o]}",
+	    "aggregates", "keys", "decision", "allow", "host", "canary.test", "port", 80, "reason",
 	    "approved_destination", "requests", (json_int_t)20000, "bytes_in",
 	    (json_int_t)5000000000, "bytes_out", (json_int_t)7, "decision", "deny", "host",
 	    "junk.test", "port", 80, "reason", "destination_not_approved", "requests", 70,
-	    "bytes_in", 0, "bytes_out", 0, "events",
+	    "bytes_in", 0, "bytes_out", 0, "complete", 1, "overflow", "requests_allowed", 0,
+	    "requests_denied", 3, "sampled_out", 19000, "events",
 	    event("allow", "canary.test", 80, "approved_destination", 1, 1));
 	char *t = render_eg(a, m, AG_REPORT_TEXT);
 	assert_non_null(strstr(t, "2 (decision, host, port, reason) keys from the manifest's "
-				  "aggregates (complete counts)"));
+				  "aggregates (complete counts); 0 allowed and 3 denied requests "
+				  "past the key bound; 19000 individual records sampled out"));
 	assert_non_null(strstr(t, "    allow | canary.test | 80 | approved_destination | 20000 | "
 				  "5000000000 | 7\n"));
 	assert_non_null(strstr(t, "    deny | junk.test | 80 | destination_not_approved | 70 | 0 | "
 				  "0\n"));
 	free(t);
-	/* an aggregates key that is no list is said so, not guessed around */
+	/* aggregates that are not whole say so */
+	json_object_set_new(json_object_get(m, "aggregates"), "complete", json_false());
+	t = render_eg(a, m, AG_REPORT_TEXT);
+	assert_non_null(strstr(t, "(NOT complete: counts were lost)"));
+	free(t);
+	/* aggregates whose keys are no list are said so, not guessed around */
 	json_object_set_new(m, "aggregates", json_string("x"));
 	t = render_eg(a, m, AG_REPORT_TEXT);
-	assert_non_null(strstr(t, "the manifest's aggregates are not a list"));
+	assert_non_null(strstr(t, "the manifest's aggregates hold no list of keys"));
 	assert_null(strstr(t, "    allow | "));
 	free(t);
 	json_decref(m);

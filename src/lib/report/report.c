@@ -634,10 +634,12 @@ struct eg_row {
 struct eg_view {
 	struct eg_row *rows;
 	size_t n, cap;
-	size_t more_keys;     /* entries past AG_REPORT_EGRESS_KEYS_MAX */
-	size_t events;	      /* events grouped (when there are no aggregates) */
-	bool from_aggregates; /* the manifest's aggregates list */
-	bool aggregates_bad;  /* `aggregates` present but not a list */
+	size_t more_keys;      /* entries past AG_REPORT_EGRESS_KEYS_MAX */
+	size_t events;	       /* events grouped (when there are no aggregates) */
+	bool from_aggregates;  /* the manifest's aggregates (manifest.h) */
+	bool aggregates_bad;   /* `aggregates` present but its keys not a list */
+	bool aggregates_whole; /* their "complete" */
+	long long ov_allowed, ov_denied, sampled; /* overflow counts, events left out */
 };
 
 static long long sat_add(long long x, long long y)
@@ -710,10 +712,10 @@ static int eg_cmp(const void *p, const void *q)
 
 /*
  * Groups a manifest's destinations by (decision, host, port, reason): its
- * `aggregates` list ({decision, host, port, reason, requests, bytes_in,
- * bytes_out}, complete counts) when the key is there, else its events (each
- * one request, keyed by its requested host and port). Bounded by
- * AG_REPORT_EGRESS_KEYS_MAX keys.
+ * aggregates' keys ({decision, host, port, reason, requests, bytes_in,
+ * bytes_out}, complete counts; manifest.h) when it has aggregates, else its
+ * events (each one request, keyed by its requested host and port). Bounded
+ * by AG_REPORT_EGRESS_KEYS_MAX keys.
  */
 static void eg_collect(const json_t *m, struct eg_view *v)
 {
@@ -722,9 +724,14 @@ static void eg_collect(const json_t *m, struct eg_view *v)
 	size_t i;
 	const json_t *e;
 	if (agg) {
+		const json_t *keys = json_object_get(agg, "keys");
 		v->from_aggregates = true;
-		v->aggregates_bad = !json_is_array(agg);
-		json_array_foreach(agg, i, e)
+		v->aggregates_bad = !json_is_array(keys);
+		v->aggregates_whole = json_is_true(json_object_get(agg, "complete"));
+		v->ov_allowed = count_of(jget(agg, "overflow.requests_allowed"));
+		v->ov_denied = count_of(jget(agg, "overflow.requests_denied"));
+		v->sampled = count_of(json_object_get(agg, "sampled_out"));
+		json_array_foreach(keys, i, e)
 		{
 			struct eg_row r = {jstr(e, "decision"),
 					   jstr(e, "host"),
@@ -850,13 +857,19 @@ static void eg_destinations(struct out *o, const struct eg_fmt *f, const json_t 
 	eg_collect(m, &v);
 	eg_label(o, f, "Destinations:");
 	if (v.aggregates_bad)
-		put(o, "the manifest's aggregates are not a list; nothing to show");
-	else if (v.from_aggregates)
+		put(o, "the manifest's aggregates hold no list of keys; nothing to show");
+	else if (v.from_aggregates) {
 		putf(o,
-		     "%zu (decision, host, port, reason) key%s from the manifest's aggregates "
-		     "(complete counts)",
-		     v.n + v.more_keys, v.n + v.more_keys == 1 ? "" : "s");
-	else
+		     "%zu (decision, host, port, reason) key%s from the manifest's aggregates (%s)",
+		     v.n + v.more_keys, v.n + v.more_keys == 1 ? "" : "s",
+		     v.aggregates_whole ? "complete counts" : "NOT complete: counts were lost");
+		if (v.ov_allowed > 0 || v.ov_denied > 0)
+			putf(o, "; %lld allowed and %lld denied request%s past the key bound",
+			     v.ov_allowed, v.ov_denied, v.ov_allowed + v.ov_denied == 1 ? "" : "s");
+		if (v.sampled > 0)
+			putf(o, "; %lld individual record%s sampled out of the events", v.sampled,
+			     v.sampled == 1 ? "" : "s");
+	} else
 		putf(o, "%zu key%s grouped from the manifest's %zu recorded event%s",
 		     v.n + v.more_keys, v.n + v.more_keys == 1 ? "" : "s", v.events,
 		     v.events == 1 ? "" : "s");
