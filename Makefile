@@ -135,9 +135,9 @@ check-asan-full:
 check-valgrind: tests
 	BUILD=$(BUILD) AG_VALGRIND=1 tests/run unit
 
-# libFuzzer with clang: FUZZ_SECONDS for the config loader (CI: 20 s),
+# libFuzzer with clang: FUZZ_SECONDS for the config loader (CI: 12 s),
 # FUZZ_EGRESS_SECONDS for each study-egress target, the gateway's request
-# parser among them (CI: 5 s each). A target uses tests/fuzz/<target>.dict
+# parser among them (CI: 3 s each). A target uses tests/fuzz/<target>.dict
 # when there is one (the loader: yaml.dict).
 FUZZ_SECONDS ?= 60
 FUZZ_EGRESS_SECONDS ?= 30
