@@ -1009,26 +1009,19 @@ static char *read_evidence(struct ag_study *s, int run_fd, const char *name,
 		ag_error_free(e);
 		return NULL;
 	}
-	if (raw_ok && !raw_ok(buf, len)) {
-		/* not whole: not evidence to keep (it may hold agent-chosen hosts) */
-		int dfd =
-		    openat(run_fd, AG_STUDY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dfd >= 0) {
-			(void)unlinkat(dfd, name, 0);
-			close(dfd);
-		}
-		return NULL;
-	}
+	bool whole = !raw_ok || raw_ok(buf, len);
 	size_t rlen = 0;
-	char *red = ag_study_stream_redact(s->o.redact, buf, len, &rlen);
-	if (rlen != len || memcmp(red, buf, len) != 0) {
+	char *red = whole ? ag_study_stream_redact(s->o.redact, buf, len, &rlen) : NULL;
+	if (!whole || rlen != len || memcmp(red, buf, len) != 0) {
 		/* the gateway is gone: nothing writes its directory any more */
 		int dfd =
 		    openat(run_fd, AG_STUDY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		bool ok = dfd >= 0 &&
-			  ag_write_file_atomic_at(dfd, name, name, red, rlen, 0640, false, &e) == 0;
-		if (!ok) {
-			/* the raw file cannot be replaced: not evidence to trust or keep */
+		bool replaced =
+		    whole && dfd >= 0 &&
+		    ag_write_file_atomic_at(dfd, name, name, red, rlen, 0640, false, &e) == 0;
+		if (!replaced) {
+			/* not whole, or its redacted form cannot replace it: not evidence
+			 * to trust or keep (it may hold agent-chosen hosts) */
 			ag_error_free(e);
 			if (dfd >= 0)
 				(void)unlinkat(dfd, name, 0);
