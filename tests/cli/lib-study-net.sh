@@ -597,7 +597,7 @@ _st_agent_run() {
 	if [ -f "$report" ]; then
 		ST_AGENT_OUT=$(jq -r '.command_result.stdout // empty' "$report" 2>/dev/null || true)
 	fi
-	diag "study-egress run $name: exit $ST_RUN_RC; $(jq -r '"total \(.timings.total_ms) ms, preflight \(.timings.preflight_ms) ms, completion \(.study_egress.completion) (\(.study_egress.completion_reason))"' <<<"$summary" 2>/dev/null)"
+	diag "study-egress run $name: exit $ST_RUN_RC; $(jq -r '"total \(.timings.total_ms) ms, preflight \(.timings.preflight_ms) ms, completion \(.study_egress.completion) (\(.study_egress.completion_reason)), failure \(.failure_reason // "none")"' <<<"$summary" 2>/dev/null)"
 	if [ -z "$report" ] || [ ! -f "$report" ]; then
 		diag "study-egress run $name: exit $ST_RUN_RC, no artifact" "$out" "$(tail -5 "$T/run-$name.err")"
 	fi

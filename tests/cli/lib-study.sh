@@ -27,7 +27,7 @@
 #   study_nothing_left RUN_DIR   no container or network carries the run's
 #                                label, and no bridge device the artifact names
 #                                remains (nor one named in $STUDY_BRIDGES)
-#   study_agent_running TRIAL    waits (30 s max) until the trial's agent runs;
+#   study_agent_running TRIAL    waits (about 45 s max) until the trial's agent runs;
 #                                sets STUDY_GW (the gateway's id) and STUDY_SUFFIX
 
 # One network-creating test file at a time on this machine (lib-test.sh).
@@ -144,7 +144,7 @@ study_nothing_left() {
 study_agent_running() {
 	local trial=$1
 	STUDY_GW= STUDY_SUFFIX=
-	for _ in $(seq 1 300); do
+	for _ in $(seq 1 150); do
 		STUDY_GW=$("$AG_DOCKER" ps -q --filter "label=agentguard.study-egress.trial=$trial" \
 			--filter label=agentguard.study-egress.role=gateway)
 		if [ -n "$STUDY_GW" ]; then
@@ -154,7 +154,7 @@ study_agent_running() {
 				return 0
 			fi
 		fi
-		sleep 0.1
+		sleep 0.2 # two docker clients per turn: a light poll on a loaded machine
 	done
 	return 1
 }

@@ -138,7 +138,8 @@ common
 kill_gateway_when_agent_runs "$TRIAL-k" &
 killer=$!
 study_run "${common[@]}" --trial-id "$TRIAL-k" --outbound-internal -- /bin/sleep 8
-t_is "gateway killed: the study fails (exit 1), never a pass" "$AG_RC" 1
+t_is "gateway killed: the study fails (exit 1), never a pass" "$AG_RC" 1 ||
+	diag "$(tail -c 3000 <<<"$AG_OUT")"
 t_ok "gateway killed: the killer found the running agent" wait "$killer"
 t_is "gateway killed: result FAIL" "$(q 'a["result"]')" FAIL
 t_is "gateway killed: the manifest says the gateway crashed" \

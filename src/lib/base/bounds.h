@@ -166,9 +166,13 @@
 #define AG_DOCKER_VERSION_OUTPUT_MAX 256
 /* Longest client version token kept ("27.5.1", "24.0.7+dfsg1"). */
 #define AG_DOCKER_VERSION_TOKEN_MAX 64
-/* Wall clock for one docker control call (version, inspect, stop, rm);
- * upstream used 5 s. A hung daemon cannot stall AgentGuard longer. */
-#define AG_DOCKER_CONTROL_TIMEOUT_MS 5000
+/* Wall clock for one docker control call (version, inspect, create, start,
+ * stop, rm, network calls). Upstream used 5 s; a loaded engine (image builds,
+ * network churn: iptables under its lock) answers a create, a start or an
+ * inspect of a starting container in more than 5 s, and the run then failed
+ * as a Docker fault (docker.engine.timeout) on a healthy daemon. A hung
+ * daemon still cannot stall AgentGuard longer than this per call. */
+#define AG_DOCKER_CONTROL_TIMEOUT_MS 15000
 /* stdout kept from a docker control call (container id, status lines). */
 #define AG_DOCKER_CONTROL_OUTPUT_MAX 4096
 /* stdout kept from one docker inspect call (one object of JSON). */
@@ -221,7 +225,7 @@
 /* Wall-clock limit of one docker control call (version, info, inspect, create,
  * rm); a hung daemon cannot stall the preflight. Same value as
  * AG_DOCKER_CONTROL_TIMEOUT_MS, kept separate so the preflight can be tuned. */
-#define AG_PF_DOCKER_TIMEOUT_MS 5000
+#define AG_PF_DOCKER_TIMEOUT_MS 15000
 /* Wall-clock limit of the probe run (`docker start -a`): one container start
  * plus a few busybox commands; 0.3 s measured, 15 s budget for slow hosts. */
 #define AG_PF_PROBE_TIMEOUT_MS 15000
