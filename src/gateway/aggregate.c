@@ -22,11 +22,10 @@ int gw_aggs_open(struct gw_aggs *a, const char *path, struct ag_error **err)
 	a->fd = -1;
 	if (!path)
 		return 0;
-	/* A new file only: never rewrite, or follow a link to, old evidence. */
-	a->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	a->fd = gw_open_empty(path, O_RDWR);
 	if (a->fd < 0)
 		return ag_err(err, AG_E_IO, errno, "gateway.aggregates.open",
-			      "cannot create the aggregates file (it must not exist yet)");
+			      "cannot open the aggregates file (a new or empty regular file)");
 	return gw_aggs_write_header(a) < 0 ? ag_err(err, AG_E_IO, errno, "gateway.aggregates.write",
 						    "cannot write the aggregates file")
 					   : 0;

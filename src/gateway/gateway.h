@@ -116,6 +116,9 @@ struct gw {
 
 /* stream.c */
 void gw_now(char out[32]);
+/* An evidence file opened with FLAGS (O_CREAT, O_NOFOLLOW, O_CLOEXEC
+ * added): new, or an existing empty regular file; else -1 (EEXIST). */
+int gw_open_empty(const char *path, int flags);
 int gw_stream_open(struct gw_stream *s, const char *path, struct ag_error **err);
 /* Appends one canonical JSON line (takes ownership of rec). Failure marks
  * the stream broken and counts the record lost. Returns 0 or -1. */

@@ -8,6 +8,7 @@
 #include "lib/base/error.h"
 #include "gateway/gateway.h"
 
+#include <sys/stat.h>
 #include <time.h>
 
 void gw_now(char out[32])
@@ -19,14 +20,27 @@ void gw_now(char out[32])
 	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+int gw_open_empty(const char *path, int flags)
+{
+	/* No link followed; a file AgentGuard made empty for us (bound into
+	 * the container on its own) or a new one; never old evidence. */
+	int fd = open(path, flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != 0)) {
+		close(fd);
+		errno = EEXIST;
+		return -1;
+	}
+	return fd;
+}
+
 int gw_stream_open(struct gw_stream *s, const char *path, struct ag_error **err)
 {
 	*s = (struct gw_stream){.fd = -1};
-	/* A new file only: never append to, or follow a link to, old evidence. */
-	s->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0640);
+	s->fd = gw_open_empty(path, O_WRONLY | O_APPEND);
 	if (s->fd < 0)
 		return ag_err(err, AG_E_IO, errno, "gateway.events.open",
-			      "cannot create the evidence stream (it must not exist yet)");
+			      "cannot open the evidence stream (a new or empty regular file)");
 	return 0;
 }
 

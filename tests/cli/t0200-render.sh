@@ -33,7 +33,7 @@ write_config "$T/c.yaml" "$IMG" 1000 \
 	"    - name: AGENT_API_TOKEN" "      source: host" "      allow_sensitive: true"
 
 ENV_JSON='"--env","AGENT_API_TOKEN=[REDACTED]","--env","AGENT_MODE=[REDACTED]","--env","HOME=/tmp/agentguard-home","--env","LANG=C.UTF-8","--env","LC_ALL=C.UTF-8","--env","PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"'
-HEAD_JSON='"--network","none","--security-opt","no-new-privileges","--cap-drop","ALL","--cgroupns","private","--pids-limit","128","--memory","256m","--memory-swap","256m","--cpus","1.5","--read-only","--no-healthcheck","--tmpfs","/tmp:rw,noexec,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=700"'
+HEAD_JSON='"--network","none","--security-opt","no-new-privileges","--cap-drop","ALL","--cgroupns","private","--pids-limit","128","--memory","256m","--memory-swap","256m","--cpus","1.5","--read-only","--no-healthcheck","--log-driver","none","--tmpfs","/tmp:rw,noexec,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=700"'
 
 # --- golden JSON: tmpfs workspace
 t_run "$AG_BIN" render "$T/c.yaml" --format argv -- python -m pytest

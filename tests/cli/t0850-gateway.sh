@@ -57,10 +57,10 @@ t_is "a policy whose digest is not --policy-digest is refused" "$AG_RC" 2
 t_run "$GW_BIN" --listen-address canary.test --listen-port 1 --resolver 127.0.0.1:1 \
 	--policy "$T/policy.json" --events "$T/x.jsonl"
 t_is "a listen address that is a name is refused" "$AG_RC" 2
-: >"$T/exists.jsonl"
+echo '{"record":"old"}' >"$T/exists.jsonl"
 t_run "$GW_BIN" --listen-address 127.0.0.1 --listen-port "$(gw_free_port)" \
 	--resolver "127.0.0.1:$GW_PORT_dns" --policy "$T/policy.json" --events "$T/exists.jsonl"
-t_is "an existing evidence file is never appended to" "$AG_RC" 3
+t_is "an evidence file that is not empty is never appended to" "$AG_RC" 3
 t_like "... reason" "$AG_OUT" 'gateway.events.open'
 t_is "no DNS query so far" "$(wc -l <"$T/dns.log")" 0
 

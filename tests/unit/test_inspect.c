@@ -523,6 +523,12 @@ static void test_container_mutations(void **state)
 	     "preflight.probe.image"},
 	    {"", "Mounts", "[{\"Type\":\"volume\",\"Name\":\"x\",\"Destination\":\"/data\"}]",
 	     "preflight.probe.mounts"},
+	    /* the engine would keep the container's output on the host's disk */
+	    {"HostConfig", "LogConfig", "{\"Type\":\"json-file\",\"Config\":{}}",
+	     "preflight.probe.log_driver"},
+	    {"HostConfig", "LogConfig", NULL, "preflight.probe.log_driver"},
+	    {"HostConfig", "Ulimits", "[{\"Name\":\"nofile\",\"Soft\":1024,\"Hard\":1024}]",
+	     "preflight.probe.ulimits"},
 	};
 	const struct ag_exec_spec spec = fixture_spec();
 	const struct ag_probe_expect expect = expect_of(&spec, AG_INSPECT_PREFLIGHT_PROBE, NULL);
@@ -681,6 +687,19 @@ static void edit_ipv4(struct ag_exec_spec *s)
 	s->ipv4_address = "198.51.100.2";
 }
 
+static const struct ag_exec_file_bind evidence_files[] = {
+    {"/srv/run/egress/events.jsonl", "/agentguard-workspace/events.jsonl", false},
+};
+static void edit_file_bind(struct ag_exec_spec *s)
+{
+	s->file_binds = evidence_files;
+	s->n_file_binds = 1;
+}
+static void edit_fsize(struct ag_exec_spec *s)
+{
+	s->file_size_max = 16 * 1024 * 1024;
+}
+
 static void test_expect_follows_spec(void **state)
 {
 	(void)state;
@@ -729,6 +748,8 @@ static void test_expect_follows_spec(void **state)
 	    {"alias", edit_alias, AG_INSPECT_GATEWAY, NULL, "study.gateway.study_address"},
 	    {"ipv4 address", edit_ipv4, AG_INSPECT_GATEWAY, NULL, "study.gateway.study_address"},
 	    {"dns (study probe)", edit_dns, AG_INSPECT_STUDY_PROBE, NULL, "study.selftest.dns"},
+	    {"file bind", edit_file_bind, AG_INSPECT_GATEWAY, NULL, "preflight.probe.mounts"},
+	    {"file size limit", edit_fsize, AG_INSPECT_GATEWAY, NULL, "preflight.probe.ulimits"},
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
 		json_t *v = container_fixture("container.json");

@@ -101,6 +101,8 @@ static void test_bind_workspace_from_config(void **state)
 	    "1.5",
 	    "--read-only",
 	    "--no-healthcheck",
+	    "--log-driver",
+	    "none",
 	    "--tmpfs",
 	    "/tmp:rw,noexec,nosuid,nodev,size=128m,uid=1000,gid=1000,mode=700",
 	    "--mount",
@@ -181,6 +183,8 @@ static void test_tmpfs_workspace_bridge_create(void **state)
 	    "2",
 	    "--read-only",
 	    "--no-healthcheck",
+	    "--log-driver",
+	    "none",
 	    "--tmpfs",
 	    "/tmp:rw,noexec,nosuid,nodev,size=256m,uid=2001,gid=2002,mode=700",
 	    "--tmpfs",
@@ -236,7 +240,8 @@ static void test_env_sorted_with_defaults(void **state)
 	const char *want[] = {
 	    "run", "--rm", "--network", "none", "--security-opt", "no-new-privileges", "--cap-drop",
 	    "ALL", "--cgroupns", "private", "--pids-limit", "256", "--memory", "512m",
-	    "--memory-swap", "512m", "--cpus", "1", "--read-only", "--no-healthcheck", "--tmpfs",
+	    "--memory-swap", "512m", "--cpus", "1", "--read-only", "--no-healthcheck",
+	    "--log-driver", "none", "--tmpfs",
 	    "/tmp:rw,noexec,nosuid,nodev,size=256m,uid=1000,gid=1000,mode=700", "--tmpfs",
 	    "/workspace:rw,noexec,nosuid,nodev,size=256m,uid=1000,gid=1000,mode=700", "--workdir",
 	    "/workspace", "--user", "1000:1000",
@@ -291,6 +296,74 @@ static void test_argv0_option_like(void **state)
 	assert_string_equal(out.v[img + 1], "x");
 	assert_true(ag_strv_find(&out, "--no-healthcheck") > 0);
 	ag_strv_release(&out);
+}
+
+/* The study gateway's evidence files: bound one by one inside the tmpfs
+ * workspace (ro or rw as given), every written file bounded by the fsize
+ * ulimit, the log driver "none" in the argv and the create request alike;
+ * a bind outside the workspace, beside a workspace bind, or a limit out of
+ * range is refused. */
+static void test_file_binds_and_fsize(void **state)
+{
+	(void)state;
+	static const struct ag_exec_file_bind files[] = {
+	    {"/srv/run/egress/policy.json", "/workspace/policy.json", true},
+	    {"/srv/run/egress/events.jsonl", "/workspace/events.jsonl", false},
+	};
+	struct ag_exec_spec s = base;
+	s.file_binds = files;
+	s.n_file_binds = AG_ARRAY_SIZE(files);
+	s.file_size_max = 16777216;
+	struct ag_strv out = AG_STRV_INIT;
+	struct ag_error *e = NULL;
+	assert_int_equal(ag_render_argv(&s, AG_RENDER_CREATE, &out, &e), 0);
+	ssize_t u = ag_strv_find(&out, "--ulimit");
+	assert_true(u > 0);
+	assert_string_equal(out.v[u + 1], "fsize=16777216");
+	ssize_t l = ag_strv_find(&out, "--log-driver");
+	assert_true(l > 0);
+	assert_string_equal(out.v[l + 1], "none");
+	assert_true(ag_strv_find(&out, "type=bind,source=/srv/run/egress/policy.json,target=/"
+				       "workspace/policy.json,readonly") > 0);
+	assert_true(ag_strv_find(&out, "type=bind,source=/srv/run/egress/events.jsonl,target=/"
+				       "workspace/events.jsonl") > 0);
+	ag_strv_release(&out);
+
+	json_t *req = NULL;
+	assert_int_equal(ag_render_create_request(&s, &req, &e), 0);
+	json_t *h = json_object_get(req, "HostConfig");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(h, "LogConfig"), "Type")), "none");
+	json_t *ul = json_array_get(json_object_get(h, "Ulimits"), 0);
+	assert_string_equal(json_string_value(json_object_get(ul, "Name")), "fsize");
+	assert_int_equal(json_integer_value(json_object_get(ul, "Soft")), 16777216);
+	assert_int_equal(json_integer_value(json_object_get(ul, "Hard")), 16777216);
+	json_t *mounts = json_object_get(h, "Mounts");
+	assert_int_equal(json_array_size(mounts), 2);
+	assert_true(json_is_true(json_object_get(json_array_get(mounts, 0), "ReadOnly")));
+	assert_true(json_is_false(json_object_get(json_array_get(mounts, 1), "ReadOnly")));
+	json_decref(req);
+
+	static const struct ag_exec_file_bind outside[] = {
+	    {"/srv/run/egress/events.jsonl", "/agentguard-egress/events.jsonl", false}};
+	struct ag_exec_spec bad = s;
+	bad.file_binds = outside;
+	bad.n_file_binds = 1;
+	assert_int_equal(ag_exec_spec_validate(&bad, &e), -1);
+	assert_string_equal(e->reason, "render.file_bind.invalid");
+	ag_error_free(e);
+	e = NULL;
+	bad = s;
+	bad.workspace_host_path = "/srv/run/workspace";
+	assert_int_equal(ag_exec_spec_validate(&bad, &e), -1);
+	assert_string_equal(e->reason, "render.file_bind.invalid");
+	ag_error_free(e);
+	e = NULL;
+	bad = s;
+	bad.file_size_max = 100;
+	assert_int_equal(ag_exec_spec_validate(&bad, &e), -1);
+	assert_string_equal(e->reason, "render.fsize.invalid");
+	ag_error_free(e);
 }
 
 /* With the agent's init: the init is the entrypoint, its deadline and "--"
@@ -746,6 +819,7 @@ int main(void)
 	    cmocka_unit_test(test_child_argv_verbatim),
 	    cmocka_unit_test(test_argv0_option_like),
 	    cmocka_unit_test(test_init_wraps_argv_verbatim),
+	    cmocka_unit_test(test_file_binds_and_fsize),
 	    cmocka_unit_test(test_init_statuses),
 	    cmocka_unit_test(test_cpus_format),
 	    cmocka_unit_test(test_render_failure_leaves_output),

@@ -194,9 +194,15 @@
  * created on, plus one it was connected to after create (a study gateway's
  * outbound network). More fails closed (inspect.expect.networks). */
 #define AG_INSPECT_NETWORKS_MAX 2
-/* Most read-only bind mounts a spec renders (today the preflight's static
- * probe; room for one more, e.g. an in-container init). */
-#define AG_INSPECT_RO_BINDS_MAX 2
+/* Most single-file bind mounts a spec renders and inspection judges (the
+ * static probe, the agent's init, the gateway's three evidence files). */
+#define AG_INSPECT_RO_BINDS_MAX 4
+/* Host files a container may get bind-mounted one by one (the study
+ * gateway's policy, stream and aggregates), and the range of the size
+ * limit on every file it writes (RLIMIT_FSIZE). */
+#define AG_EXEC_FILE_BINDS_MAX 3
+#define AG_EXEC_FSIZE_MIN 4096
+#define AG_EXEC_FSIZE_MAX (1024LL * 1024 * 1024)
 /* Longest label key ("agentguard.contained-run.id") and value. */
 #define AG_LABEL_KEY_MAX 64
 #define AG_LABEL_VALUE_MAX 128
@@ -377,6 +383,12 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
 #define AG_EGRESS_GATEWAY_MEMORY_BYTES (128 * 1024 * 1024)
 #define AG_EGRESS_GATEWAY_PIDS 128
 #define AG_EGRESS_GATEWAY_TMPFS "64m"
+/* The gateway's evidence directory: a tmpfs holding only the mount points
+ * of its three evidence files (bound one by one from the run directory),
+ * and the largest file it can write there (RLIMIT_FSIZE): its stream's
+ * own bound. Its disk use on the host is at most two such files. */
+#define AG_EGRESS_GATEWAY_EVIDENCE_TMPFS "1m"
+#define AG_EGRESS_GATEWAY_FSIZE AG_GW_EVENTS_MAX_BYTES
 /* The proxy port the gateway listens on, on the study network only. */
 #define AG_EGRESS_GATEWAY_PORT 8080
 
@@ -574,6 +586,8 @@ _Static_assert(AG_GW_SAMPLE_FIRST + AG_GW_AGG_KEYS_MAX + 1 + AG_GW_SAMPLE_LAST <
 _Static_assert((int64_t)AG_GW_MAX_CONNECTIONS *AG_GW_TUNNEL_MEM_MAX + 32 * 1024 * 1024 <=
 		   AG_EGRESS_GATEWAY_MEMORY_BYTES,
 	       "the gateway's connections fit its container's memory");
+_Static_assert((int64_t)(AG_GW_AGG_KEYS_MAX + 1) * AG_GW_AGG_SLOT <= AG_EGRESS_GATEWAY_FSIZE,
+	       "the aggregates file fits the gateway's file size limit");
 _Static_assert((AG_GW_SAMPLE_FIRST + AG_GW_AGG_KEYS_MAX + 1 + AG_GW_SAMPLE_LAST + 2) *
 		       AG_GW_RECORD_MAX <
 		   AG_GW_EVENTS_MAX_BYTES,

@@ -107,6 +107,40 @@ static int check_host_path(const char *p, struct ag_error **err)
 	return 0;
 }
 
+/* The single-file binds and the file size limit (exec_spec.h). */
+static int check_file_binds(const struct ag_exec_spec *s, struct ag_error **err)
+{
+	if (s->file_size_max &&
+	    (s->file_size_max < AG_EXEC_FSIZE_MIN || s->file_size_max > AG_EXEC_FSIZE_MAX))
+		return FAIL("render.fsize.invalid", "the file size limit must be %d..%lld bytes",
+			    AG_EXEC_FSIZE_MIN, (long long)AG_EXEC_FSIZE_MAX);
+	if (!s->n_file_binds)
+		return 0;
+	if (s->n_file_binds > AG_EXEC_FILE_BINDS_MAX || !s->file_binds)
+		return FAIL("render.file_bind.invalid", "at most %d file binds",
+			    AG_EXEC_FILE_BINDS_MAX);
+	if (s->workspace_host_path || s->probe_host_path || s->init_host_path)
+		return FAIL("render.file_bind.invalid",
+			    "file binds go only inside a tmpfs workspace, alone");
+	for (size_t i = 0; i < s->n_file_binds; i++) {
+		const struct ag_exec_file_bind *b = &s->file_binds[i];
+		if (!b->host_path || check_host_path(b->host_path, err) < 0 ||
+		    check_container_path(b->container_path, "file bind", err) < 0)
+			return *err ? -1
+				    : FAIL("render.file_bind.invalid",
+					   "a file bind needs a host path");
+		if (!path_within(b->container_path, s->workspace_container_path) ||
+		    strcmp(b->container_path, s->workspace_container_path) == 0)
+			return FAIL("render.file_bind.invalid",
+				    "a file bind must lie inside the workspace path");
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->file_binds[j].container_path, b->container_path) == 0)
+				return FAIL("render.file_bind.invalid", "two file binds at %s",
+					    b->container_path);
+	}
+	return 0;
+}
+
 /* ^agentguard-[a-z0-9][a-z0-9_.-]{0,62}$ */
 static bool name_ok(const char *s)
 {
@@ -345,6 +379,8 @@ int ag_exec_spec_validate(const struct ag_exec_spec *s, struct ag_error **err)
 	} else if (s->init_deadline_seconds) {
 		return FAIL("render.init.invalid", "a deadline needs the init");
 	}
+	if (check_file_binds(s, err) < 0)
+		return -1;
 
 	/* name and labels */
 	if (s->container_name && !name_ok(s->container_name))
@@ -481,6 +517,13 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 	ag_strv_push(&a, "--read-only");
 	/* The image's HEALTHCHECK never runs: nothing but the argv runs inside. */
 	ag_strv_push(&a, "--no-healthcheck");
+	/* Output only over the attach stream: the engine keeps no log on disk. */
+	ag_strv_push(&a, "--log-driver");
+	ag_strv_push(&a, "none");
+	if (s->file_size_max) {
+		ag_strv_push(&a, "--ulimit");
+		ag_strv_pushf(&a, "fsize=%" PRId64, s->file_size_max);
+	}
 	ag_strv_push(&a, "--tmpfs");
 	ag_strv_pushf(&a,
 		      "%s:rw,noexec,nosuid,nodev,size=%s,uid=%" PRId64 ",gid=%" PRId64 ",mode=700",
@@ -507,6 +550,12 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 		ag_strv_push(&a, "--mount");
 		ag_strv_pushf(&a, "type=bind,source=%s,target=%s,readonly", s->init_host_path,
 			      AG_EXEC_INIT_PATH);
+	}
+	for (size_t i = 0; i < s->n_file_binds; i++) {
+		const struct ag_exec_file_bind *b = &s->file_binds[i];
+		ag_strv_push(&a, "--mount");
+		ag_strv_pushf(&a, "type=bind,source=%s,target=%s%s", b->host_path,
+			      b->container_path, b->read_only ? ",readonly" : "");
 	}
 	ag_strv_push(&a, "--workdir");
 	ag_strv_push(&a, s->workspace_container_path);
@@ -686,6 +735,12 @@ int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct 
 	/* --cpus X is NanoCpus X * 1e9 (the validated range keeps it exact enough). */
 	json_object_set_new(h, "NanoCpus", json_integer((json_int_t)(s->cpu_limit * 1e9 + 0.5)));
 	json_object_set_new(h, "ReadonlyRootfs", json_true());
+	json_object_set_new(h, "LogConfig", json_pack("{s:s,s:{}}", "Type", "none", "Config"));
+	if (s->file_size_max)
+		json_object_set_new(h, "Ulimits",
+				    json_pack("[{s:s,s:I,s:I}]", "Name", "fsize", "Soft",
+					      (json_int_t)s->file_size_max, "Hard",
+					      (json_int_t)s->file_size_max));
 	json_t *tmpfs = json_object();
 	json_object_set_new(tmpfs, s->tmpfs_path,
 			    json_sprintf("rw,noexec,nosuid,nodev,size=%s,uid=%" PRId64
@@ -712,6 +767,11 @@ int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct 
 		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s,s:b}", "Type", "bind",
 							"Source", s->init_host_path, "Target",
 							AG_EXEC_INIT_PATH, "ReadOnly", 1));
+	for (size_t i = 0; i < s->n_file_binds; i++)
+		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s,s:b}", "Type", "bind",
+							"Source", s->file_binds[i].host_path,
+							"Target", s->file_binds[i].container_path,
+							"ReadOnly", s->file_binds[i].read_only));
 	if (json_array_size(mounts))
 		json_object_set_new(h, "Mounts", mounts);
 	else

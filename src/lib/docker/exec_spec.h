@@ -64,6 +64,13 @@ struct ag_label {
 /* The init's own deadline bound (src/init/agentguard-init.c, same value). */
 #define AG_EXEC_INIT_DEADLINE_MAX 90000
 
+/* One host file bind-mounted on its own (exec_spec.file_binds). */
+struct ag_exec_file_bind {
+	const char *host_path;	    /* an existing regular file of AgentGuard's */
+	const char *container_path; /* strictly inside workspace_container_path */
+	bool read_only;
+};
+
 struct ag_exec_spec {
 	const char *image; /* digest-pinned reference */
 	enum ag_network network;
@@ -120,6 +127,20 @@ struct ag_exec_spec {
 	size_t n_dns;
 	bool ip_forward_off;
 	int64_t group_add; /* 0: none */
+	/*
+	 * The study gateway only: host files bind-mounted one by one inside a
+	 * tmpfs workspace (workspace_host_path NULL), so the read-write ones
+	 * are the only places the container can write on the host's disk, and
+	 * the size every file it writes can reach (RLIMIT_FSIZE as the
+	 * engine's fsize ulimit, soft = hard: it cannot raise it without
+	 * CAP_SYS_RESOURCE). At most AG_EXEC_FILE_BINDS_MAX binds; 0: none.
+	 * Every container's output reaches AgentGuard over its attach stream
+	 * only: the renderer always sets the log driver "none", so nothing a
+	 * container prints is kept on the host's disk by the engine.
+	 */
+	const struct ag_exec_file_bind *file_binds;
+	size_t n_file_binds;
+	int64_t file_size_max; /* bytes, AG_EXEC_FSIZE_MIN..AG_EXEC_FSIZE_MAX; 0: unlimited */
 };
 
 /* What contained-run (or render) adds to the validated config. */

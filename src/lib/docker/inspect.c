@@ -768,19 +768,57 @@ static void check_networks(const json_t *v, const struct ag_probe_expect *x,
 		ag_pf_findings_add(f, "network", U, r->links, "Links is not empty");
 }
 
+/*
+ * What the engine itself writes on the host's disk for the container, and
+ * how large a file the container can write: the log driver is "none" (its
+ * output reaches AgentGuard over the attach stream only, bounded there),
+ * and the fsize ulimit is exactly the spec's (or none).
+ */
+static void check_disk_writes(const json_t *v, const struct ag_probe_expect *x, json_t *insp,
+			      struct ag_pf_findings *f)
+{
+	const enum ag_pf_verdict U = AG_PF_V_UNSAFE;
+	const char *driver = ag_json_path_str(hc(v, "LogConfig"), "Type");
+	json_object_set_new(insp, "log_driver",
+			    json_string(driver && strcmp(driver, "none") == 0 ? "none" : "other"));
+	if (!driver || strcmp(driver, "none") != 0)
+		ag_pf_findings_add(f, "log_driver", U, "preflight.probe.log_driver",
+				   "HostConfig.LogConfig.Type is not none: the engine would keep "
+				   "the container's output on the host's disk");
+	const json_t *ul = hc(v, "Ulimits");
+	bool ul_ok;
+	if (!x->file_size_max) {
+		ul_ok = empty_list(ul);
+	} else {
+		const json_t *u = json_array_get(ul, 0);
+		ul_ok = json_is_array(ul) && json_array_size(ul) == 1 &&
+			strcmp(ag_json_str_or(json_object_get(u, "Name"), ""), "fsize") == 0 &&
+			json_is_integer(json_object_get(u, "Soft")) &&
+			json_is_integer(json_object_get(u, "Hard")) &&
+			json_integer_value(json_object_get(u, "Soft")) == x->file_size_max &&
+			json_integer_value(json_object_get(u, "Hard")) == x->file_size_max;
+	}
+	if (x->file_size_max)
+		json_object_set_new(insp, "file_size_max",
+				    ul_ok ? json_integer(x->file_size_max) : json_null());
+	if (!ul_ok)
+		ag_pf_findings_add(f, "ulimits", U, "preflight.probe.ulimits",
+				   "HostConfig.Ulimits is not exactly what the spec rendered");
+}
+
 static int64_t spec_bytes(const char *size)
 {
 	int64_t b = 0;
 	return size && ag_size_parse(size, AG_SIZE_CONFIG, &b) == 0 ? b : -1;
 }
 
-static int add_ro_bind(struct ag_probe_expect *x, const char *source, const char *target,
+static int add_ro_bind(struct ag_probe_expect *x, const char *source, const char *target, bool rw,
 		       struct ag_error **err)
 {
 	if (x->n_ro_binds >= AG_INSPECT_RO_BINDS_MAX)
 		return ag_err(err, AG_E_LIMIT, 0, "inspect.expect.mounts",
-			      "the spec renders more read-only binds than inspection judges");
-	x->ro_binds[x->n_ro_binds++] = (struct ag_bind_expect){source, target};
+			      "the spec renders more file binds than inspection judges");
+	x->ro_binds[x->n_ro_binds++] = (struct ag_bind_expect){source, target, rw};
 	return 0;
 }
 
@@ -829,13 +867,20 @@ int ag_inspect_expect_from_spec(const struct ag_exec_spec *s, const struct ag_in
 	    .n_dns = s->n_dns,
 	    .ip_forward_off = s->ip_forward_off,
 	    .group_add = s->group_add,
+	    .file_size_max = s->file_size_max,
 	};
-	/* Every read-only bind the spec renders, each exactly once (one
-	 * line here per such spec field). */
-	if (s->probe_host_path && add_ro_bind(x, s->probe_host_path, AG_EXEC_PROBE_PATH, err) < 0)
+	/* Every file bind the spec renders, each exactly once (one line here
+	 * per such spec field). */
+	if (s->probe_host_path &&
+	    add_ro_bind(x, s->probe_host_path, AG_EXEC_PROBE_PATH, false, err) < 0)
 		return -1;
-	if (s->init_host_path && add_ro_bind(x, s->init_host_path, AG_EXEC_INIT_PATH, err) < 0)
+	if (s->init_host_path &&
+	    add_ro_bind(x, s->init_host_path, AG_EXEC_INIT_PATH, false, err) < 0)
 		return -1;
+	for (size_t i = 0; i < s->n_file_binds; i++)
+		if (add_ro_bind(x, s->file_binds[i].host_path, s->file_binds[i].container_path,
+				!s->file_binds[i].read_only, err) < 0)
+			return -1;
 	return 0;
 }
 
@@ -963,6 +1008,7 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 	if (!json_is_true(ro))
 		ag_pf_findings_add(f, "read_only_rootfs", U, "preflight.probe.read_only",
 				   "HostConfig.ReadonlyRootfs is not true");
+	check_disk_writes(v, x, insp, f);
 	const json_t *secopt = hc(v, "SecurityOpt");
 	bool nnp = array_has_str(secopt, "no-new-privileges") ||
 		   array_has_str(secopt, "no-new-privileges:true") ||
@@ -1094,7 +1140,8 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 					  src && dst && strcmp(src, x->bind_source) == 0 &&
 					  strcmp(dst, x->workspace) == 0;
 			ssize_t rb = ro_bind_index(x, type, src, dst);
-			if (rb >= 0 && json_is_false(json_object_get(mt, "RW"))) {
+			if (rb >= 0 && json_is_boolean(json_object_get(mt, "RW")) &&
+			    json_is_true(json_object_get(mt, "RW")) == x->ro_binds[rb].rw) {
 				ro_seen[rb]++;
 				continue;
 			}
@@ -1116,7 +1163,8 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 	for (size_t i = 0; i < x->n_ro_binds; i++)
 		if (ro_seen[i] != 1)
 			ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
-					   "expected exactly one read-only mount at %s, saw %zu",
+					   "expected exactly one %s mount at %s, saw %zu",
+					   x->ro_binds[i].rw ? "read-write" : "read-only",
 					   x->ro_binds[i].target, ro_seen[i]);
 	if (x->bind_source && binds_seen != 1)
 		ag_pf_findings_add(
@@ -1138,7 +1186,8 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 			    strcmp(src, x->bind_source) == 0 && strcmp(dst, x->workspace) == 0 &&
 			    !json_is_true(json_object_get(mt, "ReadOnly")))
 				hc_ws++;
-			else if (rb >= 0 && json_is_true(json_object_get(mt, "ReadOnly")))
+			else if (rb >= 0 && json_is_true(json_object_get(mt, "ReadOnly")) !=
+						x->ro_binds[rb].rw)
 				hc_ro[rb]++;
 			else
 				hc_other++;

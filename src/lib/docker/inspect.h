@@ -172,9 +172,10 @@ struct ag_inspect_created {
 				  create (the gateway's outbound), or NULL */
 };
 
-/* One read-only bind mount a container must show. */
+/* One single-file bind mount a container must show, read-only unless rw. */
 struct ag_bind_expect {
 	const char *source, *target;
+	bool rw;
 };
 
 /*
@@ -203,10 +204,14 @@ struct ag_probe_expect {
 	/* spec.workspace_host_path: exactly one read-write bind mount of it at
 	 * `workspace` instead of a tmpfs */
 	const char *bind_source;
-	/* the read-only binds the spec renders (spec.probe_host_path at
-	 * AG_EXEC_PROBE_PATH), each exactly once */
+	/* the single-file binds the spec renders (spec.probe_host_path at
+	 * AG_EXEC_PROBE_PATH, the init, spec.file_binds), each exactly once and
+	 * read-only unless the spec made it read-write */
 	struct ag_bind_expect ro_binds[AG_INSPECT_RO_BINDS_MAX];
 	size_t n_ro_binds;
+	/* spec.file_size_max: HostConfig.Ulimits exactly fsize soft = hard =
+	 * this (0: Ulimits empty). LogConfig.Type is always "none". */
+	int64_t file_size_max;
 	/* network: NetworkMode, and NetworkSettings.Networks exactly these */
 	enum ag_network network;
 	const char *network_name; /* spec.network_name (a study network), or NULL */

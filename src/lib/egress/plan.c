@@ -218,6 +218,16 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 		ag_strv_push(&p->gateway_cmd, in->host_addresses[i]);
 	}
 	ag_strv_push(&p->owned, in->gateway_image);
+	if (in->evidence_host_path) {
+		static const char *const files[] = {"policy.json", "events.jsonl",
+						    "aggregates.jsonl"};
+		for (size_t i = 0; i < AG_ARRAY_SIZE(files); i++) {
+			ag_strv_pushf(&p->owned, "%s/%s", in->evidence_host_path, files[i]);
+			ag_strv_pushf(&p->owned, "%s/%s", AG_EGRESS_EVIDENCE_PATH, files[i]);
+			p->gateway_files[i] = (struct ag_exec_file_bind){
+			    p->owned.v[p->owned.n - 2], p->owned.v[p->owned.n - 1], i == 0};
+		}
+	}
 	p->gateway_dns[0] = in->gateway_dns ? in->gateway_dns : AG_EGRESS_AGENT_DNS;
 	p->gateway = (struct ag_egress_container_spec){
 	    .role = AG_EGRESS_GATEWAY,
@@ -232,8 +242,13 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 		    .pids_limit = AG_EGRESS_GATEWAY_PIDS,
 		    .tmpfs_path = AG_EXEC_TMPFS_PATH,
 		    .tmpfs_size = AG_EGRESS_GATEWAY_TMPFS,
-		    .workspace_host_path = in->evidence_host_path,
+		    /* the evidence directory: a small tmpfs; the run's evidence
+		     * files, when there is a run, are bound into it one by one */
 		    .workspace_container_path = AG_EGRESS_EVIDENCE_PATH,
+		    .workspace_tmpfs_size = AG_EGRESS_GATEWAY_EVIDENCE_TMPFS,
+		    .file_binds = in->evidence_host_path ? p->gateway_files : NULL,
+		    .n_file_binds = in->evidence_host_path ? AG_ARRAY_SIZE(p->gateway_files) : 0,
+		    .file_size_max = AG_EGRESS_GATEWAY_FSIZE,
 		    .container_name = p->gateway_name,
 		    .entrypoint = AG_EGRESS_GATEWAY_BIN,
 		    .labels = p->gateway_labels,
@@ -310,6 +325,11 @@ int ag_egress_plan_validate(const struct ag_egress_plan *p, struct ag_error **er
 		return FAIL(
 		    "egress.plan.topology",
 		    "the gateway needs its alias, its fixed study address and ip_forward=0");
+	if (a->n_file_binds || a->file_size_max || g->workspace_host_path ||
+	    g->file_size_max != AG_EGRESS_GATEWAY_FSIZE)
+		return FAIL("egress.plan.topology",
+			    "only the gateway's evidence files are bound, and it writes no file "
+			    "larger than its stream's bound");
 	if (ag_exec_spec_validate(g, err) < 0)
 		return ag_err_wrap(err, "gateway container");
 	if (ag_exec_spec_validate(a, err) < 0)
@@ -579,6 +599,17 @@ static json_t *container_json(const struct ag_egress_container_spec *c, const ch
 	json_object_set_new(o, "tmpfs_size", json_string(s->tmpfs_size));
 	json_object_set_new(o, "mount_path", json_string(s->workspace_container_path));
 	json_object_set_new(o, "mount", json_string(s->workspace_host_path ? "bind" : "tmpfs"));
+	json_object_set_new(o, "log_driver", json_string("none"));
+	if (s->file_size_max)
+		json_object_set_new(o, "file_size_max", json_integer(s->file_size_max));
+	if (s->n_file_binds) {
+		json_t *fb = json_array();
+		for (size_t i = 0; i < s->n_file_binds; i++)
+			json_array_append_new(
+			    fb, json_pack("{s:s,s:s}", "path", s->file_binds[i].container_path,
+					  "access", s->file_binds[i].read_only ? "ro" : "rw"));
+		json_object_set_new(o, "file_binds", fb);
+	}
 	json_object_set_new(o, "env_names", json_array());
 	for (size_t i = 0; i < s->n_env; i++) {
 		size_t nl = strcspn(s->env[i], "=");

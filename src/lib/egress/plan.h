@@ -107,6 +107,7 @@ struct ag_egress_plan {
 	struct ag_label gateway_labels[5], agent_labels[5];
 	const char *gateway_dns[1], *agent_dns[1];
 	struct ag_strv gateway_cmd, agent_env, owned;
+	struct ag_exec_file_bind gateway_files[3]; /* policy (ro), events, aggregates */
 };
 
 /*

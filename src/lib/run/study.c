@@ -557,6 +557,17 @@ static int host_addresses(struct ag_strv *out, struct ag_error **err)
 	return rc;
 }
 
+/* A new empty file the gateway (in the invoking user's group) may write. */
+static int empty_evidence_file(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0660);
+	if (fd < 0)
+		return -1;
+	int rc = fchmod(fd, 0660);
+	close(fd);
+	return rc;
+}
+
 static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *run_dir_abs,
 		   const char *suffix, struct ag_error **err)
 {
@@ -565,13 +576,17 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 	const char *slash = strrchr(run_dir_abs, '/');
 	s->run_id = ag_xstrdup(slash ? slash + 1 : run_dir_abs);
 	snprintf(s->names_base, sizeof(s->names_base), "agentguard-%s", suffix);
-	/* The gateway writes its stream here as its own user, through the
-	 * invoking user's group (setgid: the files stay readable by it). */
-	if (mkdirat(run_fd, AG_STUDY_DIR, 0770) < 0)
+	/* The gateway writes its stream and aggregates into the two empty
+	 * files made here, bound one by one into its container, as its own
+	 * user through the invoking user's group; it cannot create a file,
+	 * nor grow one past its stream's bound (the plan's fsize limit). */
+	if (mkdirat(run_fd, AG_STUDY_DIR, 0750) < 0)
 		return ag_err(err, AG_E_IO, errno, "study.evidence_dir",
 			      "cannot create the study's evidence directory");
 	int dfd = openat(run_fd, AG_STUDY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0 || fchmod(dfd, 02770) < 0 || write_policy(s, dfd, err) < 0) {
+	if (dfd < 0 || fchmod(dfd, 0750) < 0 || write_policy(s, dfd, err) < 0 ||
+	    empty_evidence_file(dfd, AG_STUDY_EVENTS_FILE) < 0 ||
+	    empty_evidence_file(dfd, AG_STUDY_AGGREGATES_FILE) < 0) {
 		if (dfd >= 0)
 			close(dfd);
 		return *err ? -1
@@ -1007,6 +1022,11 @@ static char *read_evidence(struct ag_study *s, int run_fd, const char *name,
 	_cleanup_free_ char *path = ag_xasprintf("%s/%s", AG_STUDY_DIR, name);
 	if (ag_read_file_at(run_fd, path, name, max, why, &buf, &len, &e) < 0) {
 		ag_error_free(e);
+		return NULL;
+	}
+	if (len == 0) {
+		/* made empty for the gateway, never written: no evidence to keep */
+		(void)unlinkat(run_fd, path, 0);
 		return NULL;
 	}
 	bool whole = !raw_ok || raw_ok(buf, len);
