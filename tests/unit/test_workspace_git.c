@@ -8,6 +8,7 @@
 
 #include "lib/base/proc.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <sys/wait.h>
 #include <sys/syscall.h>
@@ -856,6 +857,7 @@ static void test_git_reader_sandbox(void **state)
 	assert_string_equal(probe_of(&r, "open_docker_socket"), "EPERM");     /* O_RDWR: seccomp */
 	assert_string_equal(probe_of(&r, "open_docker_socket_ro"), "EACCES"); /* Landlock */
 	assert_string_equal(probe_of(&r, "create_file"), "EPERM");
+	assert_string_equal(probe_of(&r, "create_outside"), "EPERM");
 	assert_string_equal(probe_of(&r, "read_inside"), "ok");
 	assert_string_equal(probe_of(&r, "write_read_only_fd"), "EPERM");
 	assert_string_equal(probe_of(&r, "write_stderr"), "EPERM");
@@ -872,6 +874,32 @@ static void test_git_reader_sandbox(void **state)
 }
 
 /* The CPU-time bound: a reader that computes past it dies of SIGXCPU. */
+/* The baseline writer's sandbox (gitbase.h): it may create files beneath
+ * its working directory and nothing else: no socket, no Docker socket, no
+ * file outside, no exec, the memory bound. */
+static void test_git_writer_sandbox(void **state)
+{
+	struct fx *f = *state;
+	seed_repo(f);
+	struct ag_proc_result r;
+	assert_int_equal(run_reader(f, AG_WS_GIT_WRITE_BASELINE | AG_WS_GIT_SANDBOX_PROBE, &r), 0);
+	assert_string_equal(probe_of(&r, "socket"), "EPERM");
+	assert_string_equal(probe_of(&r, "connect"), "EPERM");
+	assert_string_equal(probe_of(&r, "open_docker_socket"), "EACCES"); /* Landlock */
+	assert_string_equal(probe_of(&r, "open_docker_socket_ro"), "EACCES");
+	assert_string_equal(probe_of(&r, "create_file"), "ok");
+	assert_string_equal(probe_of(&r, "create_outside"), "EACCES");
+	assert_string_equal(probe_of(&r, "read_outside"), "EACCES");
+	assert_string_equal(probe_of(&r, "execve"), "EPERM");
+#if !defined(__SANITIZE_ADDRESS__)
+	assert_string_equal(probe_of(&r, "allocate_limit"), "ENOMEM");
+#endif
+	ag_proc_result_release(&r);
+	struct stat st;
+	assert_int_equal(fstatat(AT_FDCWD, "/tmp/.agentguard-reader-probe", &st, 0), -1);
+	assert_int_equal(fstatat(f->srcfd, ".agentguard-reader-probe", &st, 0), -1);
+}
+
 static void test_git_sandbox_cpu_bound(void **state)
 {
 	struct fx *f = *state;
@@ -962,6 +990,110 @@ static void test_git_not_toplevel_and_broken(void **state)
 	assert_int_equal(count_dir(f->rootfd, "."), 1); /* only "sub" */
 }
 
+/*
+ * The workspace's baseline repository (gitbase.h): real git finds a clean
+ * checkout of exactly the copied tree (bytes unfiltered, CRLF under
+ * text=auto included, the executable bit, a link), one commit with the
+ * fixed author and date on `main`, no hook that runs, no remote; git sees
+ * an edit as the agent's change; what is done under `.git` is no
+ * mutation, a `.git` elsewhere still fails closed, and the source's own
+ * `.git` is untouched. The same tree gives the same commit.
+ */
+static void test_git_workspace_baseline(void **state)
+{
+	struct fx *f = *state;
+	seed_repo(f);
+	wstr(f->srcfd, ".gitattributes", "* text=auto\n");
+	wstr(f->srcfd, "crlf.txt", "one\r\ntwo\r\n");
+	wfile(f->srcfd, "run.sh", "#!/bin/sh\n", 10, 0755);
+	sym("a.txt", f->srcfd, "link");
+	/* names git on Linux checks out but libgit2 refuses by default */
+	wstr(f->srcfd, "time 10:00.log", "colon\n");
+	wstr(f->srcfd, "back\\slash.txt", "backslash\n");
+	wstr(f->srcfd, "trailing.", "dot\n");
+	GIT(f->src, "add", "-A");
+	GIT(f->src, "commit", "-q", "-m", "more");
+	_cleanup_free_ char *srcgit0 = read_rel(f->srcfd, ".git/index");
+	struct ag_ws_prepared p, p2;
+	struct ag_error *e = NULL;
+	struct ag_ws_prepare_opts o = {.git_baseline = true};
+	expect_ok(prep(f, "b", &o, &p, &e), &e);
+	expect_ok(prep(f, "b2", &o, &p2, &e), &e);
+	assert_int_equal(strlen(p.git_baseline), 40);
+	assert_string_equal(p.git_baseline, p2.git_baseline);
+
+	char ws[256];
+	snprintf(ws, sizeof(ws), "%s/b/workspace", f->root);
+	size_t len;
+	int st;
+	const char *const status[] = {"status", "--porcelain", NULL};
+	_cleanup_free_ char *s0 = git_out(ws, status, &len, &st);
+	assert_int_equal(st, 0);
+	assert_string_equal(s0, "");
+	const char *const log[] = {"log", "--format=%H|%an|%ae|%at|%cn|%ct|%s", NULL};
+	_cleanup_free_ char *l = git_out(ws, log, &len, &st);
+	char want[256];
+	snprintf(want, sizeof(want),
+		 "%s|AgentGuard|agentguard@localhost|946684800|AgentGuard|946684800|AgentGuard "
+		 "baseline: the workspace as copied\n",
+		 p.git_baseline);
+	assert_string_equal(l, want);
+	const char *const branch[] = {"symbolic-ref", "HEAD", NULL};
+	_cleanup_free_ char *b = git_out(ws, branch, &len, &st);
+	assert_string_equal(b, "refs/heads/main\n");
+	const char *const crlf[] = {"cat-file", "-p", "HEAD:crlf.txt", NULL};
+	_cleanup_free_ char *c = git_out(ws, crlf, &len, &st);
+	assert_string_equal(c, "one\r\ntwo\r\n");
+	const char *const modes[] = {"ls-tree", "HEAD", "run.sh", "link", NULL};
+	_cleanup_free_ char *m = git_out(ws, modes, &len, &st);
+	assert_non_null(strstr(m, "100755 blob"));
+	assert_non_null(strstr(m, "120000 blob"));
+	const char *const remotes[] = {"remote", NULL};
+	_cleanup_free_ char *r = git_out(ws, remotes, &len, &st);
+	assert_string_equal(r, "");
+	int wfd = wsfd(f, "b");
+	int hooks = openat(wfd, ".git/hooks", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(hooks >= 0);
+	DIR *hd = fdopendir(hooks);
+	for (struct dirent *de; (de = readdir(hd));) {
+		struct stat hs;
+		assert_int_equal(fstatat(dirfd(hd), de->d_name, &hs, AT_SYMLINK_NOFOLLOW), 0);
+		assert_false(S_ISREG(hs.st_mode) && (hs.st_mode & 0111)); /* no hook can run */
+	}
+	closedir(hd);
+
+	/* the agent edits a file and rewrites .git: git and the capture see the edit only */
+	wstr(wfd, "a.txt", "a1\na2\na3\n");
+	const char *const diff[] = {"diff", "--name-only", "HEAD", NULL};
+	_cleanup_free_ char *d = git_out(ws, diff, &len, &st);
+	assert_string_equal(d, "a.txt\n");
+	wstr(wfd, ".git/hooks/pre-commit", "#!/bin/sh\nexit 1\n");
+	wstr(wfd, ".git/config", "[remote \"o\"]\n\turl = /elsewhere\n");
+	assert_int_equal(unlinkat(wfd, ".git/index", 0), 0);
+	struct ag_ws_mutations mu;
+	struct ag_ws_capture_opts co = {.expected_digest = p.digest, .skip_root_git = true};
+	expect_ok(ag_ws_capture(f->rootfd, "b", &co, &mu, &e), &e);
+	assert_int_equal(mu.n, 1);
+	assert_string_equal(mu.v[0].path, "a.txt");
+	ag_ws_mutations_release(&mu);
+	/* a .git below the top is still spoofing */
+	mkd(wfd, "src");
+	mkd(wfd, "src/.git");
+	expect_fail(f, ag_ws_capture(f->rootfd, "b", &co, &mu, &e), &e, "workspace.git_spoofing");
+	close(wfd);
+	_cleanup_free_ char *srcgit1 = read_rel(f->srcfd, ".git/index");
+	assert_string_equal(srcgit0, srcgit1);
+
+	/* without the option: no repository */
+	struct ag_ws_prepared p3;
+	expect_ok(prep(f, "n", NULL, &p3, &e), &e);
+	assert_string_equal(p3.git_baseline, "");
+	int nfd = wsfd(f, "n");
+	struct stat gs;
+	assert_int_equal(fstatat(nfd, ".git", &gs, AT_SYMLINK_NOFOLLOW), -1);
+	close(nfd);
+}
+
 int main(int argc, char **argv)
 {
 	/* this binary is also the git reader it tests (gitinfo.h) */
@@ -985,6 +1117,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_git_paths_api, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_copy_rules, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_hostile_config, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_git_workspace_baseline, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_git_writer_sandbox, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_not_toplevel_and_broken, fx_setup,
 					    fx_teardown),
 	};

@@ -433,12 +433,16 @@ static int load_workspace(struct ctx *x, const struct ag_ynode *root)
 	const struct ag_ynode *n = ag_ynode_get(root, "workspace");
 	if (ag_ynode_is_null(n))
 		return 0;
-	static const char *const keys[] = {"exclude", "include_ignored", NULL};
+	static const char *const keys[] = {"exclude", "include_ignored", "git", NULL};
+	static const char *const git_modes[] = {"baseline", "none", NULL};
+	int git = 0;
 	size_t saved = ag_walk_push_key(&x->w, "workspace", 9);
 	if (ag_walk_map(&x->w, n) < 0 || ag_walk_known_keys(&x->w, n, keys) < 0 ||
 	    opt_bool(x, n, "include_ignored", &x->c->workspace_include_ignored, NULL) < 0 ||
-	    opt_strlist(x, n, "exclude", &x->c->workspace_exclude) < 0)
+	    opt_strlist(x, n, "exclude", &x->c->workspace_exclude) < 0 ||
+	    opt_enum(x, n, "git", git_modes, &git) < 0)
 		return -1;
+	x->c->workspace_git_none = git == 1;
 	ag_walk_pop(&x->w, saved);
 	return 0;
 }

@@ -184,6 +184,9 @@ struct ag_config {
 	 * include_ignored; exclude patterns leave more out (issue 14) */
 	bool workspace_include_ignored;
 	struct ag_strv workspace_exclude;
+	/* workspace.git: baseline (default: AgentGuard writes a repository of
+	 * one commit into the copy, gitbase.h) or none */
+	bool workspace_git_none;
 };
 
 /*

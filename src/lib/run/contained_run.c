@@ -406,6 +406,7 @@ int ag_stage_workspace(struct ag_run_ctx *c)
 	po->exclude_match = ws_exclude_match;
 	c->rec->workspace.exclude_counts = ag_xcalloc(po->nexclude + 1, sizeof(uint64_t));
 	po->exclude_counts = c->rec->workspace.exclude_counts;
+	po->git_baseline = !cfg->workspace_git_none;
 	if (c->o->observer) {
 		po->progress = ag_live_progress_copy;
 		po->progress_ctx = (void *)c->o->observer;
@@ -945,7 +946,9 @@ int ag_stage_capture(struct ag_run_ctx *c)
 	if (!c->rec->workspace.prepared || !run_containers_gone(c))
 		return 0;
 	struct ag_error *e = NULL;
-	struct ag_ws_capture_opts co = {.expected_digest = c->rec->workspace.prep.digest};
+	struct ag_ws_capture_opts co = {.expected_digest = c->rec->workspace.prep.digest,
+					.skip_root_git =
+					    c->rec->workspace.prep.git_baseline[0] != '\0'};
 	if (c->o->observer) {
 		co.progress = ag_live_progress_capture;
 		co.progress_ctx = (void *)c->o->observer;

@@ -347,6 +347,12 @@ static json_t *ce_workspace(const struct ag_run_record *f)
 					       ex->n, f->workspace.exclude_counts, redacted_pattern,
 					       (void *)f->opts->redact);
 		json_object_set_new(ws, "copy", copy);
+		/* the agent's repository AgentGuard wrote into the copy (gitbase.h) */
+		const char *bc = f->workspace.prep.git_baseline;
+		json_object_set_new(ws, "git",
+				    json_pack("{s:s, s:o}", "mode", bc[0] ? "baseline" : "none",
+					      "baseline_commit",
+					      bc[0] ? json_string(bc) : json_null()));
 	}
 	json_object_set_new(ws, "agent_mount", json_string(AG_WS_AGENT_MOUNT));
 	json_object_set_new(ws, "evidence_mount", json_null());

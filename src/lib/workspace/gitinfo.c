@@ -4,6 +4,7 @@
 #include "lib/base/error.h"
 #include "lib/base/proc.h"
 #include "lib/workspace/gitinfo.h"
+#include "lib/workspace/gitbase.h"
 
 #define GIT_DEPRECATE_HARD
 #include <git2.h>
@@ -102,7 +103,7 @@ struct ag_ll_ruleset_attr {
  * files and directories beneath the working directory; TCP bind/connect and
  * abstract unix sockets and signals outside the domain are denied too where
  * the kernel knows them. -1 with errno when Landlock is unavailable. */
-static int landlock_read_cwd_only(void)
+static int landlock_cwd_only(bool rw)
 {
 	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	if (abi < 1)
@@ -141,6 +142,14 @@ static int landlock_read_cwd_only(void)
 	    .allowed_access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR,
 	    .parent_fd = dir,
 	};
+	/* the baseline writer: files and directories beneath the directory it
+	 * writes the repository into, nothing else (no devices, sockets, links) */
+	if (rw)
+		pb.allowed_access |= (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_MAKE_DIR |
+				      LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+				      LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REFER |
+				      LANDLOCK_ACCESS_FS_TRUNCATE) &
+				     ra.handled_access_fs;
 	if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
 		return -1;
 	return syscall(SYS_landlock_restrict_self, rs, 0) < 0 ? -1 : 0;
@@ -150,7 +159,7 @@ static int landlock_read_cwd_only(void)
  * writes, connects or executes: anything else fails with EPERM. Writes go
  * to fd 1 only (the output pipe); files open read-only; no mapping or page
  * may become executable. Another ABI (x32, i386) kills the process. */
-static int seccomp_reader_only(void)
+static int seccomp_reader_only(bool rw)
 {
 	static const int allow[] = {
 	    SCMP_SYS(read),
@@ -214,8 +223,23 @@ static int seccomp_reader_only(void)
 	    {SCMP_SYS(mmap), {2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0}},
 	    {SCMP_SYS(mprotect), {2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0}},
 	};
+	/* The baseline writer also creates, writes and renames files (Landlock
+	 * keeps that beneath its working directory): still no socket, no
+	 * connect, no exec, nothing executable mapped. */
+	static const int allow_write[] = {
+	    SCMP_SYS(write),	 SCMP_SYS(pwrite64),  SCMP_SYS(writev),	   SCMP_SYS(openat),
+	    SCMP_SYS(open),	 SCMP_SYS(mkdir),     SCMP_SYS(mkdirat),   SCMP_SYS(rename),
+	    SCMP_SYS(renameat),	 SCMP_SYS(renameat2), SCMP_SYS(unlink),	   SCMP_SYS(unlinkat),
+	    SCMP_SYS(rmdir),	 SCMP_SYS(fsync),     SCMP_SYS(fdatasync), SCMP_SYS(ftruncate),
+	    SCMP_SYS(fchmod),	 SCMP_SYS(chmod),     SCMP_SYS(fchmodat),  SCMP_SYS(umask),
+	    SCMP_SYS(utimensat), SCMP_SYS(link),      SCMP_SYS(linkat),
+	};
+	for (size_t i = 0; rw && i < AG_ARRAY_SIZE(allow_write) && rc == 0; i++)
+		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, allow_write[i], 0);
 	for (size_t i = 0; i < AG_ARRAY_SIZE(cond) && rc == 0; i++)
-		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, cond[i].sys, 1, cond[i].cmp);
+		if (!rw || (cond[i].sys != SCMP_SYS(write) && cond[i].sys != SCMP_SYS(openat) &&
+			    cond[i].sys != SCMP_SYS(open)))
+			rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, cond[i].sys, 1, cond[i].cmp);
 	if (rc == 0)
 		rc = seccomp_load(f); /* sets PR_SET_NO_NEW_PRIVS itself */
 	seccomp_release(f);
@@ -226,7 +250,14 @@ static int seccomp_reader_only(void)
 	return 0;
 }
 
+static int sandbox_enter(const struct ag_ws_git_limits *lim, bool rw);
+
 int ag_ws_git_sandbox_enter(const struct ag_ws_git_limits *lim)
+{
+	return sandbox_enter(lim, false);
+}
+
+static int sandbox_enter(const struct ag_ws_git_limits *lim, bool rw)
 {
 	const struct ag_ws_git_limits def = {.as_bytes = AG_WS_GIT_AS_MAX_BYTES,
 					     .cpu_seconds = AG_WS_GIT_CPU_MAX_S};
@@ -243,9 +274,9 @@ int ag_ws_git_sandbox_enter(const struct ag_ws_git_limits *lim)
 	if (setrlimit(RLIMIT_AS, &as) < 0)
 		return -1;
 #endif
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || landlock_read_cwd_only() < 0)
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || landlock_cwd_only(rw) < 0)
 		return -1;
-	return seccomp_reader_only();
+	return seccomp_reader_only(rw);
 }
 
 /* ------------------------------------------------------ the reader's side */
@@ -776,6 +807,12 @@ static int reader_probe(struct out *o)
 		close((int)rc);
 	rc = open(".agentguard-reader-probe", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	probe(o, "create_file", rc);
+	if (rc >= 0) {
+		close((int)rc);
+		(void)unlink(".agentguard-reader-probe"); /* the writer's probe may create */
+	}
+	rc = open("/tmp/.agentguard-reader-probe", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	probe(o, "create_outside", rc);
 	if (rc >= 0)
 		close((int)rc);
 	int fd = open(".git/HEAD", O_RDONLY | O_CLOEXEC);
@@ -820,9 +857,13 @@ int ag_ws_git_reader_main(int argc, char **argv)
 	(void)close_range(3, ~0U, 0);
 	unsigned long what = 0, parent = 0;
 	const unsigned long known = AG_WS_GIT_STATUS | AG_WS_GIT_PATHS |
-				    AG_WS_GIT_STATUS_COLLAPSED | AG_WS_GIT_SANDBOX_PROBE;
+				    AG_WS_GIT_STATUS_COLLAPSED | AG_WS_GIT_SANDBOX_PROBE |
+				    AG_WS_GIT_WRITE_BASELINE;
+	const unsigned long read_bits =
+	    AG_WS_GIT_STATUS | AG_WS_GIT_PATHS | AG_WS_GIT_STATUS_COLLAPSED;
 	if (argc != 4 || strcmp(argv[1], AG_WS_GIT_READER_ARG) ||
 	    !parse_ulong(argv[2], known, &what) || !what || (what & ~known) ||
+	    ((what & AG_WS_GIT_WRITE_BASELINE) && (what & read_bits)) ||
 	    !parse_ulong(argv[3], (unsigned long)INT32_MAX, &parent))
 		_exit(READER_FAILED);
 	/* The reader dies with AgentGuard (and a parent that died before this
@@ -833,11 +874,13 @@ int ag_ws_git_reader_main(int argc, char **argv)
 	 * on the reader can read the source and write its pipe, nothing else. */
 	if (git_libgit2_init() < 0 || reader_allocator() < 0 || reader_options() < 0)
 		_exit(READER_FAILED);
-	if (ag_ws_git_sandbox_enter(NULL) < 0)
+	bool writer = what & AG_WS_GIT_WRITE_BASELINE;
+	if (sandbox_enter(NULL, writer) < 0)
 		_exit(READER_NO_SANDBOX);
 	static struct out o = {.fd = 1};
-	int st =
-	    (what & AG_WS_GIT_SANDBOX_PROBE) ? reader_probe(&o) : reader_read((unsigned)what, &o);
+	int st = (what & AG_WS_GIT_SANDBOX_PROBE) ? reader_probe(&o)
+		 : writer			  ? ag_ws_git_baseline_child(1)
+						  : reader_read((unsigned)what, &o);
 	/* _exit: no atexit handler (a sanitizer's leak check) runs in the sandbox */
 	_exit(st);
 }
@@ -852,8 +895,8 @@ int ag_ws_git_reader_main(int argc, char **argv)
  * (r->out) are read under the output cap and the deadline. *status is its
  * exit status, or minus the signal that killed it.
  */
-static int run_child(int srcfd, unsigned what, unsigned timeout_ms, struct ag_proc_result *r,
-		     int *status, struct ag_error **err)
+int ag_ws_git_run_child(int srcfd, unsigned what, unsigned timeout_ms, struct ag_proc_result *r,
+			int *status, struct ag_error **err)
 {
 	if (reader_exe_fd < 0)
 		return ag_err(err, AG_E_INTERNAL, 0, R_GIT,
@@ -1049,7 +1092,8 @@ int ag_ws_gitinfo_collect(int srcfd, const struct ag_ws_git_opts *opts, struct a
 	unsigned what = opts && opts->what ? opts->what : AG_WS_GIT_STATUS;
 	struct ag_proc_result r;
 	ag_proc_result_init(&r);
-	int status = -1, rc = run_child(srcfd, what, opts ? opts->timeout_ms : 0, &r, &status, err);
+	int status = -1,
+	    rc = ag_ws_git_run_child(srcfd, what, opts ? opts->timeout_ms : 0, &r, &status, err);
 	if (rc == 0 && status == READER_OUTSIDE)
 		rc = ag_err(err, AG_E_UNSAFE_PATH, 0, "workspace.git_outside_source",
 			    "the source's .git, its common directory or its alternates point "

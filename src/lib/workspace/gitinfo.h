@@ -64,6 +64,9 @@ enum {
 	 * reading outside the source, execve, allocating past the bound) and
 	 * write one "P<name> <ok|errno name>" record each instead of reading. */
 	AG_WS_GIT_SANDBOX_PROBE = 1u << 3,
+	/* The baseline writer (gitbase.h), alone: the same child with Landlock
+	 * also letting it write beneath its working directory. */
+	AG_WS_GIT_WRITE_BASELINE = 1u << 4,
 };
 
 struct ag_ws_git_opts {
@@ -141,6 +144,17 @@ int ag_ws_git_reader_main(int argc, char **argv);
  * limits: AG_WS_GIT_AS_MAX_BYTES, AG_WS_GIT_CPU_MAX_S. Returns 0, or -1
  * with errno (a kernel without Landlock: the reader refuses to read).
  */
+/*
+ * Runs the reader (or, with AG_WS_GIT_WRITE_BASELINE, the baseline writer)
+ * in the directory open at dirfd, under the output cap and the deadline
+ * (0: AG_WS_GIT_TIMEOUT_MS): r->out holds its records, *status its exit
+ * status or minus the signal that killed it. Reasons: workspace.git_failed,
+ * workspace.git_timeout, limit.workspace.git_output.
+ */
+struct ag_proc_result;
+int ag_ws_git_run_child(int dirfd, unsigned what, unsigned timeout_ms, struct ag_proc_result *r,
+			int *status, struct ag_error **err);
+
 struct ag_ws_git_limits {
 	unsigned long as_bytes;
 	unsigned long cpu_seconds;

@@ -507,6 +507,7 @@ int ag_ws_capture(int rootfd, const char *id, const struct ag_ws_capture_opts *o
 	    .hook_ctx = o->hook_ctx,
 	    .progress = o->progress,
 	    .progress_ctx = o->progress_ctx,
+	    .skip_root_git = o->skip_root_git,
 	};
 	/* CONTRACT: workspace.capture.same_rules */
 	if (ag_ws_snapshot_take(c.wsfd, &so, &cur, err) < 0)

@@ -69,6 +69,9 @@ struct ag_ws_capture_opts {
 	void *hook_ctx;
 	ag_ws_progress_fn progress; /* may be NULL (snapshot.h) */
 	void *progress_ctx;
+	/* the workspace holds AgentGuard's baseline repository (gitbase.h):
+	 * its top-level `.git` is the agent's, never entered (snapshot.h) */
+	bool skip_root_git;
 };
 
 /* Captures the mutations of run `id` below rootfd. */

@@ -587,6 +587,9 @@ static int walk_dir(struct walk *w, int dirfd, size_t plen, uint64_t depth, stru
 			    S_ISDIR(xs.st_mode))
 				continue; /* the caller's own runs root, never copied */
 		}
+		if (depth == 0 && w->o->skip_root_git && w->o->mode == AG_WS_CAPTURE &&
+		    !strcmp(name, ".git"))
+			continue; /* the agent's repository (gitbase.h), never entered */
 		int rc = ag_ws_reserved_component(name, nl);
 		if (rc == 1 && w->o->mode == AG_WS_PREPARE)
 			continue; /* .git control metadata is never copied */

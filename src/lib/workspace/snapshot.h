@@ -148,6 +148,13 @@ struct ag_ws_snapshot_opts {
 	 */
 	bool exclude_agentguard_root;
 	/*
+	 * Capture only: the top-level `.git` of the workspace (whatever it now
+	 * is: directory, file or link) is the agent's repository that
+	 * AgentGuard wrote (gitbase.h), skipped without being entered; a `.git`
+	 * anywhere else still fails closed.
+	 */
+	bool skip_root_git;
+	/*
 	 * Prepare only: leaves entries out of the walk, and so out of every
 	 * bound, the copy and the baseline. Asked once per name below the root
 	 * (not for `.git` or the excluded runs root) with its relative path and

@@ -5,6 +5,7 @@
 #include "lib/base/fsx.h"
 #include "lib/base/sha256.h"
 #include "lib/workspace/workspace.h"
+#include "lib/workspace/gitbase.h"
 
 #include <dirent.h>
 #include <inttypes.h>
@@ -920,6 +921,8 @@ static int prepare_staged(int srcfd, int stagefd, const char *id,
 
 	/* the workspace root takes the source root's masked mode */
 	struct stat st;
+	if (o->git_baseline && ag_ws_git_baseline(wsfd, 0, out->git_baseline, err) < 0)
+		return -1;
 	if (fstat(srcfd, &st) < 0 || fchmod(wsfd, (st.st_mode & 0755) | 0700) < 0 ||
 	    fchmod(evfd, 0700) < 0 || fsync(evfd) < 0 || fsync(wsfd) < 0)
 		return ag_err(err, AG_E_IO, errno, "workspace.io",

@@ -61,6 +61,9 @@ struct ag_ws_prepare_opts {
 	size_t nexclude;
 	int (*exclude_match)(const char *pattern, const char *path);
 	uint64_t *exclude_counts;
+	/* write the agent's git repository into the copy (gitbase.h, config
+	 * workspace.git: baseline); its commit goes to prepared.git_baseline */
+	bool git_baseline;
 };
 
 struct ag_ws_prepared {
@@ -69,6 +72,7 @@ struct ag_ws_prepared {
 	char git_head[65];
 	uint64_t entries, files, total_bytes, text_bytes;
 	bool git_copy_rule;	   /* tracked + untracked-not-ignored applied */
+	char git_baseline[41];	   /* the workspace repository's commit, "" when none */
 	uint64_t excluded_ignored; /* entries git's ignore rules left out (a dir counts once) */
 };
 /* The copy rule's name for evidence: "git-tracked-and-unignored" or "all-files". */
