@@ -59,10 +59,11 @@ run -- /bin/sh -c 'sleep 300 & sleep 300 & echo started'
 t_is "background: the run ends when the agent exits" "$AG_RC" 0
 check_clean "background"
 
-# --- planted escaping symlink, hardlink, FIFO, .git: capture fails closed (exit 4)
+# --- planted escaping symlink, hardlink, FIFO, a .git below the top (the top
+# one is the agent's repository, t0414): capture fails closed (exit 4)
 for plant in 'ln -s /etc/passwd leak:workspace.symlink' 'ln -s ../../../../etc escape:workspace.symlink' \
 	'ln src/edit.txt hard:workspace.hardlink' 'mkfifo pipe:workspace.special_file' \
-	'mkdir .git:workspace.git_spoofing'; do
+	'mkdir src/.git:workspace.git_spoofing'; do
 	cmd=${plant%%:*}
 	reason=${plant##*:}
 	run -- /bin/sh -c "cd /agentguard-workspace && $cmd"

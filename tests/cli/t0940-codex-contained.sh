@@ -4,11 +4,14 @@
 # The image has no shell: the preflight's static probe (issue 10) is what
 # lets it pass.
 #
-# The argv runs exactly (the image's ENTRYPOINT never wraps it), so it names
-# the image's codex entrypoint by its path.
+# The argv runs exactly (the image's ENTRYPOINT never wraps it): `codex` on
+# the image's PATH is its entrypoint wrapper (a link), which sets Codex's
+# offline-safe options, so the argv is typed as a user would.
 #
 # Shows: `codex --version` runs contained and its output is recorded; a
-# `codex exec` with network none fails promptly and by itself: Codex 0.159.2
+# `codex exec` (no --skip-git-repo-check: the workspace is the git
+# repository AgentGuard wrote, so Codex trusts it) with network none fails
+# promptly and by itself: Codex 0.159.2
 # would wait "for network" without end, but the image's entrypoint turns
 # off its unbounded connection retries and its request retries, so codex
 # exits 1 with its own connection error within seconds, long before
@@ -49,7 +52,7 @@ as_user_codex() {
 	runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$W" CODEX_API_KEY="$CODEX_API_KEY" \
 		bash -c 'cd "$1" && shift && exec "$@"' _ "$W" "$@"
 }
-t_run as_user_codex "$AG_BIN" contained-run "$W/c.yaml" --repo repo --json -- /usr/local/bin/agentguard-codex-entrypoint --version
+t_run as_user_codex "$AG_BIN" contained-run "$W/c.yaml" --repo repo --json -- codex --version
 t_is "codex --version contained: exit 0" "$AG_RC" 0
 REPORT=$(printf '%s\n' "$AG_OUT" | grep -m1 '^{' | jq -r '.report // empty')
 REPORT="$W/$REPORT"
@@ -58,7 +61,7 @@ t_ok "codex --version: evidence verifies" "$AG_BIN" evidence verify --public-key
 
 start=$SECONDS
 t_run as_user_codex "$AG_BIN" contained-run "$W/c.yaml" --repo repo --json --timeout 60 -- \
-	/usr/local/bin/agentguard-codex-entrypoint exec --skip-git-repo-check "print hello"
+	codex exec "print hello"
 took=$((SECONDS - start))
 diag "contained codex exec without network took $took s"
 t_is "codex exec without network: the agent failed (exit 1), not the timeout (7)" "$AG_RC" 1
@@ -68,6 +71,7 @@ t_ok "... promptly: well before the 60 s timeout" test "$took" -lt 40
 t_is "... codex's own exit status is recorded" "$(art 'a["command_result"]["exit_code"]')" 1
 t_like "... with codex's own connection error" "$(art 'a["command_result"]["stderr"]')" 'Connection failed'
 t_unlike "... and it never waited for the network" "$(art 'a["command_result"]["stderr"]')" 'waiting for network'
+t_unlike "... and it trusted the workspace (a git repository)" "$(art 'a["command_result"]["stderr"]')" 'trusted directory'
 t_unlike "the credential value is never recorded" "$(cat "$REPORT")" 'CANARY-CODEX-KEY'
 t_ok "codex exec: evidence verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$REPORT"
 t_ok "codex exec: the repository is unchanged" repo_unchanged
