@@ -371,11 +371,13 @@ int main(int argc, char **argv)
 		goto out_base;
 	}
 	if (gw_stream_open(&gw.stream, gw.opts.events_path, &err) < 0) {
-		rc = fail(3, err->reason, "cannot create the evidence stream (it must be new)");
+		rc = fail(3, err->reason,
+			  "cannot open the evidence stream (it must be new or empty)");
 		goto out_base;
 	}
 	if (gw_aggs_open(&gw.aggs, gw.opts.aggregates_path, &err) < 0) {
-		rc = fail(3, err->reason, "cannot create the aggregates file (it must be new)");
+		rc = fail(3, err->reason,
+			  "cannot open the aggregates file (it must be new or empty)");
 		gw_stream_finish(&gw.stream, "aggregates_failed");
 		goto out_base;
 	}

@@ -9,8 +9,9 @@
 # - the run passes; the mutation list and changes.patch hold exactly the
 #   two file-tree changes; the artifact records the baseline commit, the
 #   same for the same tree; the patch applies with `git apply` to the source;
-# - the source, its `.git` included, is byte for byte unchanged, and no hook
-#   ran anywhere;
+# - the source, its `.git` included, is byte for byte unchanged (nothing
+#   on the host runs git in the workspace, so the hook is never run; it is
+#   planted to show that it changes nothing);
 # - with workspace.git: none there is no `.git`, and the artifact says so.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
@@ -29,8 +30,6 @@ tree_sum() { (cd "$1" && find . -type f -exec sha256sum {} + | sort); }
 tree_sum "$W/repo" >"$T/repo-all.sum"
 cp "$T/repo-all.sum" "$T/repo.sum" # repo_unchanged (check_clean): .git included
 cp -a "$W/repo" "$T/source-copy"
-MARK=$W/hook-ran
-rm -f "$MARK"
 
 AGENT='set -e
 cat .git/HEAD
@@ -39,7 +38,7 @@ echo new > src/new.txt
 mkdir -p .git/objects/ab
 echo junk > .git/objects/ab/cdef0123456789abcdef0123456789abcdef01
 echo abcdef0123456789abcdef0123456789abcdef01 > .git/refs/heads/main
-printf "#!/bin/sh\ntouch '"$MARK"'\n" > .git/hooks/post-checkout
+printf "#!/bin/sh\ntouch /tmp/hook-ran\n" > .git/hooks/post-checkout
 chmod +x .git/hooks/post-checkout
 printf "[core]\n\thooksPath = /tmp\n[remote \"x\"]\n\turl = /etc\n" >> .git/config
 rm .git/index
@@ -66,7 +65,6 @@ t_run "$AG_BIN" evidence verify --public-key "$(pubkey)" "$RUN" --json
 t_like "evidence verifies" "$AG_OUT" '"valid":true'
 t_ok "the source, .git included, is byte for byte unchanged" \
 	cmp -s "$T/repo-all.sum" <(tree_sum "$W/repo")
-t_ok "no hook ran" test ! -e "$MARK"
 check_clean "git"
 
 # the same tree gives the same baseline commit

@@ -858,6 +858,7 @@ static void test_git_reader_sandbox(void **state)
 	assert_string_equal(probe_of(&r, "open_docker_socket_ro"), "EACCES"); /* Landlock */
 	assert_string_equal(probe_of(&r, "create_file"), "EPERM");
 	assert_string_equal(probe_of(&r, "create_outside"), "EPERM");
+	assert_string_equal(probe_of(&r, "chmod_path"), "EPERM");
 	assert_string_equal(probe_of(&r, "read_inside"), "ok");
 	assert_string_equal(probe_of(&r, "write_read_only_fd"), "EPERM");
 	assert_string_equal(probe_of(&r, "write_stderr"), "EPERM");
@@ -873,10 +874,9 @@ static void test_git_reader_sandbox(void **state)
 	assert_int_equal(errno, ENOENT);
 }
 
-/* The CPU-time bound: a reader that computes past it dies of SIGXCPU. */
 /* The baseline writer's sandbox (gitbase.h): it may create files beneath
  * its working directory and nothing else: no socket, no Docker socket, no
- * file outside, no exec, the memory bound. */
+ * file outside, no chmod or utimes by path, no exec, the memory bound. */
 static void test_git_writer_sandbox(void **state)
 {
 	struct fx *f = *state;
@@ -889,6 +889,8 @@ static void test_git_writer_sandbox(void **state)
 	assert_string_equal(probe_of(&r, "open_docker_socket_ro"), "EACCES");
 	assert_string_equal(probe_of(&r, "create_file"), "ok");
 	assert_string_equal(probe_of(&r, "create_outside"), "EACCES");
+	assert_string_equal(probe_of(&r, "chmod_path"), "EPERM");
+	assert_string_equal(probe_of(&r, "utimes_path"), "EPERM");
 	assert_string_equal(probe_of(&r, "read_outside"), "EACCES");
 	assert_string_equal(probe_of(&r, "execve"), "EPERM");
 #if !defined(__SANITIZE_ADDRESS__)
@@ -900,6 +902,7 @@ static void test_git_writer_sandbox(void **state)
 	assert_int_equal(fstatat(f->srcfd, ".agentguard-reader-probe", &st, 0), -1);
 }
 
+/* The CPU-time bound: a reader that computes past it dies of SIGXCPU. */
 static void test_git_sandbox_cpu_bound(void **state)
 {
 	struct fx *f = *state;
@@ -1048,6 +1051,13 @@ static void test_git_workspace_baseline(void **state)
 	_cleanup_free_ char *m = git_out(ws, modes, &len, &st);
 	assert_non_null(strstr(m, "100755 blob"));
 	assert_non_null(strstr(m, "120000 blob"));
+	/* links and executable bits are real for the agent's git */
+	const char *const symlinks[] = {"config", "core.symlinks", NULL};
+	_cleanup_free_ char *sl = git_out(ws, symlinks, &len, &st);
+	assert_string_equal(sl, "true\n");
+	const char *const filemode[] = {"config", "core.filemode", NULL};
+	_cleanup_free_ char *fm = git_out(ws, filemode, &len, &st);
+	assert_string_equal(fm, "true\n");
 	const char *const remotes[] = {"remote", NULL};
 	_cleanup_free_ char *r = git_out(ws, remotes, &len, &st);
 	assert_string_equal(r, "");

@@ -184,15 +184,20 @@ static int empty_hooks(void)
 	return rc;
 }
 
-/* Names a Linux tree may hold and git on Linux checks out (a ':', a '\\',
- * a trailing dot): libgit2 refuses them in an index by default, as if the
- * work tree were on NTFS or HFS+. The agent's git then accepts them too. */
-static int linux_names(git_repository *repo)
+/* The repository's config: names a Linux tree may hold and git on Linux
+ * checks out (a ':', a '\\', a trailing dot) are not refused as if the work
+ * tree were on NTFS or HFS+; links and executable bits are real. */
+static int repo_config(git_repository *repo)
 {
 	git_config *cfg = NULL;
+	/* init probed symlink and chmod support with calls the sandbox
+	 * refuses, and would record false: the agent's git would then check
+	 * a link out as a file, or drop executable bits */
 	int rc = git_repository_config(&cfg, repo) < 0 ||
 			 git_config_set_bool(cfg, "core.protectNTFS", 0) < 0 ||
-			 git_config_set_bool(cfg, "core.protectHFS", 0) < 0
+			 git_config_set_bool(cfg, "core.protectHFS", 0) < 0 ||
+			 git_config_set_bool(cfg, "core.symlinks", 1) < 0 ||
+			 git_config_set_bool(cfg, "core.filemode", 1) < 0
 		     ? -1
 		     : 0;
 	git_config_free(cfg);
@@ -226,8 +231,9 @@ int ag_ws_git_baseline_child(int out_fd)
 	git_oid tree_id, commit_id;
 	int wsfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (wsfd < 0 || git_repository_init_ext(&w.repo, ".", &io) < 0 || empty_hooks() < 0 ||
-	    linux_names(w.repo) < 0 || git_repository_index(&w.idx, w.repo) < 0 || walk_dir(&w, wsfd, 0, 0) < 0 ||
-	    git_index_write(w.idx) < 0 || git_index_write_tree(&tree_id, w.idx) < 0 ||
+	    repo_config(w.repo) < 0 || git_repository_index(&w.idx, w.repo) < 0 ||
+	    walk_dir(&w, wsfd, 0, 0) < 0 || git_index_write(w.idx) < 0 ||
+	    git_index_write_tree(&tree_id, w.idx) < 0 ||
 	    git_tree_lookup(&tree, w.repo, &tree_id) < 0 ||
 	    git_signature_new(&sig, AG_WS_GIT_BASELINE_NAME, AG_WS_GIT_BASELINE_EMAIL,
 			      AG_WS_GIT_BASELINE_TIME, 0) < 0 ||
@@ -262,11 +268,12 @@ int ag_ws_git_baseline(int wsfd, unsigned timeout_ms, char commit[41], struct ag
 	else if (rc == 0 && status == -SIGXCPU)
 		rc = ag_err(err, AG_E_LIMIT, 0, "limit.workspace.git_cpu",
 			    "the baseline writer reached its CPU-time bound (%d s)",
-			    AG_WS_GIT_CPU_MAX_S);
+			    AG_WS_GIT_BASELINE_CPU_MAX_S);
 	else if (rc == 0 && status == BASE_NO_SANDBOX)
 		rc = ag_err(err, AG_E_IO, 0, "workspace.git_sandbox_unavailable",
-			    "the baseline writer cannot confine itself (Landlock or seccomp "
-			    "unavailable)");
+			    "the workspace repository's writer cannot confine itself (it needs "
+			    "seccomp and Landlock ABI 2, Linux 5.19 or later); workspace.git: "
+			    "none turns the repository off");
 	else if (rc == 0 && status != 0)
 		rc = ag_err(err, AG_E_IO, 0, R_BASE,
 			    "cannot write the workspace's git repository (writer status %d; "

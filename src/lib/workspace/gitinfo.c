@@ -118,6 +118,13 @@ static int landlock_cwd_only(bool rw)
 				 LANDLOCK_ACCESS_FS_MAKE_SYM,
 	};
 	size_t size = sizeof(ra.handled_access_fs);
+	/* Landlock ABI 1 refuses every rename and link across directories,
+	 * and libgit2 moves each object it writes from objects/ into
+	 * objects/xx/: the writer cannot work there (its parent says so). */
+	if (rw && abi < 2) {
+		errno = ENOTSUP;
+		return -1;
+	}
 	if (abi >= 2)
 		ra.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
 	if (abi >= 3)
@@ -226,16 +233,21 @@ static int seccomp_reader_only(bool rw)
 	/* The baseline writer also creates, writes and renames files (Landlock
 	 * keeps that beneath its working directory): still no socket, no
 	 * connect, no exec, nothing executable mapped. */
+	/* Landlock does not govern chmod or utimes by path: only their
+	 * descriptor forms are allowed (a subverted writer cannot change the
+	 * mode or times of a file outside the workspace). */
 	static const int allow_write[] = {
-	    SCMP_SYS(write),	 SCMP_SYS(pwrite64),  SCMP_SYS(writev),	   SCMP_SYS(openat),
-	    SCMP_SYS(open),	 SCMP_SYS(mkdir),     SCMP_SYS(mkdirat),   SCMP_SYS(rename),
-	    SCMP_SYS(renameat),	 SCMP_SYS(renameat2), SCMP_SYS(unlink),	   SCMP_SYS(unlinkat),
-	    SCMP_SYS(rmdir),	 SCMP_SYS(fsync),     SCMP_SYS(fdatasync), SCMP_SYS(ftruncate),
-	    SCMP_SYS(fchmod),	 SCMP_SYS(chmod),     SCMP_SYS(fchmodat),  SCMP_SYS(umask),
-	    SCMP_SYS(utimensat), SCMP_SYS(link),      SCMP_SYS(linkat),
+	    SCMP_SYS(write),	SCMP_SYS(pwrite64),  SCMP_SYS(writev),	  SCMP_SYS(openat),
+	    SCMP_SYS(open),	SCMP_SYS(mkdir),     SCMP_SYS(mkdirat),	  SCMP_SYS(rename),
+	    SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(unlink),	  SCMP_SYS(unlinkat),
+	    SCMP_SYS(rmdir),	SCMP_SYS(fsync),     SCMP_SYS(fdatasync), SCMP_SYS(ftruncate),
+	    SCMP_SYS(fchmod),	SCMP_SYS(umask),     SCMP_SYS(link),	  SCMP_SYS(linkat),
 	};
 	for (size_t i = 0; rw && i < AG_ARRAY_SIZE(allow_write) && rc == 0; i++)
 		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, allow_write[i], 0);
+	if (rw && rc == 0) /* futimens: utimensat(fd, NULL, ...) only */
+		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(utimensat), 1,
+				      (struct scmp_arg_cmp){1, SCMP_CMP_EQ, 0, 0});
 	for (size_t i = 0; i < AG_ARRAY_SIZE(cond) && rc == 0; i++)
 		if (!rw || (cond[i].sys != SCMP_SYS(write) && cond[i].sys != SCMP_SYS(openat) &&
 			    cond[i].sys != SCMP_SYS(open)))
@@ -259,8 +271,10 @@ int ag_ws_git_sandbox_enter(const struct ag_ws_git_limits *lim)
 
 static int sandbox_enter(const struct ag_ws_git_limits *lim, bool rw)
 {
+	/* the writer hashes and compresses the whole copy: its own CPU bound */
 	const struct ag_ws_git_limits def = {.as_bytes = AG_WS_GIT_AS_MAX_BYTES,
-					     .cpu_seconds = AG_WS_GIT_CPU_MAX_S};
+					     .cpu_seconds = rw ? AG_WS_GIT_BASELINE_CPU_MAX_S
+							       : AG_WS_GIT_CPU_MAX_S};
 	if (!lim)
 		lim = &def;
 	/* no core file: a crashing reader would write one into the source */
@@ -815,6 +829,11 @@ static int reader_probe(struct out *o)
 	probe(o, "create_outside", rc);
 	if (rc >= 0)
 		close((int)rc);
+	/* by path, outside any Landlock rule: refused by seccomp (EPERM); a
+	 * path that does not exist shows a permitted call as ENOENT */
+	probe(o, "chmod_path", chmod("/nonexistent-agentguard-probe", 0600));
+	probe(o, "utimes_path",
+	      utimensat(AT_FDCWD, "/nonexistent-agentguard-probe", NULL, AT_SYMLINK_NOFOLLOW));
 	int fd = open(".git/HEAD", O_RDONLY | O_CLOEXEC);
 	probe(o, "read_inside", fd);
 	probe(o, "write_read_only_fd", fd >= 0 ? write(fd, "x", 1) : -1);
