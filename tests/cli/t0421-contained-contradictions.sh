@@ -82,12 +82,12 @@ t_like "agent-id: the agent did print its mount of Docker's per-container direct
 t_is "agent-id: the container's full id appears nowhere in the artifact" "$(id_in_artifact "$REPORT")" 0
 t_like "agent-id: the hostname (short id) is redacted" "$(art 'a["command_result"]["stdout"].splitlines()[-1]')" 'REDACTED'
 
-# --- a failed capture: the agent plants a .git directory
-text_run -- /bin/sh -c 'mkdir /agentguard-workspace/.git'
+# --- a failed capture: the agent plants a .git directory below the top
+text_run -- /bin/sh -c 'mkdir /agentguard-workspace/src/.git'
 t_is "capture: fails closed (exit 4)" "$AG_RC" 4
 t_unlike "capture: never printed as 'Changed files: None'" "$AG_OUT" 'None'
 t_like "capture: printed as unknown, with the reason" "$AG_OUT" 'Changed files: unknown .*workspace.git_spoofing'
-run -- /bin/sh -c 'mkdir /agentguard-workspace/.git'
+run -- /bin/sh -c 'mkdir /agentguard-workspace/src/.git'
 t_is "capture (json): changed_files_total null" "$(summary_json changed_files_total)" None
 check_clean "capture"
 
