@@ -202,7 +202,7 @@
 #define AG_INSPECT_NETWORKS_MAX 2
 /* Most single-file bind mounts a spec renders and inspection judges (the
  * static probe, the agent's init, the gateway's three evidence files). */
-#define AG_INSPECT_RO_BINDS_MAX 4
+#define AG_INSPECT_FILE_BINDS_MAX 4
 /* Host files a container may get bind-mounted one by one (the study
  * gateway's policy, stream and aggregates), and the range of the size
  * limit on every file it writes (RLIMIT_FSIZE). */

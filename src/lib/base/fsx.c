@@ -63,6 +63,24 @@ int ag_read_fd(int fd, const char *display, size_t max, const struct ag_read_rea
 	return 0;
 }
 
+int ag_write_full(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return -1;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 int ag_write_file_atomic_at(int dirfd, const char *name, const char *display, const void *data,
 			    size_t len, mode_t mode, bool exclusive, struct ag_error **err)
 {

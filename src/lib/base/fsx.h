@@ -42,6 +42,10 @@ int ag_read_fd(int fd, const char *display, size_t max, const struct ag_read_rea
 int ag_write_file_atomic_at(int dirfd, const char *name, const char *display, const void *data,
 			    size_t len, mode_t mode, bool exclusive, struct ag_error **err);
 
+/* Writes all n bytes to fd, again after EINTR or a short write: 0, or -1
+ * with errno (a write that wrote nothing counts as a failure). */
+int ag_write_full(int fd, const void *p, size_t n);
+
 /*
  * mkdir -p of `path` (absolute, or relative to the working directory), one
  * component at a time, never following a link; directories it creates get

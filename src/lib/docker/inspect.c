@@ -611,15 +611,15 @@ static void expect_limit(const json_t *got, const char *field, const char *evide
 				   field, json_integer_value(got), want);
 }
 
-/* Index of the read-only bind of x that (type, src, dst) is, or -1. */
-static ssize_t ro_bind_index(const struct ag_probe_expect *x, const char *type, const char *src,
-			     const char *dst)
+/* Index of the file bind of x that (type, src, dst) is, or -1. */
+static ssize_t file_bind_index(const struct ag_probe_expect *x, const char *type, const char *src,
+			       const char *dst)
 {
 	if (!type || strcmp(type, "bind") != 0 || !src || !dst)
 		return -1;
-	for (size_t i = 0; i < x->n_ro_binds; i++)
-		if (strcmp(src, x->ro_binds[i].source) == 0 &&
-		    strcmp(dst, x->ro_binds[i].target) == 0)
+	for (size_t i = 0; i < x->n_file_binds; i++)
+		if (strcmp(src, x->file_binds[i].source) == 0 &&
+		    strcmp(dst, x->file_binds[i].target) == 0)
 			return (ssize_t)i;
 	return -1;
 }
@@ -812,13 +812,13 @@ static int64_t spec_bytes(const char *size)
 	return size && ag_size_parse(size, AG_SIZE_CONFIG, &b) == 0 ? b : -1;
 }
 
-static int add_ro_bind(struct ag_probe_expect *x, const char *source, const char *target, bool rw,
-		       struct ag_error **err)
+static int add_file_bind(struct ag_probe_expect *x, const char *source, const char *target, bool rw,
+			 struct ag_error **err)
 {
-	if (x->n_ro_binds >= AG_INSPECT_RO_BINDS_MAX)
+	if (x->n_file_binds >= AG_INSPECT_FILE_BINDS_MAX)
 		return ag_err(err, AG_E_LIMIT, 0, "inspect.expect.mounts",
 			      "the spec renders more file binds than inspection judges");
-	x->ro_binds[x->n_ro_binds++] = (struct ag_bind_expect){source, target, rw};
+	x->file_binds[x->n_file_binds++] = (struct ag_bind_expect){source, target, rw};
 	return 0;
 }
 
@@ -872,14 +872,14 @@ int ag_inspect_expect_from_spec(const struct ag_exec_spec *s, const struct ag_in
 	/* Every file bind the spec renders, each exactly once (one line here
 	 * per such spec field). */
 	if (s->probe_host_path &&
-	    add_ro_bind(x, s->probe_host_path, AG_EXEC_PROBE_PATH, false, err) < 0)
+	    add_file_bind(x, s->probe_host_path, AG_EXEC_PROBE_PATH, false, err) < 0)
 		return -1;
 	if (s->init_host_path &&
-	    add_ro_bind(x, s->init_host_path, AG_EXEC_INIT_PATH, false, err) < 0)
+	    add_file_bind(x, s->init_host_path, AG_EXEC_INIT_PATH, false, err) < 0)
 		return -1;
 	for (size_t i = 0; i < s->n_file_binds; i++)
-		if (add_ro_bind(x, s->file_binds[i].host_path, s->file_binds[i].container_path,
-				!s->file_binds[i].read_only, err) < 0)
+		if (add_file_bind(x, s->file_binds[i].host_path, s->file_binds[i].container_path,
+				  !s->file_binds[i].read_only, err) < 0)
 			return -1;
 	return 0;
 }
@@ -1111,7 +1111,7 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 
 	/* mounts: no bind (but the workspace), no volume, nothing naming the docker socket */
 	bool sock = false;
-	size_t binds_seen = 0, ro_seen[AG_INSPECT_RO_BINDS_MAX] = {0};
+	size_t binds_seen = 0, file_seen[AG_INSPECT_FILE_BINDS_MAX] = {0};
 	const json_t *binds = hc(v, "Binds");
 	if (!empty_list(binds)) {
 		size_t i;
@@ -1139,10 +1139,10 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 			bool is_ws_bind = x->bind_source && type && strcmp(type, "bind") == 0 &&
 					  src && dst && strcmp(src, x->bind_source) == 0 &&
 					  strcmp(dst, x->workspace) == 0;
-			ssize_t rb = ro_bind_index(x, type, src, dst);
+			ssize_t rb = file_bind_index(x, type, src, dst);
 			if (rb >= 0 && json_is_boolean(json_object_get(mt, "RW")) &&
-			    json_is_true(json_object_get(mt, "RW")) == x->ro_binds[rb].rw) {
-				ro_seen[rb]++;
+			    json_is_true(json_object_get(mt, "RW")) == x->file_binds[rb].rw) {
+				file_seen[rb]++;
 				continue;
 			}
 			if (is_ws_bind) {
@@ -1160,19 +1160,19 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 						   type ? type : "(missing)", dst ? dst : "?");
 		}
 	}
-	for (size_t i = 0; i < x->n_ro_binds; i++)
-		if (ro_seen[i] != 1)
+	for (size_t i = 0; i < x->n_file_binds; i++)
+		if (file_seen[i] != 1)
 			ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
 					   "expected exactly one %s mount at %s, saw %zu",
-					   x->ro_binds[i].rw ? "read-write" : "read-only",
-					   x->ro_binds[i].target, ro_seen[i]);
+					   x->file_binds[i].rw ? "read-write" : "read-only",
+					   x->file_binds[i].target, file_seen[i]);
 	if (x->bind_source && binds_seen != 1)
 		ag_pf_findings_add(
 		    f, "mounts", U, "preflight.probe.workspace_bind",
 		    "expected exactly one bind mount of the prepared workspace, saw %zu",
 		    binds_seen);
 	const json_t *hcmounts = hc(v, "Mounts");
-	size_t hc_ws = 0, hc_other = 0, hc_ro[AG_INSPECT_RO_BINDS_MAX] = {0};
+	size_t hc_ws = 0, hc_other = 0, hc_file[AG_INSPECT_FILE_BINDS_MAX] = {0};
 	if (json_is_array(hcmounts)) {
 		size_t i;
 		const json_t *mt;
@@ -1181,23 +1181,23 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 			const char *type = ag_json_path_str(mt, "Type");
 			const char *src = ag_json_path_str(mt, "Source");
 			const char *dst = ag_json_path_str(mt, "Target");
-			ssize_t rb = ro_bind_index(x, type, src, dst);
+			ssize_t rb = file_bind_index(x, type, src, dst);
 			if (x->bind_source && type && strcmp(type, "bind") == 0 && src && dst &&
 			    strcmp(src, x->bind_source) == 0 && strcmp(dst, x->workspace) == 0 &&
 			    !json_is_true(json_object_get(mt, "ReadOnly")))
 				hc_ws++;
 			else if (rb >= 0 && json_is_true(json_object_get(mt, "ReadOnly")) !=
-						x->ro_binds[rb].rw)
-				hc_ro[rb]++;
+						x->file_binds[rb].rw)
+				hc_file[rb]++;
 			else
 				hc_other++;
 		}
 	}
-	bool hc_ro_ok = true;
-	for (size_t i = 0; i < x->n_ro_binds; i++)
-		hc_ro_ok = hc_ro_ok && hc_ro[i] == 1;
+	bool hc_file_ok = true;
+	for (size_t i = 0; i < x->n_file_binds; i++)
+		hc_file_ok = hc_file_ok && hc_file[i] == 1;
 	if ((!empty_list(hcmounts) && !json_is_array(hcmounts)) || hc_other ||
-	    hc_ws != (x->bind_source ? 1u : 0u) || !hc_ro_ok)
+	    hc_ws != (x->bind_source ? 1u : 0u) || !hc_file_ok)
 		ag_pf_findings_add(f, "mounts", U, "preflight.probe.mounts",
 				   "HostConfig.Mounts holds something other than the workspace");
 	json_object_set_new(insp, "docker_socket_mount", json_boolean(sock));

@@ -207,8 +207,8 @@ struct ag_probe_expect {
 	/* the single-file binds the spec renders (spec.probe_host_path at
 	 * AG_EXEC_PROBE_PATH, the init, spec.file_binds), each exactly once and
 	 * read-only unless the spec made it read-write */
-	struct ag_bind_expect ro_binds[AG_INSPECT_RO_BINDS_MAX];
-	size_t n_ro_binds;
+	struct ag_bind_expect file_binds[AG_INSPECT_FILE_BINDS_MAX];
+	size_t n_file_binds;
 	/* spec.file_size_max: HostConfig.Ulimits exactly fsize soft = hard =
 	 * this (0: Ulimits empty). LogConfig.Type is always "none". */
 	int64_t file_size_max;
@@ -234,7 +234,7 @@ struct ag_probe_expect {
  * every render.* reason of ag_exec_spec_validate; inspect.expect.id when
  * the id is not 64 hex; inspect.expect.networks when the connected
  * network is the one it was created on; inspect.expect.mounts when the spec
- * renders more than AG_INSPECT_RO_BINDS_MAX read-only binds.
+ * renders more than AG_INSPECT_FILE_BINDS_MAX file binds.
  */
 int ag_inspect_expect_from_spec(const struct ag_exec_spec *spec,
 				const struct ag_inspect_created *created, struct ag_probe_expect *x,

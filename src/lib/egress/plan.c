@@ -182,13 +182,13 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 	ag_strv_push(&p->gateway_cmd, "--resolver");
 	ag_strv_push(&p->gateway_cmd, in->resolver ? in->resolver : "127.0.0.1");
 	ag_strv_push(&p->gateway_cmd, "--policy");
-	ag_strv_push(&p->gateway_cmd, AG_EGRESS_EVIDENCE_PATH "/policy.json");
+	ag_strv_push(&p->gateway_cmd, AG_EGRESS_EVIDENCE_PATH "/" AG_EGRESS_POLICY_FILE);
 	ag_strv_push(&p->gateway_cmd, "--policy-digest");
 	ag_strv_push(&p->gateway_cmd, p->policy_digest);
 	ag_strv_push(&p->gateway_cmd, "--events");
-	ag_strv_push(&p->gateway_cmd, AG_EGRESS_EVIDENCE_PATH "/events.jsonl");
+	ag_strv_push(&p->gateway_cmd, AG_EGRESS_EVIDENCE_PATH "/" AG_EGRESS_EVENTS_FILE);
 	ag_strv_push(&p->gateway_cmd, "--aggregates");
-	ag_strv_push(&p->gateway_cmd, AG_EGRESS_EVIDENCE_PATH "/aggregates.jsonl");
+	ag_strv_push(&p->gateway_cmd, AG_EGRESS_EVIDENCE_PATH "/" AG_EGRESS_AGGREGATES_FILE);
 	ag_strv_push(&p->gateway_cmd, "--trial-id");
 	ag_strv_push(&p->gateway_cmd, p->trial_id);
 	/* The host side of each subnet the plan creates (Docker gives a
@@ -219,8 +219,8 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 	}
 	ag_strv_push(&p->owned, in->gateway_image);
 	if (in->evidence_host_path) {
-		static const char *const files[] = {"policy.json", "events.jsonl",
-						    "aggregates.jsonl"};
+		static const char *const files[] = {AG_EGRESS_POLICY_FILE, AG_EGRESS_EVENTS_FILE,
+						    AG_EGRESS_AGGREGATES_FILE};
 		for (size_t i = 0; i < AG_ARRAY_SIZE(files); i++) {
 			ag_strv_pushf(&p->owned, "%s/%s", in->evidence_host_path, files[i]);
 			ag_strv_pushf(&p->owned, "%s/%s", AG_EGRESS_EVIDENCE_PATH, files[i]);

@@ -47,6 +47,11 @@ struct ag_egress_policy;
 #define AG_EGRESS_OWNER "study-egress"
 #define AG_EGRESS_GATEWAY_ALIAS "agentguard-study-egress-gateway"
 #define AG_EGRESS_EVIDENCE_PATH "/agentguard-egress"
+/* The gateway's evidence files, by name (in that directory, and in the
+ * run directory's egress/ they are bound from). */
+#define AG_EGRESS_POLICY_FILE "policy.json"
+#define AG_EGRESS_EVENTS_FILE "events.jsonl"
+#define AG_EGRESS_AGGREGATES_FILE "aggregates.jsonl"
 #define AG_EGRESS_AGENT_DNS "127.0.0.1"
 #define AG_EGRESS_GATEWAY_BIN "/usr/local/bin/agentguard-gateway"
 

@@ -44,6 +44,7 @@
 #define AG_STUDY_H
 
 #include "lib/base/ag.h"
+#include "lib/egress/plan.h"
 #include "lib/run/contained_run.h"
 
 #include <jansson.h>
@@ -70,9 +71,9 @@ struct ag_study_opts {
 
 /* The study's evidence directory in the run directory, and its files. */
 #define AG_STUDY_DIR "egress"
-#define AG_STUDY_EVENTS_FILE "events.jsonl"
-#define AG_STUDY_AGGREGATES_FILE "aggregates.jsonl"
-#define AG_STUDY_POLICY_FILE "policy.json"
+#define AG_STUDY_EVENTS_FILE AG_EGRESS_EVENTS_FILE
+#define AG_STUDY_AGGREGATES_FILE AG_EGRESS_AGGREGATES_FILE
+#define AG_STUDY_POLICY_FILE AG_EGRESS_POLICY_FILE
 /* Labels every study object carries besides the run's. */
 #define AG_STUDY_ROLE_LABEL "agentguard.study-egress.role"
 

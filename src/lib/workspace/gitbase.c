@@ -5,20 +5,18 @@
 #include "lib/workspace/gitbase.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
+#include "lib/base/fsx.h"
 #include "lib/base/proc.h"
 #include "lib/workspace/gitinfo.h"
 
 #include <dirent.h>
 #include <git2.h>
-#include <signal.h>
 #include <sys/stat.h>
 
 static const char *R_BASE = "workspace.git_baseline_failed";
 
-/* The child's exit statuses (the reader's numbering, gitinfo.c). */
-#define BASE_FAILED 4
-#define BASE_NOMEM 6
-#define BASE_NO_SANDBOX 7
+#define BASE_FAILED AG_WS_GIT_CHILD_FAILED
+#define BASE_NOMEM AG_WS_GIT_CHILD_NOMEM
 
 /* ------------------------------------------------------- the child's side */
 
@@ -204,20 +202,6 @@ static int repo_config(git_repository *repo)
 	return rc;
 }
 
-static int write_out(int fd, const char *s, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, s, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		s += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 int ag_ws_git_baseline_child(int out_fd)
 {
 	static struct walk w;
@@ -243,7 +227,7 @@ int ag_ws_git_baseline_child(int out_fd)
 	char line[GIT_OID_HEXSZ + 3] = "B";
 	git_oid_tostr(line + 1, GIT_OID_HEXSZ + 1, &commit_id);
 	line[GIT_OID_HEXSZ + 1] = '\n';
-	return write_out(out_fd, line, GIT_OID_HEXSZ + 2) < 0 ? BASE_FAILED : 0;
+	return ag_write_full(out_fd, line, GIT_OID_HEXSZ + 2) < 0 ? BASE_FAILED : 0;
 }
 
 /* ------------------------------------------------------ the parent's side */
@@ -261,20 +245,13 @@ int ag_ws_git_baseline(int wsfd, unsigned timeout_ms, char commit[41], struct ag
 	int rc = ag_ws_git_run_child(wsfd, AG_WS_GIT_WRITE_BASELINE,
 				     timeout_ms ? timeout_ms : AG_WS_GIT_BASELINE_TIMEOUT_MS, &r,
 				     &status, err);
-	if (rc == 0 && status == BASE_NOMEM)
-		rc = ag_err(err, AG_E_LIMIT, 0, "limit.workspace.git_memory",
-			    "the baseline writer reached its memory bound (%d MiB)",
-			    (int)(AG_WS_GIT_AS_MAX_BYTES >> 20));
-	else if (rc == 0 && status == -SIGXCPU)
-		rc = ag_err(err, AG_E_LIMIT, 0, "limit.workspace.git_cpu",
-			    "the baseline writer reached its CPU-time bound (%d s)",
-			    AG_WS_GIT_BASELINE_CPU_MAX_S);
-	else if (rc == 0 && status == BASE_NO_SANDBOX)
-		rc = ag_err(err, AG_E_IO, 0, "workspace.git_sandbox_unavailable",
-			    "the workspace repository's writer cannot confine itself (it needs "
-			    "seccomp and Landlock ABI 2, Linux 5.19 or later); workspace.git: "
-			    "none turns the repository off");
-	else if (rc == 0 && status != 0)
+	if (rc == 0)
+		rc = ag_ws_git_child_bounds(
+		    status, "the workspace repository's writer", AG_WS_GIT_BASELINE_CPU_MAX_S,
+		    "it needs seccomp and Landlock ABI 2, Linux 5.19 or later; "
+		    "workspace.git: none turns the repository off",
+		    err);
+	if (rc == 0 && status != 0)
 		rc = ag_err(err, AG_E_IO, 0, R_BASE,
 			    "cannot write the workspace's git repository (writer status %d; "
 			    "workspace.git: none turns it off)",

@@ -2,6 +2,7 @@
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
+#include "lib/base/fsx.h"
 #include "lib/base/proc.h"
 #include "lib/workspace/gitinfo.h"
 #include "lib/workspace/gitbase.h"
@@ -316,10 +317,10 @@ static int sandbox_enter(const struct ag_ws_git_limits *lim, bool rw)
  * anything else a failure.
  */
 #define READER_NOT_TOP 3
-#define READER_FAILED 4
-#define READER_OUTSIDE 5    /* git dir, common dir or alternates outside the source */
-#define READER_NOMEM 6	    /* the address-space bound was hit */
-#define READER_NO_SANDBOX 7 /* Landlock or seccomp could not be set up */
+#define READER_FAILED AG_WS_GIT_CHILD_FAILED
+#define READER_OUTSIDE 5 /* git dir, common dir or alternates outside the source */
+#define READER_NOMEM AG_WS_GIT_CHILD_NOMEM
+#define READER_NO_SANDBOX AG_WS_GIT_CHILD_NO_SANDBOX
 
 static int reader_exe_fd = -1;
 
@@ -347,16 +348,8 @@ struct out {
 
 static void out_flush(struct out *o)
 {
-	size_t off = 0;
-	while (!o->failed && off < o->len) {
-		ssize_t w = write(o->fd, o->buf + off, o->len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			o->failed = true;
-		else
-			off += (size_t)w;
-	}
+	if (!o->failed && ag_write_full(o->fd, o->buf, o->len) < 0)
+		o->failed = true;
 	o->len = 0;
 }
 
@@ -914,6 +907,22 @@ int ag_ws_git_reader_main(int argc, char **argv)
  * (r->out) are read under the output cap and the deadline. *status is its
  * exit status, or minus the signal that killed it.
  */
+int ag_ws_git_child_bounds(int status, const char *who, unsigned long cpu_seconds,
+			   const char *no_sandbox, struct ag_error **err)
+{
+	if (status == AG_WS_GIT_CHILD_NOMEM)
+		return ag_err(err, AG_E_LIMIT, 0, "limit.workspace.git_memory",
+			      "%s reached its memory bound (%d MiB)", who,
+			      (int)(AG_WS_GIT_AS_MAX_BYTES >> 20));
+	if (status == -SIGXCPU)
+		return ag_err(err, AG_E_LIMIT, 0, "limit.workspace.git_cpu",
+			      "%s reached its CPU-time bound (%lu s)", who, cpu_seconds);
+	if (status == AG_WS_GIT_CHILD_NO_SANDBOX)
+		return ag_err(err, AG_E_IO, 0, "workspace.git_sandbox_unavailable",
+			      "%s cannot confine itself (%s)", who, no_sandbox);
+	return 0;
+}
+
 int ag_ws_git_run_child(int srcfd, unsigned what, unsigned timeout_ms, struct ag_proc_result *r,
 			int *status, struct ag_error **err)
 {
@@ -1113,22 +1122,13 @@ int ag_ws_gitinfo_collect(int srcfd, const struct ag_ws_git_opts *opts, struct a
 	ag_proc_result_init(&r);
 	int status = -1,
 	    rc = ag_ws_git_run_child(srcfd, what, opts ? opts->timeout_ms : 0, &r, &status, err);
+	if (rc == 0)
+		rc = ag_ws_git_child_bounds(status, "the git reader", AG_WS_GIT_CPU_MAX_S,
+					    "Landlock or seccomp unavailable", err);
 	if (rc == 0 && status == READER_OUTSIDE)
 		rc = ag_err(err, AG_E_UNSAFE_PATH, 0, "workspace.git_outside_source",
 			    "the source's .git, its common directory or its alternates point "
 			    "outside the source");
-	else if (rc == 0 && status == READER_NOMEM)
-		rc = ag_err(err, AG_E_LIMIT, 0, "limit.workspace.git_memory",
-			    "the git reader reached its memory bound (%d MiB)",
-			    (int)(AG_WS_GIT_AS_MAX_BYTES >> 20));
-	else if (rc == 0 && status == -SIGXCPU)
-		rc =
-		    ag_err(err, AG_E_LIMIT, 0, "limit.workspace.git_cpu",
-			   "the git reader reached its CPU-time bound (%d s)", AG_WS_GIT_CPU_MAX_S);
-	else if (rc == 0 && status == READER_NO_SANDBOX)
-		rc = ag_err(
-		    err, AG_E_IO, 0, "workspace.git_sandbox_unavailable",
-		    "the git reader cannot confine itself (Landlock or seccomp unavailable)");
 	else if (rc == 0 && status == READER_NOT_TOP)
 		rc = ag_err(err, AG_E_IO, 0, R_GIT,
 			    "source is not the top of a usable Git work tree");

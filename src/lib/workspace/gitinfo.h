@@ -152,6 +152,18 @@ int ag_ws_git_reader_main(int argc, char **argv);
  * workspace.git_timeout, limit.workspace.git_output.
  */
 struct ag_proc_result;
+/* The child's exit statuses both sides agree on (0: done). */
+#define AG_WS_GIT_CHILD_FAILED 4
+#define AG_WS_GIT_CHILD_NOMEM 6	     /* the address-space bound was hit */
+#define AG_WS_GIT_CHILD_NO_SANDBOX 7 /* Landlock or seccomp could not be set up */
+/*
+ * The bounds and the sandbox, from the child's status: -1 with
+ * limit.workspace.git_memory, limit.workspace.git_cpu (SIGXCPU past
+ * cpu_seconds) or workspace.git_sandbox_unavailable (the message says
+ * `who` and then `no_sandbox`), else 0 (the caller judges the rest).
+ */
+int ag_ws_git_child_bounds(int status, const char *who, unsigned long cpu_seconds,
+			   const char *no_sandbox, struct ag_error **err);
 int ag_ws_git_run_child(int dirfd, unsigned what, unsigned timeout_ms, struct ag_proc_result *r,
 			int *status, struct ag_error **err);
 

@@ -2,6 +2,7 @@
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
+#include "lib/base/fsx.h"
 #include "lib/base/sha256.h"
 #include "lib/base/termsafe.h"
 #include "lib/workspace/snapshot.h"
@@ -874,21 +875,6 @@ static bool same_identity(const struct ag_ws_entry *e, const struct ag_ws_ident 
 	       st->st_ctim.tv_sec == id->ctim.tv_sec && st->st_ctim.tv_nsec == id->ctim.tv_nsec;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int pwrite_all(int fd, const char *p, size_t n, off_t off)
 {
 	while (n) {
@@ -1087,7 +1073,7 @@ static int hash_one(struct hasher *h, struct ag_ws_entry *e, char *buf, struct a
 		}
 		ag_sha256_update(sh, buf, (size_t)r);
 		classify_chunk(&c, (unsigned char *)buf, (size_t)r);
-		if ((out >= 0 && write_all(out, buf, (size_t)r) < 0) ||
+		if ((out >= 0 && ag_write_full(out, buf, (size_t)r) < 0) ||
 		    (e->retained &&
 		     pwrite_all(h->o->text_fd, buf, (size_t)r, (off_t)(e->text_off + done)) < 0)) {
 			int en = errno;
