@@ -1206,6 +1206,16 @@ A("env-value-unicode-ok",
   env({"name": "MODE_X", "value": q("caf\u00e9 \u00a0nbsp \u20ac \U0001F600")}),
   "printable non-ASCII (U+00A0 and above, not U+2028/U+2029) is accepted")
 
+# ---------------------------------------------------------------- workspace.git (issue 20)
+A("workspace-git-none", BASE + "workspace: {git: none}\n", "workspace.git none: no repository in the copy")
+A("workspace-git-baseline", BASE + "workspace:\n  git: baseline\n  include_ignored: false\n",
+  "workspace.git baseline is the default, said explicitly")
+A("workspace-git-null", BASE + "workspace: {git: ~}\n", "workspace.git may be null (baseline)")
+R("workspace-git-bad", BASE + "workspace: {git: full}\n", "config.enum", "workspace.git",
+  "workspace.git is baseline or none")
+R("workspace-git-bool", BASE + "workspace: {git: false}\n", "config.type", "workspace.git",
+  "workspace.git is a word, not a boolean")
+
 
 # ---------------------------------------------------------------- write
 def header(expect, loader_only, why):
