@@ -112,13 +112,14 @@ $(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libagent
 # Network test gear for the study-egress engine tests (tests/gear/agtest-net.c):
 # static musl, bind-mounted read-only into busybox test containers; never installed.
 # agtest-hostile-gateway: a gateway replacement that writes without bound
-# (t1115), static musl for the gateway image.
-$(BUILD)/tests/agtest-net $(BUILD)/tests/agtest-hostile-gateway: $(BUILD)/tests/%: tests/gear/%.c
+# (t1115), static musl for the gateway image. agtest-mock-provider: a scripted
+# model provider (OpenAI Responses, Anthropic Messages) for the real-agent tests.
+$(BUILD)/tests/agtest-net $(BUILD)/tests/agtest-hostile-gateway $(BUILD)/tests/agtest-mock-provider: $(BUILD)/tests/%: tests/gear/%.c
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) -static -std=gnu17 -O2 -Wall -Wextra -Werror -o $@ $<
 
 tests: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-init $(BUILD)/agentguard-gateway $(UNIT_BIN) $(FUZZ_REPLAY) \
-	$(BUILD)/tests/agtest-net $(BUILD)/tests/agtest-hostile-gateway
+	$(BUILD)/tests/agtest-net $(BUILD)/tests/agtest-hostile-gateway $(BUILD)/tests/agtest-mock-provider
 
 # The whole suite; prints one closing line "N passed, M failed".
 check: tests

@@ -8,10 +8,16 @@
  *    update, ...) exits 64 without starting codex;
  *  - a leading "codex" argument is dropped, so `IMAGE codex exec ...` and
  *    `IMAGE exec ...` mean the same;
- *  - codex gets a fresh environment: fixed PATH, LANG, LC_ALL, HOME (the
+ *  - codex gets a fresh environment: fixed PATH, LANG, LC_ALL, SHELL
+ *    (/bin/bash, which its exec_command runs commands with), HOME (the
  *    caller's HOME when it is an absolute path, else /tmp/agentguard-home),
- *    and the credential from CODEX_API_KEY only. Nothing else passes,
- *    in particular no OPENAI_API_KEY or other credential variable;
+ *    the proxy variables a study run sets (ALL_PROXY, HTTPS_PROXY,
+ *    HTTP_PROXY, NO_PROXY: the gateway's address, so Codex's requests go
+ *    through it) and the credential from CODEX_API_KEY only. Nothing else
+ *    passes, in particular no OPENAI_API_KEY or other credential variable;
+ *  - `exec` runs with Codex's own sandbox off and no approval prompts
+ *    (the first options of FAIL_FAST below): AgentGuard's container is the sandbox, and Codex's
+ *    bubblewrap cannot start inside it (no user namespaces, no mounts);
  *  - `exec` fails promptly, with codex's own error and exit status, when
  *    the model API cannot be reached (FAIL_FAST below), instead of
  *    waiting for the network until AgentGuard's timeout ends the run.
@@ -35,14 +41,25 @@
 
 /*
  * Inserted right after `exec` (the caller's own -c options come later and
- * win). Codex 0.159.2 waits for the network without end when a connection
- * fails (feature unbounded_connection_retries, on by default) and retries
- * each request (request_max_retries, stream_max_retries, WebSockets then
- * HTTPS) before that. The built-in "openai" provider cannot be amended, so
- * the same endpoint is declared as provider "agentguard-openai" with no
- * retries, HTTPS only, and its key read from CODEX_API_KEY.
+ * win). First the sandbox and approvals of a contained run (above). Then
+ * the requests Codex 0.159.2 makes besides the model API, measured through
+ * a study's gateway: analytics (ab.chatgpt.com) and the plugin catalogue
+ * (chatgpt.com, github.com, api.github.com) are turned off, so a study's
+ * egress holds the provider only. Then: Codex 0.159.2 waits for the network without end when a
+ * connection fails (feature unbounded_connection_retries, on by default) and retries each request
+ * (request_max_retries, stream_max_retries, WebSockets then HTTPS) before that. The built-in
+ * "openai" provider cannot be amended, so the same endpoint is declared as provider
+ * "agentguard-openai" with no retries, HTTPS only, and its key read from CODEX_API_KEY.
  */
 static const char *const FAIL_FAST[] = {
+    "-c",
+    "sandbox_mode=\"danger-full-access\"",
+    "-c",
+    "approval_policy=\"never\"",
+    "-c",
+    "analytics.enabled=false",
+    "-c",
+    "features.plugins=false",
     "-c",
     "features.unbounded_connection_retries=false",
     "-c",
@@ -100,13 +117,20 @@ int main(int argc, char **argv)
 	if (key && strlen(key) > ENV_MAX_VALUE)
 		key = NULL;
 
-	char *envp[8];
+	static const char *const proxies[] = {"ALL_PROXY", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"};
+	char *envp[16];
 	int e = 0;
 	envp[e++] = pair("PATH", CODEX_PATH_DIR ":/usr/local/bin:/usr/bin:/bin");
 	envp[e++] = pair("HOME", home);
 	envp[e++] = pair("LANG", "C.UTF-8");
 	envp[e++] = pair("LC_ALL", "C.UTF-8");
+	envp[e++] = pair("SHELL", "/bin/bash");
 	envp[e++] = pair("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt");
+	for (size_t i = 0; i < sizeof(proxies) / sizeof(proxies[0]); i++) {
+		const char *v = getenv(proxies[i]);
+		if (v && strlen(v) <= ENV_MAX_VALUE)
+			envp[e++] = pair(proxies[i], v);
+	}
 	if (key && *key)
 		envp[e++] = pair("CODEX_API_KEY", key);
 	envp[e] = NULL;

@@ -19,16 +19,20 @@
 static const char help[] =
     "Usage: agentguard runtime-image COMMAND ...\n"
     "\n"
-    "Stage-1 runtime images: the egress gateway and the Codex CLI agent, built\n"
-    "by scripts/runtime-images from pinned inputs. Nothing here publishes an\n"
+    "Stage-1 runtime images: the egress gateway and the agent images (Codex CLI,\n"
+    "Claude Code), built by scripts/runtime-images from pinned inputs. Nothing\n"
+    "here publishes an\n"
     "image or claims a live study ran.\n"
     "\n"
     "  identity IMAGE --role gateway|agent [--json] [--docker-socket PATH]\n"
     "      canonical rootfs digest (exported filesystem, members sorted, mtimes\n"
     "      excluded), canonical runtime config and canonical image identity\n"
-    "  verify-inputs --lock FILE [--codex TGZ --codex-linux-x64 TGZ]\n"
-    "      the Codex lock holds exactly the two pinned entries and both\n"
-    "      tarballs hash (SHA-512) to the lock and to AgentGuard's pins\n"
+    "  verify-inputs --lock FILE [--agent codex|claude-code]\n"
+    "                [--codex TGZ --codex-linux-x64 TGZ |\n"
+    "                 --claude-code TGZ --claude-code-linux-x64 TGZ]\n"
+    "      the agent's lock (codex unless --agent or the tarball options say)\n"
+    "      holds exactly its two pinned entries and both tarballs hash\n"
+    "      (SHA-512) to the lock and to AgentGuard's pins\n"
     "  freeze --source-commit SHA --gateway IMAGE --agent IMAGE --output FILE\n"
     "         [--repository NAME] [--root DIR] [--docker-socket PATH]\n"
     "         [--exceptions FILE] [--scan-report ROLE:REPORT.json]...\n"
@@ -127,38 +131,52 @@ static int cmd_identity(int argc, char **argv)
 /* ---- verify-inputs ---- */
 static int cmd_verify_inputs(int argc, char **argv)
 {
-	const char *lock = NULL, *codex = NULL, *linux_x64 = NULL;
+	const char *lock = NULL, *agent = NULL, *pkg = NULL, *platform = NULL;
+	const char *pkg_agent = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--lock") == 0 && i + 1 < argc)
 			lock = argv[++i];
-		else if (strcmp(a, "--codex") == 0 && i + 1 < argc)
-			codex = argv[++i];
-		else if (strcmp(a, "--codex-linux-x64") == 0 && i + 1 < argc)
-			linux_x64 = argv[++i];
+		else if (strcmp(a, "--agent") == 0 && i + 1 < argc)
+			agent = argv[++i];
+		else if ((strcmp(a, "--codex") == 0 || strcmp(a, "--claude-code") == 0) &&
+			 i + 1 < argc) {
+			pkg_agent = a + 2;
+			pkg = argv[++i];
+		} else if ((strcmp(a, "--codex-linux-x64") == 0 ||
+			    strcmp(a, "--claude-code-linux-x64") == 0) &&
+			   i + 1 < argc)
+			platform = argv[++i];
 		else
 			return ag_cli_usage(CMD, "unexpected argument '%s'", a);
 	}
-	if (!lock || !codex != !linux_x64)
-		return ag_cli_usage(CMD, "verify-inputs needs --lock, and --codex with "
-					 "--codex-linux-x64 (or neither: the lock alone)");
+	if (!lock || !pkg != !platform)
+		return ag_cli_usage(CMD, "verify-inputs needs --lock, and the package tarball with "
+					 "its linux-x64 tarball (or neither: the lock alone)");
+	if (agent && pkg_agent && strcmp(agent, pkg_agent) != 0)
+		return ag_cli_usage(CMD, "--agent %s with --%s tarballs", agent, pkg_agent);
+	const struct ag_npm_pins *pins = ag_npm_pins_for(agent	     ? agent
+							 : pkg_agent ? pkg_agent
+								     : "codex");
+	if (!pins)
+		return ag_cli_usage(CMD, "--agent takes codex or claude-code");
 	_cleanup_err_ struct ag_error *err = NULL;
-	if (!codex) {
+	if (!pkg) {
 		static const struct ag_read_reasons why = {"images.lock.open", "images.lock.open",
 							   "images.lock.open", "images.lock.size"};
 		_cleanup_free_ char *data = NULL;
 		size_t len = 0;
 		if (ag_read_file_at(AT_FDCWD, lock, "package-lock.json", AG_IMAGES_LOCK_MAX_BYTES,
 				    &why, &data, &len, &err) < 0 ||
-		    ag_codex_lock_check(data, len, &err) < 0)
+		    ag_npm_lock_check(pins, data, len, &err) < 0)
 			return fail(err);
-		puts("verified: the lock holds exactly the two pinned Codex entries");
+		printf("verified: the lock holds exactly the two pinned %s entries\n", pins->agent);
 		return AG_EXIT_PASS;
 	}
-	if (ag_codex_inputs_verify(lock, codex, linux_x64, &err) < 0)
+	if (ag_npm_inputs_verify(pins, lock, pkg, platform, &err) < 0)
 		return fail(err);
-	printf("verified: %s %s and %s, lock and tarballs match the pins\n", AG_CODEX_PACKAGE,
-	       AG_CODEX_VERSION, AG_CODEX_LINUX_X64_VERSION);
+	printf("verified: %s %s and %s, lock and tarballs match the pins\n", pins->package,
+	       pins->version, pins->entries[1].version);
 	return AG_EXIT_PASS;
 }
 
@@ -368,6 +386,7 @@ static int cmd_freeze(int argc, char **argv)
 	_cleanup_free_ char *actx = ag_xasprintf("%s/runtime-images/agent", root);
 	_cleanup_free_ char *deb = ag_xasprintf("%s/runtime-images/base/packages.lock", root);
 	_cleanup_free_ char *gdeb = ag_xasprintf("%s/runtime-images/gateway/packages.lock", root);
+	_cleanup_free_ char *adeb = ag_xasprintf("%s/runtime-images/agent/packages.lock", root);
 	_cleanup_free_ char *npm = ag_xasprintf("%s/runtime-images/agent/package-lock.json", root);
 	_cleanup_free_ char *sbom_p = ag_xasprintf("%s.sbom.cdx.json", output);
 	_cleanup_free_ char *prov_p = ag_xasprintf("%s.provenance.intoto.json", output);
@@ -405,6 +424,7 @@ static int cmd_freeze(int argc, char **argv)
 	    .agent = {&aid, "registry.invalid/agentguard/runtime-agent", actx},
 	    .deb_lock_path = deb,
 	    .gateway_deb_lock_path = gdeb,
+	    .agent_deb_lock_path = adeb,
 	    .npm_lock_path = npm,
 	    .vuln_policy = policy,
 	    .scan_reports = rep_paths,

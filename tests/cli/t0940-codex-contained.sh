@@ -18,11 +18,24 @@
 # AgentGuard's timeout (60 s here; exit 7 would mean the timeout ended it).
 # Its credential comes from CODEX_API_KEY only (a canary value never
 # appears in the artifact), and both runs' evidence verifies.
+#
+# Then the real work (tests/cli/lib-agents.sh): `study-egress run ... --
+# codex exec ...` against the mock provider (OpenAI Responses), which Codex
+# reaches only through the gateway: Codex reads README.md, applies a patch
+# (a new NOTES.md, README.md changed), runs `wc` through bash (the image's
+# tools layer), and exits 0; the patch AgentGuard sealed applies with `git
+# apply` to the source and reproduces the change; the egress shows exactly
+# one destination, the mock, allowed; the evidence verifies. With the mock
+# removed from the policy the same run fails, the mock is named as denied,
+# and the mock sees no request.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib-test.sh"
 require_docker
 . "$(dirname "$0")/lib-contained.sh"
+STUDY_TEST=t0940
+. "$(dirname "$0")/lib-study.sh"
+. "$(dirname "$0")/lib-agents.sh"
 
 out=$(AGENTGUARD="$AG_BIN" "$AG_ROOT/scripts/runtime-images" --only agent 127.0.0.1:5000 2>"$T/build.err") ||
 	{ diag "$(tail -n 20 "$T/build.err")"; }
@@ -75,4 +88,42 @@ t_unlike "... and it trusted the workspace (a git repository)" "$(art 'a["comman
 t_unlike "the credential value is never recorded" "$(cat "$REPORT")" 'CANARY-CODEX-KEY'
 t_ok "codex exec: evidence verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$REPORT"
 t_ok "codex exec: the repository is unchanged" repo_unchanged
+
+# ---- real work, through the gateway, against the mock provider ----
+if ! agents_setup; then
+	t_fail "the mock provider's topology is set up" "see the diagnostics above"
+	t_done
+fi
+agents_repo
+agents_config "$AGENT" "{name: CODEX_API_KEY, source: host, required: true, allow_sensitive: true}"
+agents_policy mock approve
+codex_task=(codex exec -m mock-model
+	-c "model_providers.agentguard-openai.base_url=\"http://$AGENTS_MOCK_HOST:$AGENTS_MOCK_PORT/v1\""
+	"Review README.md and leave a note.")
+agents_study mock CODEX_API_KEY CANARY-CODEX-KEY-5d1e -- "${codex_task[@]}"
+t_is "codex exec through the gateway: exit 0" "$AG_RC" 0
+t_is "the mock saw the four scripted turns, each with the credential" \
+	"$(cut -d' ' -f2- "$AGENTS_MOCK_LOG" 2>/dev/null | cut -d' ' -f1-5)" \
+	"POST /v1/responses api=responses step=0 credential=yes
+POST /v1/responses api=responses step=1 credential=yes
+POST /v1/responses api=responses step=2 credential=yes
+POST /v1/responses api=responses step=3 credential=yes"
+t_like "... the last one carried the command's output (wc ran through bash)" \
+	"$(tail -n 1 "$AGENTS_MOCK_LOG" 2>/dev/null)" 'saw_wc=yes'
+t_like "codex printed the mock's closing message" "$(art 'a["command_result"]["stdout"]')" 'README.md reviewed'
+t_is "the egress: exactly one destination, the mock, allowed" "$(agents_destinations)" \
+	"allow $AGENTS_MOCK_HOST:$AGENTS_MOCK_PORT"
+t_is "the manifest is complete" "$(jq -r '.completion.status // .status // empty' "$MANIFEST" 2>/dev/null)" complete
+t_ok "the run's evidence verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$REPORT"
+agents_check_patch codex
+t_ok "the source repository is unchanged" repo_unchanged
+t_unlike "the credential value is never recorded" "$(cat "$REPORT" "$EVENTS" "$MANIFEST" 2>/dev/null)" 'CANARY-CODEX-KEY'
+
+: >"$AGENTS_MOCK_LOG"
+agents_policy empty
+agents_study empty CODEX_API_KEY CANARY-CODEX-KEY-5d1e -- "${codex_task[@]}"
+t_unlike "with the mock not approved the run does not pass" "$AG_RC" '^0$'
+t_like "... the mock is named as denied" "$(agents_destinations)" "deny $AGENTS_MOCK_HOST:$AGENTS_MOCK_PORT"
+t_is "... and the mock saw no request" "$(wc -l <"$AGENTS_MOCK_LOG")" 0
+t_ok "... the source repository is unchanged" repo_unchanged
 t_done

@@ -1,6 +1,7 @@
 /*
- * codex_lock.c: the Codex agent input check. The lock must hold exactly
- * the two reviewed entries, and the tarballs npm installed from must hash
+ * codex_lock.c: the agent input checks (Codex, Claude Code). A lock must
+ * hold exactly the agent's two reviewed entries (its package and its
+ * linux-x64 platform package), and the tarballs npm installed from must hash
  * to the lock and to the constants compiled into AgentGuard; anything else
  * stops the build before a file reaches the image.
  */
@@ -14,6 +15,7 @@
 #include <sys/stat.h>
 
 #define REGISTRY_PREFIX "https://registry.npmjs.org/@openai/codex/-/"
+#define CLAUDE_REGISTRY "https://registry.npmjs.org/@anthropic-ai/"
 
 const char *ag_image_role_name(enum ag_image_role r)
 {
@@ -31,16 +33,40 @@ int ag_image_role_parse(const char *s, enum ag_image_role *out)
 	return 0;
 }
 
-struct pinned_entry {
-	const char *key, *version, *integrity, *resolved;
+const struct ag_npm_pins ag_codex_pins = {
+    .agent = "codex",
+    .package = AG_CODEX_PACKAGE,
+    .version = AG_CODEX_VERSION,
+    .entries = {{AG_CODEX_LOCK_KEY, AG_CODEX_VERSION, AG_CODEX_INTEGRITY,
+		 REGISTRY_PREFIX "codex-" AG_CODEX_VERSION ".tgz"},
+		{AG_CODEX_LINUX_X64_LOCK_KEY, AG_CODEX_LINUX_X64_VERSION,
+		 AG_CODEX_LINUX_X64_INTEGRITY,
+		 REGISTRY_PREFIX "codex-" AG_CODEX_LINUX_X64_VERSION ".tgz"}},
 };
 
-static const struct pinned_entry pinned[] = {
-    {AG_CODEX_LOCK_KEY, AG_CODEX_VERSION, AG_CODEX_INTEGRITY,
-     REGISTRY_PREFIX "codex-" AG_CODEX_VERSION ".tgz"},
-    {AG_CODEX_LINUX_X64_LOCK_KEY, AG_CODEX_LINUX_X64_VERSION, AG_CODEX_LINUX_X64_INTEGRITY,
-     REGISTRY_PREFIX "codex-" AG_CODEX_LINUX_X64_VERSION ".tgz"},
+const struct ag_npm_pins ag_claude_code_pins = {
+    .agent = "claude-code",
+    .package = AG_CLAUDE_CODE_PACKAGE,
+    .version = AG_CLAUDE_CODE_VERSION,
+    .entries = {{AG_CLAUDE_CODE_LOCK_KEY, AG_CLAUDE_CODE_VERSION, AG_CLAUDE_CODE_INTEGRITY,
+		 CLAUDE_REGISTRY "claude-code/-/claude-code-" AG_CLAUDE_CODE_VERSION ".tgz"},
+		{AG_CLAUDE_CODE_LINUX_X64_LOCK_KEY, AG_CLAUDE_CODE_VERSION,
+		 AG_CLAUDE_CODE_LINUX_X64_INTEGRITY,
+		 CLAUDE_REGISTRY
+		 "claude-code-linux-x64/-/claude-code-linux-x64-" AG_CLAUDE_CODE_VERSION ".tgz"}},
+    /* Its install script would only link the platform binary into bin/;
+     * npm runs with --ignore-scripts and the image links it itself. */
+    .install_script_ignored = true,
 };
+
+const struct ag_npm_pins *ag_npm_pins_for(const char *agent)
+{
+	if (strcmp(agent, ag_codex_pins.agent) == 0)
+		return &ag_codex_pins;
+	if (strcmp(agent, ag_claude_code_pins.agent) == 0)
+		return &ag_claude_code_pins;
+	return NULL;
+}
 
 static int lock_err(struct ag_error **err, const char *reason, const char *key, const char *fmt,
 		    const char *what)
@@ -54,7 +80,8 @@ static const char *str_field(json_t *o, const char *k)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-int ag_codex_lock_check(const char *lock, size_t len, struct ag_error **err)
+int ag_npm_lock_check(const struct ag_npm_pins *pins, const char *lock, size_t len,
+		      struct ag_error **err)
 {
 	json_error_t je;
 	json_t *root = json_loadb(lock, len, JSON_REJECT_DUPLICATES, &je);
@@ -79,13 +106,13 @@ int ag_codex_lock_check(const char *lock, size_t len, struct ag_error **err)
 	json_t *rootpkg = json_object_get(pk, "");
 	json_t *deps = rootpkg ? json_object_get(rootpkg, "dependencies") : NULL;
 	if (!json_is_object(rootpkg) || !json_is_object(deps) || json_object_size(deps) != 1 ||
-	    !json_is_string(json_object_get(deps, AG_CODEX_PACKAGE)) ||
-	    strcmp(json_string_value(json_object_get(deps, AG_CODEX_PACKAGE)), AG_CODEX_VERSION) !=
-		0 ||
+	    !json_is_string(json_object_get(deps, pins->package)) ||
+	    strcmp(json_string_value(json_object_get(deps, pins->package)), pins->version) != 0 ||
 	    json_object_get(rootpkg, "devDependencies") ||
 	    json_object_get(rootpkg, "optionalDependencies")) {
-		lock_err(err, "images.lock.shape", "packages[\"\"].dependencies", "%s",
-			 "the root package must depend on exactly @openai/codex " AG_CODEX_VERSION);
+		_cleanup_free_ char *want = ag_xasprintf("%s %s", pins->package, pins->version);
+		lock_err(err, "images.lock.shape", "packages[\"\"].dependencies",
+			 "the root package must depend on exactly %s", want);
 		goto out;
 	}
 	const char *k;
@@ -95,16 +122,16 @@ int ag_codex_lock_check(const char *lock, size_t len, struct ag_error **err)
 		if (!*k)
 			continue;
 		bool known = false;
-		for (size_t i = 0; i < AG_ARRAY_SIZE(pinned); i++)
-			known |= strcmp(k, pinned[i].key) == 0;
+		for (size_t i = 0; i < AG_ARRAY_SIZE(pins->entries); i++)
+			known |= strcmp(k, pins->entries[i].key) == 0;
 		if (!known) {
 			lock_err(err, "images.lock.extra_entry", k,
 				 "package-lock.json has an entry that is not pinned: %s", k);
 			goto out;
 		}
 	}
-	for (size_t i = 0; i < AG_ARRAY_SIZE(pinned); i++) {
-		const struct pinned_entry *p = &pinned[i];
+	for (size_t i = 0; i < AG_ARRAY_SIZE(pins->entries); i++) {
+		const struct ag_npm_pin *p = &pins->entries[i];
 		json_t *e = json_object_get(pk, p->key);
 		if (!json_is_object(e)) {
 			lock_err(err, "images.lock.missing_entry", p->key,
@@ -129,8 +156,9 @@ int ag_codex_lock_check(const char *lock, size_t len, struct ag_error **err)
 				 "%s: resolved URL is not the registry tarball", p->key);
 			goto out;
 		}
-		if (json_object_get(e, "dependencies") || json_object_get(e, "hasInstallScript") ||
-		    json_object_get(e, "link")) {
+		bool script = json_object_get(e, "hasInstallScript") != NULL;
+		if (json_object_get(e, "dependencies") || json_object_get(e, "link") ||
+		    (script && !(i == 0 && pins->install_script_ignored))) {
 			lock_err(err, "images.lock.shape", p->key,
 				 "%s: dependencies, links or install scripts are not allowed",
 				 p->key);
@@ -141,6 +169,11 @@ int ag_codex_lock_check(const char *lock, size_t len, struct ag_error **err)
 out:
 	json_decref(root);
 	return rc;
+}
+
+int ag_codex_lock_check(const char *lock, size_t len, struct ag_error **err)
+{
+	return ag_npm_lock_check(&ag_codex_pins, lock, len, err);
 }
 
 int ag_sri_sha512_file(const char *path, char **out, struct ag_error **err)
@@ -193,8 +226,8 @@ int ag_sri_sha512_file(const char *path, char **out, struct ag_error **err)
 	return 0;
 }
 
-int ag_codex_inputs_verify(const char *lock_path, const char *codex_tgz, const char *linux_tgz,
-			   struct ag_error **err)
+int ag_npm_inputs_verify(const struct ag_npm_pins *pins, const char *lock_path,
+			 const char *package_tgz, const char *platform_tgz, struct ag_error **err)
 {
 	static const struct ag_read_reasons why = {"images.lock.open", "images.lock.open",
 						   "images.lock.open", "images.lock.size"};
@@ -203,27 +236,28 @@ int ag_codex_inputs_verify(const char *lock_path, const char *codex_tgz, const c
 	if (ag_read_file_at(AT_FDCWD, lock_path, "package-lock.json", AG_IMAGES_LOCK_MAX_BYTES,
 			    &why, &lock, &len, err) < 0)
 		return -1;
-	if (ag_codex_lock_check(lock, len, err) < 0)
+	if (ag_npm_lock_check(pins, lock, len, err) < 0)
 		return -1;
 	/* Each tarball against the lock's integrity AND the compiled-in pin
 	 * (equal once the lock check passed; compared both ways anyway). */
 	json_t *root = json_loadb(lock, len, JSON_REJECT_DUPLICATES, NULL);
 	json_t *pk = json_object_get(root, "packages");
-	const char *paths[2] = {codex_tgz, linux_tgz};
+	const char *paths[2] = {package_tgz, platform_tgz};
 	for (size_t i = 0; i < 2; i++) {
-		const char *locked = str_field(json_object_get(pk, pinned[i].key), "integrity");
+		const struct ag_npm_pin *p = &pins->entries[i];
+		const char *locked = str_field(json_object_get(pk, p->key), "integrity");
 		_cleanup_free_ char *sri = NULL;
 		if (ag_sri_sha512_file(paths[i], &sri, err) < 0) {
 			json_decref(root);
-			return ag_err_wrap(err, "%s", pinned[i].key);
+			return ag_err_wrap(err, "%s", p->key);
 		}
-		if (!locked || strcmp(sri, locked) != 0 || strcmp(sri, pinned[i].integrity) != 0) {
+		if (!locked || strcmp(sri, locked) != 0 || strcmp(sri, p->integrity) != 0) {
 			json_decref(root);
 			return ag_err_at(err, AG_E_UNVERIFIED, "images.tarball.mismatch", NULL, 0,
-					 0, pinned[i].key,
+					 0, p->key,
 					 "the tarball used for %s does not hash to the integrity "
 					 "in the lock and pinned in AgentGuard",
-					 pinned[i].key);
+					 p->key);
 		}
 	}
 	json_decref(root);

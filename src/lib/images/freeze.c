@@ -44,7 +44,7 @@ struct deb {
 	char name[128], version[128], arch[32], sha[65];
 };
 
-/* runtime-images/{base,gateway}/packages.lock: NAME VERSION ARCH SHA256
+/* runtime-images/{base,gateway,agent}/packages.lock: NAME VERSION ARCH SHA256
  * lines, at most `max` of them. */
 static int read_debs(const char *path, struct deb *out, size_t *n, size_t max,
 		     struct ag_error **err)
@@ -86,20 +86,22 @@ static json_t *hashes1(const char *alg, const char *hex)
 }
 
 static int build_sbom(const struct ag_freeze_input *in, const struct deb *debs, size_t ndebs,
-		      size_t nbase, const char *codex_hex, const char *linux_hex, char **out,
-		      struct ag_error **err)
+		      size_t nbase, size_t ngw, const char *codex_hex, const char *linux_hex,
+		      char **out, struct ag_error **err)
 {
 	json_t *comps = json_array();
 	for (size_t i = 0; i < ndebs; i++) {
 		_cleanup_free_ char *purl = ag_xasprintf(
 		    "pkg:deb/debian/%s@%s?arch=%s", debs[i].name, debs[i].version, debs[i].arch);
-		json_array_append_new(
-		    comps,
-		    json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:[{s:s, s:s}]}", "type", "library",
-			      "bom-ref", purl, "name", debs[i].name, "version", debs[i].version,
-			      "purl", purl, "hashes", hashes1("SHA-256", debs[i].sha), "properties",
-			      "name", "agentguard:image", "value",
-			      i < nbase ? "base (gateway and agent)" : "gateway"));
+		json_array_append_new(comps,
+				      json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:[{s:s, s:s}]}",
+						"type", "library", "bom-ref", purl, "name",
+						debs[i].name, "version", debs[i].version, "purl",
+						purl, "hashes", hashes1("SHA-256", debs[i].sha),
+						"properties", "name", "agentguard:image", "value",
+						i < nbase	  ? "base (gateway and agent)"
+						: i < nbase + ngw ? "gateway"
+								  : "agent (tools layer)"));
 	}
 	const char *vers[2] = {AG_CODEX_VERSION, AG_CODEX_LINUX_X64_VERSION};
 	const char *hex[2] = {codex_hex, linux_hex};
@@ -300,20 +302,23 @@ int ag_freeze_build(const struct ag_freeze_input *in, struct ag_freeze_output *o
 	size_t ndebs = 0;
 	char codex_hex[129], linux_hex[129];
 	json_t *scans = NULL;
-	size_t nbase = 0, ngw = 0;
+	size_t nbase = 0, ngw = 0, nagent = 0;
 	if (ag_read_file_at(AT_FDCWD, in->npm_lock_path, "package-lock.json",
 			    AG_IMAGES_LOCK_MAX_BYTES, &read_why, &lock, &llen, err) < 0 ||
 	    ag_codex_lock_check(lock, llen, err) < 0 ||
 	    read_debs(in->deb_lock_path, debs, &nbase, AG_IMAGES_DEB_MAX_PACKAGES, err) < 0 ||
 	    (in->gateway_deb_lock_path && read_debs(in->gateway_deb_lock_path, debs + nbase, &ngw,
 						    AG_IMAGES_DEB_MAX_PACKAGES - nbase, err) < 0) ||
+	    (in->agent_deb_lock_path &&
+	     read_debs(in->agent_deb_lock_path, debs + nbase + ngw, &nagent,
+		       AG_IMAGES_DEB_MAX_PACKAGES - nbase - ngw, err) < 0) ||
 	    sri_hex(AG_CODEX_INTEGRITY, codex_hex, err) < 0 ||
 	    sri_hex(AG_CODEX_LINUX_X64_INTEGRITY, linux_hex, err) < 0 ||
 	    scans_object(in, &scans, err) < 0)
 		goto out;
-	ndebs = nbase + ngw;
+	ndebs = nbase + ngw + nagent;
 	const char *cptr[2] = {ctx[0], ctx[1]};
-	if (build_sbom(in, debs, ndebs, nbase, codex_hex, linux_hex, &out->sbom, err) < 0 ||
+	if (build_sbom(in, debs, ndebs, nbase, ngw, codex_hex, linux_hex, &out->sbom, err) < 0 ||
 	    build_provenance(in, cptr, debs, ndebs, codex_hex, linux_hex, &out->provenance, err) <
 		0)
 		goto out;

@@ -38,6 +38,18 @@ struct ag_engine;
 	"TLox5Y7qVOGkV0/Q=="
 #define AG_CODEX_LOCK_KEY "node_modules/@openai/codex"
 #define AG_CODEX_LINUX_X64_LOCK_KEY "node_modules/@openai/codex-linux-x64"
+/* The reviewed Claude Code candidates: the launcher package and the
+ * native linux-x64 (glibc) binary package. */
+#define AG_CLAUDE_CODE_PACKAGE "@anthropic-ai/claude-code"
+#define AG_CLAUDE_CODE_VERSION "2.1.332"
+#define AG_CLAUDE_CODE_INTEGRITY                                                                   \
+	"sha512-tvSh6bLvEbd97APD31AnojOrRC3AmcRj5R8sF8QIQitu3x2ucOb1kKmTkGDw41kjva+"               \
+	"CGJfpkt+wYouk6yv56Q=="
+#define AG_CLAUDE_CODE_LINUX_X64_INTEGRITY                                                         \
+	"sha512-f4JWhzwYutJIHScC7/"                                                                \
+	"dYOPX6s28tt7ZADhsOi8zwOHq5fFPEuUeChh2NMfinSg0GrUckYxaeebC4h0DqiKzLcw=="
+#define AG_CLAUDE_CODE_LOCK_KEY "node_modules/@anthropic-ai/claude-code"
+#define AG_CLAUDE_CODE_LINUX_X64_LOCK_KEY "node_modules/@anthropic-ai/claude-code-linux-x64"
 #define AG_IMAGES_CREDENTIAL_ENV "CODEX_API_KEY"
 #define AG_IMAGES_AGENT_UID 10001
 #define AG_IMAGES_GATEWAY_UID 65532
@@ -64,6 +76,26 @@ int ag_image_role_parse(const char *s, enum ag_image_role *out);
  */
 int ag_codex_lock_check(const char *lock, size_t len, struct ag_error **err);
 
+/* One agent's reviewed npm inputs: the package the lock's root depends on
+ * and its two entries (the package, its linux-x64 platform package). */
+struct ag_npm_pin {
+	const char *key, *version, *integrity, *resolved;
+};
+struct ag_npm_pins {
+	const char *agent; /* "codex", "claude-code" */
+	const char *package, *version;
+	struct ag_npm_pin entries[2];
+	/* the package entry may declare an install script (never run: the
+	 * build uses npm ci --ignore-scripts) */
+	bool install_script_ignored;
+};
+extern const struct ag_npm_pins ag_codex_pins, ag_claude_code_pins;
+/* The pins of an agent by name, or NULL. */
+const struct ag_npm_pins *ag_npm_pins_for(const char *agent);
+/* ag_codex_lock_check for any agent's pins (the same reasons). */
+int ag_npm_lock_check(const struct ag_npm_pins *pins, const char *lock, size_t len,
+		      struct ag_error **err);
+
 /*
  * "sha512-" + base64(SHA-512) of the file at path (read in bounded
  * chunks, at most AG_IMAGES_TARBALL_MAX_BYTES). *out is a heap string.
@@ -75,8 +107,8 @@ int ag_sri_sha512_file(const char *path, char **out, struct ag_error **err);
  * lock (above), then each tarball re-hashed and compared with the lock and
  * the pinned constant (images.tarball.mismatch, naming which package).
  */
-int ag_codex_inputs_verify(const char *lock_path, const char *codex_tgz, const char *linux_tgz,
-			   struct ag_error **err);
+int ag_npm_inputs_verify(const struct ag_npm_pins *pins, const char *lock_path,
+			 const char *package_tgz, const char *platform_tgz, struct ag_error **err);
 
 /* ---- canonical identities (identity.c) ---- */
 
@@ -200,6 +232,7 @@ struct ag_freeze_input {
 	struct ag_freeze_role_input gateway, agent;
 	const char *deb_lock_path;	   /* runtime-images/base/packages.lock */
 	const char *gateway_deb_lock_path; /* runtime-images/gateway/packages.lock, or NULL */
+	const char *agent_deb_lock_path;   /* runtime-images/agent/packages.lock, or NULL */
 	const char *npm_lock_path;	   /* agent package-lock.json */
 	json_t *vuln_policy; /* result object of ag_vuln_policy_run, or NULL = not scanned */
 	const char *const *scan_reports; /* report paths recorded by digest, NULL-terminated */

@@ -1,0 +1,162 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # sets variables for the test scripts
+# tests/cli/lib-agents.sh: a real agent (Codex, Claude Code) doing a scripted
+# task as a study run, against the mock provider (tests/gear/
+# agtest-mock-provider.c) that it reaches only through the gateway. Source
+# after lib-test.sh, require_docker, lib-contained.sh and lib-study.sh
+# (which takes the network-slice lock and STUDY_TEST).
+#
+# The rules for tests that create networks hold: the outbound network is a
+# free /28 of this file's slice of 203.0.113.0/24, --internal, labelled and
+# removed by id; each container has --dns, --pull never, a lifetime and
+# our labels; the study subnet is a free /28 pair of 198.51.100.0/24.
+#
+#   agents_setup        the gateway image, the outbound network with the
+#                       resolver (agtest-net: mock-provider.test = the mock)
+#                       and the mock provider on :8080; AGENTS_MOCK_LOG
+#   agents_repo         $W/repo: README.md "status: draft", src/app.txt
+#   agents_config IMAGE [ENV-LINE...]  $W/c.yaml for that agent image
+#   agents_policy NAME [approve]       $W/NAME.json: the mock approved, or empty
+#   agents_study POLICY KEYVAR KEY -- ARGV  study-egress run as the test user,
+#                       with KEYVAR=KEY in its environment; sets AG_RC, AG_OUT,
+#                       SUMMARY, REPORT, RUN_DIR, MANIFEST, EVENTS
+#   agents_check_patch DESC   `agentguard patch` applies with `git apply` to a
+#                       copy of the source and gives the scripted result
+AGENTS_MOCK_HOST=mock-provider.test
+AGENTS_MOCK_PORT=8080
+AGENTS_LIFETIME=900
+
+_agents_container() { # NAME IP ARGV...: a gear container on the outbound network
+	local name=$1 ip=$2
+	shift 2
+	"$AG_DOCKER" run -d --pull never --network "$OUT_ID" --ip "$ip" --dns "$AGENTS_RESOLVER" \
+		--label "$AG_TEST_LABEL" --label "agentguard.test=$STUDY_TEST" \
+		--read-only --cap-drop ALL --security-opt no-new-privileges --pids-limit 32 \
+		--memory 64m --memory-swap 64m --user "$AG_TEST_UID:$AG_TEST_GID" \
+		-v "$AG_BUILD/tests/agtest-net:/gear/agtest-net:ro" \
+		-v "$AG_BUILD/tests/agtest-mock-provider:/gear/mock:ro" \
+		-v "$AGENTS_LOGS/$name:/logs" "$AG_TEST_IMAGE" "$@"
+}
+
+_agents_wait_ready() { # DIR
+	local i
+	for i in $(seq 1 100); do
+		[ -f "$1/ready" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+agents_setup() {
+	command -v jq >/dev/null || skip_all "jq is needed to read the evidence"
+	[ -x "$AG_BUILD/tests/agtest-mock-provider" ] || { diag "the test gear is not built: make tests"; return 1; }
+	study_begin
+	free_slice 203.0.113 || return 1
+	outbound_create "agents-$STUDY_TEST-$$" "$FREE_SLICE"
+	AGENTS_OUT_NAME="agents-$STUDY_TEST-$$"
+	local base=${FREE_SLICE%/*}
+	base=${base##*.}
+	AGENTS_RESOLVER=203.0.113.$((base + 2))
+	AGENTS_MOCK=203.0.113.$((base + 3))
+	AGENTS_LOGS=$T/agents-logs
+	mkdir -p "$AGENTS_LOGS/resolver" "$AGENTS_LOGS/mock"
+	chown "$AG_TEST_UID:$AG_TEST_GID" "$AGENTS_LOGS/resolver" "$AGENTS_LOGS/mock"
+	chmod 0755 "$T" "$AGENTS_LOGS"
+	local id
+	id=$(_agents_container resolver "$AGENTS_RESOLVER" /gear/agtest-net serve --log-dir /logs \
+		--lifetime "$AGENTS_LIFETIME" --dns 0.0.0.0:53 \
+		--zone "$AGENTS_MOCK_HOST=$AGENTS_MOCK") || return 1
+	t_cleanup "$AG_DOCKER" rm -f "$id"
+	id=$(_agents_container mock "$AGENTS_MOCK" /gear/mock --listen "0.0.0.0:$AGENTS_MOCK_PORT" \
+		--log-dir /logs --lifetime "$AGENTS_LIFETIME" --workdir /agentguard-workspace) || return 1
+	t_cleanup "$AG_DOCKER" rm -f "$id"
+	_agents_wait_ready "$AGENTS_LOGS/resolver" && _agents_wait_ready "$AGENTS_LOGS/mock" || {
+		diag "the resolver or the mock did not start"
+		return 1
+	}
+	st_ok=1
+	for ip in "$AGENTS_RESOLVER" "$AGENTS_MOCK"; do
+		ip -4 route get "$ip" 2>/dev/null | grep -q ' dev br-' || st_ok=0
+	done
+	[ "$st_ok" = 1 ] || skip_all "the route to the outbound network names no owned bridge"
+	AGENTS_MOCK_LOG=$AGENTS_LOGS/mock/requests.log
+}
+
+agents_repo() {
+	rm -rf "$W/repo"
+	mkdir -p "$W/repo/src"
+	printf 'status: draft\n' >"$W/repo/README.md"
+	printf 'untouched\n' >"$W/repo/src/app.txt"
+	chown -R "$U:$U" "$W/repo"
+	(cd "$W/repo" && find . -type f -exec sha256sum {} + | sort) >"$T/repo.sum"
+}
+
+agents_config() {
+	local image=$1 l
+	shift
+	{
+		printf '%s\n' "task_id: $STUDY_TEST" "description: a real agent, scripted" "test_command: 'true'" \
+			"mode: ci" "expected_modified_files: {min: 0, max: 50}" \
+			"command_timeout_seconds: 240" "max_output_bytes: 1048576" \
+			"sandbox: {type: docker, image: '$image', network: none}" \
+			"contained_execution:" "  version: 1" "  platform: linux-docker-engine" \
+			"  required_uid: $AG_TEST_UID" "  required_gid: $AG_TEST_GID" \
+			"  memory_limit: 2g" "  pids_limit: 512" "  tmpfs_size: 256m" \
+			"  environment:"
+		for l in "$@"; do printf '    - %s\n' "$l"; done
+	} >"$W/c.yaml"
+	chown "$U:$U" "$W/c.yaml"
+}
+
+agents_policy() {
+	if [ "${2:-}" = approve ]; then
+		study_policy "$1" "[{\"host\":\"$AGENTS_MOCK_HOST\",\"port\":$AGENTS_MOCK_PORT,\"test_only\":true}]"
+	else
+		study_policy "$1" '[]'
+	fi
+}
+
+agents_study() {
+	local policy=$1 keyvar=$2 key=$3
+	shift 4 # the policy, the key's name and value, and "--"
+	study_subnet || return 1
+	# shellcheck disable=SC2016 # positional parameters of the inner shell
+	t_run runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$W" "$keyvar=$key" \
+		bash -c 'cd "$1" && shift && exec "$@"' _ "$W" \
+		"$AG_BIN" study-egress run "$W/c.yaml" --repo repo --json --policy "$W/$policy.json" \
+		--trial-id "$STUDY_TEST-$policy-$$" --gateway-image "$GW_IMAGE" --resolver "$AGENTS_RESOLVER" \
+		--outbound-network "$AGENTS_OUT_NAME" --study-subnet "$STUDY_SUBNET" -- "$@"
+	SUMMARY=$(grep -m1 '^{' <<<"$AG_OUT" || true)
+	REPORT=$(jq -r '.report // empty' <<<"$SUMMARY" 2>/dev/null || true)
+	RUN_DIR=
+	[ -z "$REPORT" ] || { REPORT=$W/$REPORT && RUN_DIR=${REPORT%/*}; }
+	MANIFEST=$RUN_DIR/live-study-egress-manifest.json
+	EVENTS=$RUN_DIR/egress/events.jsonl
+	ledger_runs
+	diag "study run ($policy): exit $AG_RC; $(jq -r '"total \(.timings.total_ms) ms, completion \(.study_egress.completion) (\(.study_egress.completion_reason)), failure \(.failure_reason // "none")"' <<<"$SUMMARY" 2>/dev/null)"
+	if [ "$AG_RC" != 0 ] && [ -f "$REPORT" ]; then
+		diag "agent stderr (tail):" "$(jq -r '.command_result.stderr // empty' "$REPORT" | tail -n 15)"
+	fi
+	return 0
+}
+
+# The destinations of the last run's decision records, "decision host:port" sorted and unique.
+agents_destinations() {
+	jq -r 'select(.record=="decision")|"\(.event.decision) \(.event.requested.host):\(.event.requested.port)"' \
+		"$EVENTS" 2>/dev/null | sort -u
+}
+
+agents_check_patch() {
+	local d=$T/apply-$1
+	rm -rf "$d"
+	cp -a "$W/repo" "$d"
+	"$AG_BIN" patch --public-key "$(pubkey)" "$RUN_DIR" >"$T/agent-$1.patch" 2>"$T/patch-$1.err"
+	t_ok "$1: agentguard patch prints the verified patch" test -s "$T/agent-$1.patch"
+	t_ok "$1: the patch applies with git apply to the source" \
+		git -C "$d" apply --check "$T/agent-$1.patch"
+	git -C "$d" apply "$T/agent-$1.patch" 2>/dev/null || true
+	t_is "$1: ... README.md is reviewed" "$(cat "$d/README.md" 2>/dev/null)" "status: reviewed"
+	t_is "$1: ... NOTES.md is written" "$(cat "$d/NOTES.md" 2>/dev/null)" "Written by the scripted agent."
+	t_is "$1: ... and nothing else changed" \
+		"$(cd "$d" && find . -type f ! -name README.md ! -name NOTES.md | sort | tr '\n' ' ')" "./src/app.txt "
+}
