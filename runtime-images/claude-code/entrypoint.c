@@ -14,9 +14,11 @@
  *  - claude gets a fresh environment: fixed PATH, LANG, LC_ALL, SHELL
  *    (/bin/bash, which its Bash tool runs commands with), HOME (the caller's
  *    when absolute, else /tmp/agentguard-home), the proxy variables a study
- *    run sets (so its requests go through the gateway), ANTHROPIC_BASE_URL
- *    (a provider endpoint other than the default, such as the tests' mock)
- *    and the credential from ANTHROPIC_API_KEY only. Nothing else passes:
+ *    run sets (so its requests go through the gateway) and the credential
+ *    from ANTHROPIC_API_KEY only. Nothing else passes (another endpoint is
+ *    chosen in the argv, `--settings '{"env":{"ANTHROPIC_BASE_URL":...}}'`:
+ *    AgentGuard withholds every environment value from its evidence, and a
+ *    study's egress record must show the URL it checked):
  *    no ANTHROPIC_AUTH_TOKEN, no CLAUDE_CODE_OAUTH_TOKEN, no other
  *    credential variable;
  *  - every request Claude Code would make besides the model API (update

@@ -6,6 +6,10 @@
 # before it fetches or builds anything. The real @openai/codex 0.159.2
 # tarball (4.9 KB, tests/fixtures/runtime-images) passes its hash; the
 # 160 MB linux-x64 one is used only when a previous build cached it.
+# The same for the Claude Code input (--agent claude-code): its real
+# launcher tarball (32 KB) passes, a flipped byte or a junk platform
+# tarball is refused naming the package, and the build stops on a tampered
+# Claude Code lock before it fetches anything.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib-test.sh"
@@ -83,6 +87,34 @@ else
 	t_skip "both real tarballs verify" "no cached linux-x64 tarball (t0910 builds it)"
 fi
 
+# --- Claude Code: the same checks against its own pins
+CLOCK="$AG_ROOT/runtime-images/claude-code/package-lock.json"
+CC_TGZ="$FIX/claude-code-2.1.332.tgz"
+CP='.packages["node_modules/@anthropic-ai/claude-code"]'
+CL='.packages["node_modules/@anthropic-ai/claude-code-linux-x64"]'
+t_ok "the committed Claude Code lock verifies" vi --lock "$CLOCK" --agent claude-code
+ag_must_fail 2 images.lock.shape "the Codex lock is not the Claude Code lock" vi --lock "$LOCK" --agent claude-code
+ag_must_fail 2 images.lock.shape "... nor the other way round" vi --lock "$CLOCK"
+ag_must_fail 2 images.tarball.mismatch "the real launcher passes; a junk linux-x64 tarball is refused" \
+	vi --lock "$CLOCK" --claude-code "$CC_TGZ" --claude-code-linux-x64 "$T/junk.tgz"
+t_like "the mismatch names the linux-x64 package" "$AG_OUT" 'node_modules/@anthropic-ai/claude-code-linux-x64:'
+cp "$CC_TGZ" "$T/cc-flipped.tgz"
+printf '\x00' | dd of="$T/cc-flipped.tgz" bs=1 seek=3000 conv=notrunc 2>/dev/null
+ag_must_fail 2 images.tarball.mismatch "one flipped byte in the real launcher tarball is refused" \
+	vi --lock "$CLOCK" --claude-code "$T/cc-flipped.tgz" --claude-code-linux-x64 "$T/junk.tgz"
+t_like "the mismatch names the launcher package" "$AG_OUT" 'node_modules/@anthropic-ai/claude-code:'
+jq "$CL.integrity = \"sha512-AAAA\"" "$CLOCK" >"$T/cclock.json"
+ag_must_fail 2 images.lock.integrity "a changed linux-x64 integrity in the Claude Code lock is refused" \
+	vi --lock "$T/cclock.json" --agent claude-code
+jq "$CL.hasInstallScript = true" "$CLOCK" >"$T/cclock.json"
+ag_must_fail 2 images.lock.shape "an install script on the binary package is refused" \
+	vi --lock "$T/cclock.json" --agent claude-code
+jq '.packages["node_modules/@anthropic-ai/claude-code-linux-x64-musl"] = {"version": "2.1.332"}' "$CLOCK" >"$T/cclock.json"
+ag_must_fail 2 images.lock.extra_entry "another platform's entry is refused" \
+	vi --lock "$T/cclock.json" --agent claude-code
+ag_must_fail 2 usage "--agent codex with Claude Code tarballs is a usage error" \
+	vi --lock "$CLOCK" --agent codex --claude-code "$CC_TGZ" --claude-code-linux-x64 "$T/junk.tgz"
+
 # --- the build stops on a tampered lock before fetching anything
 mkdir -p "$T/repo/scripts"
 cp "$AG_ROOT/scripts/runtime-images" "$T/repo/scripts/"
@@ -91,4 +123,10 @@ jq "$L.version = \"0.159.3-linux-x64\"" "$LOCK" >"$T/repo/runtime-images/agent/p
 ag_must_fail 1 images.lock.version "scripts/runtime-images refuses a tampered lock first" \
 	env AGENTGUARD="$AG_BIN" AG_RUNTIME_IMAGES_CACHE="$T/cache" "$T/repo/scripts/runtime-images" 127.0.0.1:5000
 t_unlike "nothing was fetched" "$AG_OUT" 'fetching|npm ci'
+cp "$AG_ROOT/runtime-images/agent/package-lock.json" "$T/repo/runtime-images/agent/package-lock.json"
+jq "$CP.integrity = \"sha512-AAAA\"" "$CLOCK" >"$T/repo/runtime-images/claude-code/package-lock.json"
+ag_must_fail 1 images.lock.integrity "scripts/runtime-images --only claude-code refuses a tampered lock first" \
+	env AGENTGUARD="$AG_BIN" AG_RUNTIME_IMAGES_CACHE="$T/cache" "$T/repo/scripts/runtime-images" \
+	--only claude-code 127.0.0.1:5000
+t_unlike "... nothing was fetched" "$AG_OUT" 'fetching|npm ci'
 t_done

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# t0945: the real Claude Code 2.1.332 binary as the agent, with the image
+# `scripts/runtime-images --only claude-code` builds from the pinned lock
+# (its native linux-x64 binary, the tools layer, the static entrypoint that
+# `claude` on PATH links to).
+#
+# Shows: `contained-run ... -- claude --version` prints the pinned version;
+# interactive use is refused by the entrypoint (exit 64) without starting
+# claude; then the real work (tests/cli/lib-agents.sh): `study-egress run
+# ... -- claude -p ...` against the mock provider (Anthropic Messages),
+# which Claude Code reaches only through the gateway: it reads README.md
+# (Read), writes NOTES.md (Write), edits README.md (Edit), runs `wc`
+# through bash (Bash) and exits 0; the sealed patch applies with `git
+# apply` and reproduces the change; the egress shows exactly one
+# destination, the mock, allowed (Claude Code's update checks, telemetry
+# and error reports are off in the image); the evidence verifies; the key
+# is never recorded. With the mock removed from the policy the run fails,
+# the mock is named as denied, and the mock sees no request.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib-test.sh"
+require_docker
+. "$(dirname "$0")/lib-contained.sh"
+STUDY_TEST=t0945
+. "$(dirname "$0")/lib-study.sh"
+. "$(dirname "$0")/lib-agents.sh"
+
+out=$(AGENTGUARD="$AG_BIN" "$AG_ROOT/scripts/runtime-images" --only claude-code 127.0.0.1:5000 2>"$T/build.err") ||
+	{ diag "$(tail -n 20 "$T/build.err")"; }
+CLAUDE=${out##*claude-code }
+t_like "the Claude Code image is built and pinned" "$CLAUDE" '^127\.0\.0\.1:5000/agentguard-runtime-claude-code@sha256:[0-9a-f]{64}$'
+t_like "... from inputs AgentGuard verified first" "$(cat "$T/build.err")" 'verified: @anthropic-ai/claude-code 2\.1\.332'
+
+if ! agents_setup; then
+	t_fail "the mock provider's topology is set up" "see the diagnostics above"
+	t_done
+fi
+agents_repo
+agents_config "$CLAUDE" "{name: ANTHROPIC_API_KEY, source: host, required: true, allow_sensitive: true}"
+as_user_claude() {
+	runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$W" ANTHROPIC_API_KEY=CANARY-ANTHROPIC-KEY-0c4f \
+		bash -c 'cd "$1" && shift && exec "$@"' _ "$W" "$@"
+}
+t_run as_user_claude "$AG_BIN" contained-run "$W/c.yaml" --repo repo --json -- claude --version
+t_is "claude --version contained: exit 0" "$AG_RC" 0
+REPORT=$W/$(grep -m1 '^{' <<<"$AG_OUT" | jq -r '.report // empty')
+t_like "... the pinned Claude Code ran" "$(art 'a["command_result"]["stdout"]')" '^2\.1\.332 \(Claude Code\)'
+t_run as_user_claude "$AG_BIN" contained-run "$W/c.yaml" --repo repo --json -- claude
+t_is "interactive claude is refused by the entrypoint: the agent failed (exit 1)" "$AG_RC" 1
+REPORT=$W/$(grep -m1 '^{' <<<"$AG_OUT" | jq -r '.report // empty')
+t_is "... its exit status 64 is recorded" "$(art 'a["command_result"]["exit_code"]')" 64
+t_like "... saying why" "$(art 'a["command_result"]["stderr"]')" 'only non-interactive use'
+
+agents_policy mock approve
+# The endpoint in the argv, not the environment: every environment value is
+# withheld from the evidence, which would leave the egress record's URL
+# unreadable (and the manifest refuses such a record).
+claude_task=(claude --settings "{\"env\":{\"ANTHROPIC_BASE_URL\":\"http://$AGENTS_MOCK_HOST:$AGENTS_MOCK_PORT\"}}"
+	-p "Review README.md and leave a note.")
+agents_study mock ANTHROPIC_API_KEY CANARY-ANTHROPIC-KEY-0c4f -- "${claude_task[@]}"
+t_is "claude -p through the gateway: exit 0" "$AG_RC" 0
+t_is "the mock saw the five scripted turns, each with the credential" \
+	"$(grep ' step=' "$AGENTS_MOCK_LOG" 2>/dev/null | cut -d' ' -f2-6)" \
+	"POST /v1/messages api=messages step=0 credential=yes
+POST /v1/messages api=messages step=1 credential=yes
+POST /v1/messages api=messages step=2 credential=yes
+POST /v1/messages api=messages step=3 credential=yes
+POST /v1/messages api=messages step=4 credential=yes"
+t_like "... the last one carried the command's output (wc ran through bash)" \
+	"$(tail -n 1 "$AGENTS_MOCK_LOG" 2>/dev/null)" 'saw_wc=yes'
+t_like "claude printed the mock's closing message" "$(art 'a["command_result"]["stdout"]')" 'README.md reviewed'
+t_is "the egress: exactly one destination, the mock, allowed" "$(agents_destinations)" \
+	"allow $AGENTS_MOCK_HOST:$AGENTS_MOCK_PORT"
+t_is "the manifest is complete" "$(jq -r '.completion.status // .status // empty' "$MANIFEST" 2>/dev/null)" complete
+t_ok "the run's evidence verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$REPORT"
+agents_check_patch claude
+t_ok "the source repository is unchanged" repo_unchanged
+t_unlike "the credential value is never recorded" "$(cat "$REPORT" "$EVENTS" "$MANIFEST" 2>/dev/null)" 'CANARY-ANTHROPIC-KEY'
+
+: >"$AGENTS_MOCK_LOG"
+agents_policy empty
+agents_study empty ANTHROPIC_API_KEY CANARY-ANTHROPIC-KEY-0c4f -- "${claude_task[@]}"
+t_unlike "with the mock not approved the run does not pass" "$AG_RC" '^0$'
+t_like "... the mock is named as denied" "$(agents_destinations)" "deny $AGENTS_MOCK_HOST:$AGENTS_MOCK_PORT"
+t_is "... and the mock saw no request" "$(wc -l <"$AGENTS_MOCK_LOG")" 0
+t_ok "... the source repository is unchanged" repo_unchanged
+t_done
