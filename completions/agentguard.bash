@@ -35,7 +35,7 @@ _agentguard()
 		return 0
 		;;
 	--preset)
-		mapfile -t COMPREPLY < <(compgen -W "untrusted-agent" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "untrusted-agent codex claude-code" -- "$cur")
 		return 0
 		;;
 	--repo | --runs-root | --workspace)
@@ -84,7 +84,7 @@ _agentguard()
 	preflight) opts="--json --docker-socket --help" ;;
 	render) opts="--workspace --name --label --mode --format --json --help --" ;;
 	validate) opts="--json --help" ;;
-	init) opts="--preset --image --docker-socket --force --dry-run --help" ;;
+	init) opts="--preset --image --gateway-image --docker-socket --force --dry-run --help" ;;
 	schema) opts="--help" ;;
 	help)
 		mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")

@@ -5,6 +5,7 @@
 #include "lib/base/fsx.h"
 #include "lib/config/config.h"
 #include "lib/config/imageref.h"
+#include "lib/egress/policy.h"
 #include "lib/docker/engine.h"
 #include "lib/images/images.h"
 
@@ -12,34 +13,49 @@
 #include <sys/stat.h>
 
 static const char help[] =
-    "Usage: agentguard init [DIR] [--preset untrusted-agent] [--image REF]\n"
+    "Usage: agentguard init [DIR] [--preset untrusted-agent|codex|claude-code]\n"
+    "                       [--image REF] [--gateway-image REF]\n"
     "                       [--docker-socket PATH] [--force] [--dry-run]\n"
     "\n"
     "Write a commented starter agentguard.yaml into DIR (default: the current\n"
-    "directory) for running an untrusted agent with 'contained-run', and add\n"
-    "'.agentguard/' (where evidence is written) to DIR/.gitignore.\n"
+    "directory) and add '.agentguard/' (where evidence is written) to\n"
+    "DIR/.gitignore.\n"
     "\n"
-    "The starter file validates as written; replace its placeholder image with\n"
-    "your agent's image pinned by digest before a real run, or give --image.\n"
-    "required_uid and\n"
-    "required_gid are set to the invoking user's ids (1000 when run as root,\n"
-    "since a container identity is never root).\n"
+    "Presets:\n"
+    "  untrusted-agent  (default) any agent image, run with 'contained-run'\n"
+    "  codex            the Codex CLI agent image, run as a study:\n"
+    "                     agentguard study-egress run agentguard.yaml -- codex exec \"...\"\n"
+    "  claude-code      the Claude Code agent image, run as a study:\n"
+    "                     agentguard study-egress run agentguard.yaml -- claude -p \"...\"\n"
+    "The two agent presets also write agentguard-egress-policy.json (the\n"
+    "provider's API host on 443, the only approved destination), and the\n"
+    "config's study_egress block names it; the API key comes from the host's\n"
+    "environment (CODEX_API_KEY or ANTHROPIC_API_KEY), sensitive and redacted;\n"
+    "the timeout is 30 minutes; memory and PID limits fit such an agent\n"
+    "(docs/agents.md says why each value).\n"
+    "\n"
+    "The files validate as written; replace placeholder images with your images\n"
+    "pinned by digest before a real run, or give --image / --gateway-image.\n"
+    "required_uid and required_gid are set to the invoking user's ids (1000\n"
+    "when run as root, since a container identity is never root).\n"
     "\n"
     "Options:\n"
-    "  --preset NAME  the starter to write; only 'untrusted-agent' exists\n"
+    "  --preset NAME  the starter to write (above)\n"
     "  --image REF    the agent image: a reference pinned by digest is used as\n"
     "                 given; otherwise the local image's digest is read from\n"
     "                 the Docker engine (its RepoDigests, recorded when it was\n"
     "                 pushed or pulled) and pinned. Refused when the engine\n"
     "                 knows no digest for it; never pulls\n"
+    "  --gateway-image REF  the same for the egress gateway image (agent\n"
+    "                 presets only)\n"
     "  --docker-socket PATH  the engine socket for --image (default\n"
     "                 /var/run/docker.sock)\n"
-    "  --force        replace an existing agentguard.yaml\n"
+    "  --force        replace existing files\n"
     "  --dry-run      print what would be written; write nothing\n"
     "  -h, --help     show this help\n"
     "\n"
-    "Exit codes: 0 written, 1 agentguard.yaml exists (use --force), 2 usage or\n"
-    "I/O error.\n";
+    "Exit codes: 0 written, 1 a file exists (use --force), 2 usage or I/O\n"
+    "error.\n";
 
 #define PLACEHOLDER_IMAGE                                                                          \
 	"registry.example.invalid/your-agent@sha256:"                                              \
@@ -118,6 +134,124 @@ static char *render_template(long long uid, long long gid, const char *image)
 	    image ? image : PLACEHOLDER_IMAGE, uid, gid);
 }
 
+/* The agent presets (docs/agents.md): one agent image each, run as a study
+ * with the provider's API host as the only approved destination. */
+struct agent_preset {
+	const char *name, *title, *key_env, *host, *image_repo, *argv_example, *own_sandbox;
+};
+static const struct agent_preset agent_presets[] = {
+    {"codex", "the Codex CLI (0.159.2)", "CODEX_API_KEY", "api.openai.com",
+     "agentguard-runtime-agent", "codex exec \"Fix the failing test\"",
+     "# Codex's own sandbox is off inside ours (its bubblewrap cannot start in\n"
+     "# this container); the image's entrypoint sets that, no approval prompts,\n"
+     "# and no analytics or plugin requests (each would be a denied destination).\n"},
+    {"claude-code", "Claude Code (2.1.332)", "ANTHROPIC_API_KEY", "api.anthropic.com",
+     "agentguard-runtime-claude-code", "claude -p \"Fix the failing test\"",
+     "# Claude Code runs with --permission-mode bypassPermissions inside ours\n"
+     "# (nobody is there to answer a prompt); the image's entrypoint sets that\n"
+     "# and turns off its update checks, telemetry and error reports.\n"},
+};
+
+#define PLACEHOLDER_GATEWAY                                                                        \
+	"registry.example.invalid/agentguard-gateway@sha256:"                                      \
+	"0000000000000000000000000000000000000000000000000000000000000000"
+#define EGRESS_POLICY_FILE "agentguard-egress-policy.json"
+
+static const struct agent_preset *find_agent_preset(const char *name)
+{
+	for (size_t i = 0; i < AG_ARRAY_SIZE(agent_presets); i++)
+		if (strcmp(agent_presets[i].name, name) == 0)
+			return &agent_presets[i];
+	return NULL;
+}
+
+static char *render_agent_template(const struct agent_preset *p, long long uid, long long gid,
+				   const char *image, const char *gateway)
+{
+	_cleanup_free_ char *placeholder =
+	    ag_xasprintf("registry.example.invalid/%s@sha256:"
+			 "0000000000000000000000000000000000000000000000000000000000000000",
+			 p->image_repo);
+	return ag_xasprintf(
+	    "# agentguard.yaml: %s as an untrusted agent, run as a study:\n"
+	    "#   export %s=...\n"
+	    "#   agentguard study-egress run agentguard.yaml -- %s\n"
+	    "# Every key is documented in docs/config-reference.md, the agent images\n"
+	    "# and these values in docs/agents.md; check edits with\n"
+	    "#   agentguard validate agentguard.yaml\n"
+	    "\n"
+	    "task_id: %s-task\n"
+	    "description: %s, contained, its provider reachable only through the gateway\n"
+	    "test_command: \"true\"\n"
+	    "mode: ci\n"
+	    "expected_modified_files:\n"
+	    "  min: 0\n"
+	    "  max: 200\n"
+	    "# A real task takes minutes: 30 of them before AgentGuard stops the agent.\n"
+	    "command_timeout_seconds: 1800\n"
+	    "max_output_bytes: 4194304\n"
+	    "forbidden_paths:\n"
+	    "  - \".github/**\"\n"
+	    "secret_content_builtin_detectors:\n"
+	    "  - private-key-header\n"
+	    "  - github-token-shape\n"
+	    "\n"
+	    "sandbox:\n"
+	    "  type: docker\n"
+	    "%s"
+	    "  image: \"%s\"\n"
+	    "  network: none\n"
+	    "\n"
+	    "contained_execution:\n"
+	    "  version: 1\n"
+	    "  platform: linux-docker-engine\n"
+	    "  network: none       # the study network replaces it; never host\n"
+	    "  image_provenance: digest-required\n"
+	    "  # Must equal the host user that runs AgentGuard (the workspace is\n"
+	    "  # bind-mounted). Never 0.\n"
+	    "  required_uid: %lld\n"
+	    "  required_gid: %lld\n"
+	    "  # The agent, its shell commands and the tests it runs share these.\n"
+	    "  cpu_limit: 2.0\n"
+	    "  memory_limit: 4g\n"
+	    "  pids_limit: 1024\n"
+	    "  tmpfs_size: 1g      # /tmp: HOME and the agent's own state live there\n"
+	    "%s"
+	    "  environment:\n"
+	    "    # The API key, read from your environment when the run starts; it\n"
+	    "    # reaches the container only and never any output or evidence.\n"
+	    "    - name: %s\n"
+	    "      source: host\n"
+	    "      required: true\n"
+	    "      allow_sensitive: true\n"
+	    "\n"
+	    "# The study's options (a command-line option wins over each).\n"
+	    "study_egress:\n"
+	    "  # The provider's API host on 443, the only approved destination.\n"
+	    "  policy: " EGRESS_POLICY_FILE "\n"
+	    "%s"
+	    "  gateway_image: \"%s\"\n"
+	    "  # The one DNS server the gateway asks: use your network's.\n"
+	    "  resolver: 1.1.1.1\n"
+	    "  # study_subnet: absent, a free /26 pair of 10.254.0.0/16 is chosen.\n",
+	    p->title, p->key_env, p->argv_example, p->name, p->title,
+	    image ? "  # The agent image, pinned by digest (agentguard init --image).\n"
+		  : "  # REPLACE with the agent image scripts/runtime-images printed\n"
+		    "  # (pinned by digest), or give agentguard init --image.\n",
+	    image ? image : placeholder, uid, gid, p->own_sandbox, p->key_env,
+	    gateway ? "  # The gateway image, pinned by digest.\n"
+		    : "  # REPLACE with the gateway image scripts/runtime-images printed.\n",
+	    gateway ? gateway : PLACEHOLDER_GATEWAY);
+}
+
+static char *render_policy(const struct agent_preset *p)
+{
+	return ag_xasprintf("{\n  \"schema\": \"agentguard.live-study-egress-policy\",\n"
+			    "  \"schema_version\": 1,\n"
+			    "  \"destinations\": [{\"host\": \"%s\", \"port\": 443}]\n}\n",
+			    p->host);
+}
+
 static int write_gitignore(int dirfd, bool dry_run, bool *changed, struct ag_error **err)
 {
 	static const struct ag_read_reasons why = {
@@ -181,6 +315,7 @@ static int resolve_image(const char *image, const char *docker, char **pinned,
 int ag_cmd_init(int argc, char **argv)
 {
 	const char *dir = NULL, *preset = "untrusted-agent", *image = NULL, *docker = NULL;
+	const char *gateway = NULL;
 	bool force = false, dry_run = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -197,11 +332,14 @@ int ag_cmd_init(int argc, char **argv)
 			preset = argv[++i];
 		} else if (strncmp(a, "--preset=", 9) == 0) {
 			preset = a + 9;
-		} else if (strcmp(a, "--image") == 0 || strcmp(a, "--docker-socket") == 0) {
+		} else if (strcmp(a, "--image") == 0 || strcmp(a, "--docker-socket") == 0 ||
+			   strcmp(a, "--gateway-image") == 0) {
 			if (i + 1 >= argc)
 				return ag_cli_usage("init", "%s needs a value", a);
 			if (strcmp(a, "--image") == 0)
 				image = argv[++i];
+			else if (strcmp(a, "--gateway-image") == 0)
+				gateway = argv[++i];
 			else
 				docker = argv[++i];
 		} else if (a[0] == '-' && a[1]) {
@@ -212,31 +350,48 @@ int ag_cmd_init(int argc, char **argv)
 			dir = a;
 		}
 	}
-	if (strcmp(preset, "untrusted-agent") != 0)
-		return ag_cli_usage("init", "unknown preset '%s' (available: untrusted-agent)",
+	const struct agent_preset *ap = find_agent_preset(preset);
+	if (strcmp(preset, "untrusted-agent") != 0 && !ap)
+		return ag_cli_usage("init",
+				    "unknown preset '%s' (available: untrusted-agent, codex, "
+				    "claude-code)",
 				    preset);
+	if (gateway && !ap)
+		return ag_cli_usage("init", "--gateway-image goes with an agent preset (codex, "
+					    "claude-code)");
 	if (!dir)
 		dir = ".";
 	if (docker && docker[0] != '/')
 		return ag_cli_usage("init", "--docker-socket PATH must be absolute");
 	_cleanup_err_ struct ag_error *err = NULL;
-	_cleanup_free_ char *pinned = NULL;
-	if (image && resolve_image(image, docker, &pinned, &err) < 0) {
+	_cleanup_free_ char *pinned = NULL, *gw_pinned = NULL;
+	if ((image && resolve_image(image, docker, &pinned, &err) < 0) ||
+	    (gateway && resolve_image(gateway, docker, &gw_pinned, &err) < 0)) {
 		ag_cli_print_error(err);
 		return AG_EXIT_CONFIG;
 	}
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
-	_cleanup_free_ char *text = render_template(uid ? (long long)uid : 1000,
-						    gid && uid ? (long long)gid : 1000, pinned);
+	long long cuid = uid ? (long long)uid : 1000, cgid = gid && uid ? (long long)gid : 1000;
+	_cleanup_free_ char *text = ap ? render_agent_template(ap, cuid, cgid, pinned, gw_pinned)
+				       : render_template(cuid, cgid, pinned);
+	_cleanup_free_ char *policy = ap ? render_policy(ap) : NULL;
 
-	/* Self-check: the starter must validate exactly as written. */
+	/* Self-check: what is written must validate exactly as written. */
 	struct ag_config *check = NULL;
 	if (ag_config_load_mem(text, strlen(text), "agentguard.yaml", &check, &err) < 0) {
 		ag_cli_print_error(err);
 		return AG_EXIT_CONFIG;
 	}
 	ag_config_free(check);
+	if (policy) {
+		struct ag_egress_policy *pc = NULL;
+		if (ag_egress_policy_parse(policy, strlen(policy), &pc, &err) < 0) {
+			ag_cli_print_error(err);
+			return AG_EXIT_CONFIG;
+		}
+		ag_egress_policy_free(pc);
+	}
 
 	_cleanup_close_ int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
@@ -245,19 +400,23 @@ int ag_cmd_init(int argc, char **argv)
 		fprintf(stderr, "': %s [init.dir]\n", strerror(errno));
 		return AG_EXIT_CONFIG;
 	}
-	struct stat st;
-	bool exists = fstatat(dirfd, "agentguard.yaml", &st, AT_SYMLINK_NOFOLLOW) == 0;
-	if (exists && !force) {
-		fputs("agentguard: agentguard.yaml already exists in '", stderr);
-		ag_cli_put_sanitized(stderr, dir);
-		fputs("'; use --force to replace it [init.exists]\n", stderr);
-		return AG_EXIT_FAIL;
-	}
-	if (exists && !S_ISREG(st.st_mode)) {
-		fputs("agentguard: error: agentguard.yaml exists and is not a regular file; "
-		      "refusing to replace it [init.not_regular]\n",
-		      stderr);
-		return AG_EXIT_CONFIG;
+	const char *files[2] = {"agentguard.yaml", policy ? EGRESS_POLICY_FILE : NULL};
+	for (size_t i = 0; i < 2 && files[i]; i++) {
+		struct stat st;
+		bool exists = fstatat(dirfd, files[i], &st, AT_SYMLINK_NOFOLLOW) == 0;
+		if (exists && !force) {
+			fprintf(stderr, "agentguard: %s already exists in '", files[i]);
+			ag_cli_put_sanitized(stderr, dir);
+			fputs("'; use --force to replace it [init.exists]\n", stderr);
+			return AG_EXIT_FAIL;
+		}
+		if (exists && !S_ISREG(st.st_mode)) {
+			fprintf(stderr,
+				"agentguard: error: %s exists and is not a regular file; "
+				"refusing to replace it [init.not_regular]\n",
+				files[i]);
+			return AG_EXIT_CONFIG;
+		}
 	}
 	bool gi_changed = false;
 	if (dry_run) {
@@ -265,20 +424,33 @@ int ag_cmd_init(int argc, char **argv)
 			ag_cli_print_error(err);
 			return AG_EXIT_CONFIG;
 		}
-		printf("# dry run: would write agentguard.yaml%s\n",
+		printf("# dry run: would write agentguard.yaml%s%s\n",
+		       policy ? " and " EGRESS_POLICY_FILE : "",
 		       gi_changed ? " and add .agentguard/ to .gitignore" : "");
 		fputs(text, stdout);
+		if (policy)
+			printf("# " EGRESS_POLICY_FILE ":\n%s", policy);
 		return AG_EXIT_PASS;
 	}
 	if (ag_write_file_atomic_at(dirfd, "agentguard.yaml", "agentguard.yaml", text, strlen(text),
 				    0644, !force, &err) < 0 ||
+	    (policy && ag_write_file_atomic_at(dirfd, EGRESS_POLICY_FILE, EGRESS_POLICY_FILE,
+					       policy, strlen(policy), 0644, !force, &err) < 0) ||
 	    write_gitignore(dirfd, false, &gi_changed, &err) < 0) {
 		ag_cli_print_error(err);
 		return AG_EXIT_CONFIG;
 	}
-	printf("wrote agentguard.yaml (preset %s)%s\n", preset,
-	       gi_changed ? "; added .agentguard/ to .gitignore" : "");
-	if (pinned) {
+	printf("wrote agentguard.yaml%s (preset %s)%s\n", policy ? " and " EGRESS_POLICY_FILE : "",
+	       preset, gi_changed ? "; added .agentguard/ to .gitignore" : "");
+	if (ap) {
+		if (!pinned)
+			puts("next: set sandbox.image to the agent image (or init --image)");
+		if (!gw_pinned)
+			puts("next: set study_egress.gateway_image (or init --gateway-image)");
+		printf("next: export %s=..., then\n"
+		       "  agentguard study-egress run agentguard.yaml -- %s\n",
+		       ap->key_env, ap->argv_example);
+	} else if (pinned) {
 		fputs("image: ", stdout);
 		ag_cli_put_sanitized(stdout, pinned);
 		puts("\nnext: agentguard validate agentguard.yaml");

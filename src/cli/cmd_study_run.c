@@ -14,10 +14,12 @@
 #include "lib/run/study.h"
 
 #include <jansson.h>
+#include <sys/random.h>
+#include <time.h>
 
 static const char help[] =
-    "Usage: agentguard study-egress run CONFIG --policy POLICY --trial-id ID\n"
-    "         --gateway-image REF [--resolver IP] [--outbound-network NAME]\n"
+    "Usage: agentguard study-egress run CONFIG [--policy POLICY] [--trial-id ID]\n"
+    "         [--gateway-image REF] [--resolver IP] [--outbound-network NAME]\n"
     "         [--study-subnet CIDR] [--outbound-internal] [--json]\n"
     "         [contained-run options] -- ARGV...\n"
     "\n"
@@ -26,8 +28,15 @@ static const char help[] =
     "whose only way out is agentguard-gateway, an allowlisting proxy judging\n"
     "every request against POLICY. Experimental.\n"
     "\n"
-    "  --policy POLICY         the destination policy (study-egress policy validate)\n"
-    "  --trial-id ID           the trial this run is evidence for\n"
+    "Each option may instead live in CONFIG's study_egress block (policy,\n"
+    "gateway_image, resolver, study_subnet, outbound_network,\n"
+    "outbound_internal); an option given here wins. A policy and a gateway\n"
+    "image are required, from either place.\n"
+    "\n"
+    "  --policy POLICY         the destination policy (study-egress policy validate);\n"
+    "                          in the config, relative to the config's directory\n"
+    "  --trial-id ID           the trial this run is evidence for (default:\n"
+    "                          trial-<UTC time>-<8 random hex digits>)\n"
     "  --gateway-image REF     the gateway image, pinned by digest, present locally\n"
     "                          (scripts/gateway-image builds it); never the agent's\n"
     "  --resolver IP           the one DNS server the gateway asks (default: none\n"
@@ -36,8 +45,13 @@ static const char help[] =
     "                          (IPv6 off, a subnet not overlapping the study's);\n"
     "                          never created or removed. Default: AgentGuard's own,\n"
     "                          on the block right after the study subnet\n"
-    "  --study-subnet CIDR     the study network's IPv4 subnet, /16../28 (default\n"
-    "                          10.254.254.0/26); the gateway takes its .2\n"
+    "  --study-subnet CIDR     the study network's IPv4 subnet, /16../28; the\n"
+    "                          gateway takes its .2. It (and the block after it,\n"
+    "                          for AgentGuard's own outbound network) must overlap\n"
+    "                          no network of the engine and no host route\n"
+    "                          (study.subnet.in_use). Default: a free /26 pair of\n"
+    "                          10.254.0.0/16, chosen from the engine's networks and\n"
+    "                          the host's routes (study.subnet.exhausted if none)\n"
     "  --outbound-internal     AgentGuard's own outbound network is --internal too (CI)\n"
     "\n"
     "Before the agent starts: every inspection assertion on both networks and\n"
@@ -59,6 +73,7 @@ struct study_cli {
 	struct ag_egress_policy *policy;
 	struct ag_study *study;
 	char *probe;
+	char *policy_owned, *trial_owned;
 };
 
 static int opt(void *data, const char *a, const char *val)
@@ -85,12 +100,57 @@ static int opt(void *data, const char *a, const char *val)
 	return 2;
 }
 
+/* A trial id when none is given: the time and 8 random hex digits. */
+static char *auto_trial_id(void)
+{
+	unsigned char r[4] = {0};
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		memset(r, 0, sizeof(r));
+	time_t now = time(NULL);
+	struct tm tm;
+	char when[24] = "00000000T000000Z";
+	if (gmtime_r(&now, &tm))
+		strftime(when, sizeof(when), "%Y%m%dT%H%M%SZ", &tm);
+	return ag_xasprintf("trial-%s-%02x%02x%02x%02x", when, r[0], r[1], r[2], r[3]);
+}
+
 static int prepare(void *data, const struct ag_config *c, struct ag_run_opts *o)
 {
 	struct study_cli *s = data;
-	if (!s->policy_path || !s->trial || !s->gateway)
+	/* The flags win; the config's study_egress block fills the rest. A
+	 * policy path in the config is relative to the config's directory. */
+	const struct ag_study_cfg *st = &c->study;
+	if (!s->policy_path && st->policy) {
+		if (st->policy[0] == '/') {
+			s->policy_owned = ag_xstrdup(st->policy);
+		} else {
+			_cleanup_free_ char *dir = ag_xstrdup(c->file);
+			char *slash = strrchr(dir, '/');
+			s->policy_owned =
+			    slash ? (*slash = '\0', ag_xasprintf("%s/%s", dir, st->policy))
+				  : ag_xstrdup(st->policy);
+		}
+		s->policy_path = s->policy_owned;
+	}
+	if (!s->gateway)
+		s->gateway = st->gateway_image;
+	if (!s->resolver)
+		s->resolver = st->resolver;
+	if (!s->subnet)
+		s->subnet = st->study_subnet;
+	if (!s->outbound)
+		s->outbound = st->outbound_network;
+	if (!s->outbound_internal && !s->outbound)
+		s->outbound_internal = st->outbound_internal;
+	if (!s->policy_path || !s->gateway)
 		return ag_cli_usage("study-egress run",
-				    "run needs --policy, --trial-id and --gateway-image");
+				    "run needs a policy and a gateway image: --policy and "
+				    "--gateway-image, or study_egress.policy and "
+				    "study_egress.gateway_image in the config");
+	if (!s->trial) {
+		s->trial_owned = auto_trial_id();
+		s->trial = s->trial_owned;
+	}
 	_cleanup_err_ struct ag_error *err = NULL;
 	if (ag_egress_policy_load(s->policy_path, "the policy", &s->policy, &err) < 0) {
 		ag_cli_print_error(err);
@@ -105,6 +165,7 @@ static int prepare(void *data, const struct ag_config *c, struct ag_run_opts *o)
 	    .resolver = s->resolver,
 	    .outbound_network = s->outbound,
 	    .study_subnet = s->subnet,
+	    .subnet_pool = c->study.subnet_pool,
 	    .outbound_internal = s->outbound_internal,
 	    .probe_path = s->probe,
 	    .evidence_gid = c->contained.required_gid,
@@ -125,16 +186,18 @@ static void report(void *data, const struct ag_run_record *rec, json_t *j)
 	if (j) {
 		json_object_set_new(
 		    j, "study_egress",
-		    json_pack("{s:s, s:b, s:s?, s:s?, s:b, s:s, s:I, s:I, s:s?}", "trial_id",
-			      s->trial, "topology_verified", m->setup_done, "completion",
-			      m->completion, "completion_reason", m->completion_reason,
-			      "cleanup_complete", m->cleanup_complete, "gateway_state", gw,
-			      "events", (json_int_t)m->events, "denied", (json_int_t)m->denied,
-			      "manifest",
+		    json_pack("{s:s, s:s?, s:b, s:s?, s:s?, s:b, s:s, s:I, s:I, s:s?}", "trial_id",
+			      s->trial, "study_subnet", m->study_subnet, "topology_verified",
+			      m->setup_done, "completion", m->completion, "completion_reason",
+			      m->completion_reason, "cleanup_complete", m->cleanup_complete,
+			      "gateway_state", gw, "events", (json_int_t)m->events, "denied",
+			      (json_int_t)m->denied, "manifest",
 			      m->manifest_written ? "live-study-egress-manifest.json" : NULL));
 		return;
 	}
-	printf("Study egress: topology %s; gateway %s; %zu request(s), %zu denied\n",
+	printf("Study egress: trial %s; subnet %s; topology %s; gateway %s; %zu request(s), %zu "
+	       "denied\n",
+	       s->trial, m->study_subnet ? m->study_subnet : "none",
 	       m->setup_done ? "verified" : "NOT verified", gw, m->events, m->denied);
 	if (m->completion)
 		printf("Egress manifest: %s (%s)\n", m->completion, m->completion_reason);
@@ -158,5 +221,7 @@ int ag_cmd_study_run(int argc, char **argv)
 	ag_study_free(s.study);
 	ag_egress_policy_free(s.policy);
 	free(s.probe);
+	free(s.policy_owned);
+	free(s.trial_owned);
 	return rc;
 }

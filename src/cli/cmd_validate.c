@@ -141,6 +141,27 @@ static void print_text(const struct ag_config *c)
 		       ce->env[i].required ? ", required" : "",
 		       ce->env[i].sensitive ? ", sensitive" : "");
 	putchar('\n');
+	const struct ag_study_cfg *st = &c->study;
+	if (!st->present)
+		return;
+	puts("study_egress (study-egress run; its own options win):");
+	printf("  policy:    ");
+	ag_cli_put_sanitized(stdout, st->policy ? st->policy : "(not set: --policy)");
+	printf("\n  gateway:   ");
+	ag_cli_put_sanitized(stdout,
+			     st->gateway_image ? st->gateway_image : "(not set: --gateway-image)");
+	printf("\n  resolver:  ");
+	ag_cli_put_sanitized(stdout, st->resolver ? st->resolver : "(none: IP-literal rules only)");
+	printf("\n  subnet:    ");
+	ag_cli_put_sanitized(stdout, st->study_subnet ? st->study_subnet
+						      : "(chosen per run, free in 10.254.0.0/16)");
+	printf("\n  outbound:  ");
+	if (st->outbound_network)
+		ag_cli_put_sanitized(stdout, st->outbound_network);
+	else
+		fputs(st->outbound_internal ? "AgentGuard's own, internal" : "AgentGuard's own",
+		      stdout);
+	putchar('\n');
 }
 
 int ag_cmd_validate(int argc, char **argv)

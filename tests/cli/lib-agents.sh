@@ -20,6 +20,13 @@
 #   agents_study POLICY KEYVAR KEY -- ARGV  study-egress run as the test user,
 #                       with KEYVAR=KEY in its environment; sets AG_RC, AG_OUT,
 #                       SUMMARY, REPORT, RUN_DIR, MANIFEST, EVENTS
+#   agents_study_block POLICY   appends a study_egress block to $W/c.yaml: the
+#                       policy (relative), the gateway image, the resolver, the
+#                       outbound network and, instead of a subnet, this file's
+#                       slice of 198.51.100.0/24 as the pool to choose one from
+#   agents_study - KEYVAR KEY -- ARGV  the same run with no study option at
+#                       all: everything comes from that block, the trial id
+#                       is generated
 #   agents_check_patch DESC   `agentguard patch` applies with `git apply` to a
 #                       copy of the source and gives the scripted result
 AGENTS_MOCK_HOST=mock-provider.test
@@ -116,16 +123,24 @@ agents_policy() {
 	fi
 }
 
+agents_study_block() {
+	printf '%s\n' "study_egress:" "  policy: $1.json" "  gateway_image: '$GW_IMAGE'" \
+		"  resolver: $AGENTS_RESOLVER" "  outbound_network: $AGENTS_OUT_NAME" \
+		"  subnet_pool: 198.51.100.$AG_NET_SLICE_LO/26" >>"$W/c.yaml"
+}
+
 agents_study() {
-	local policy=$1 keyvar=$2 key=$3
+	local policy=$1 keyvar=$2 key=$3 opts=()
 	shift 4 # the policy, the key's name and value, and "--"
-	study_subnet || return 1
+	if [ "$policy" != - ]; then
+		study_subnet || return 1
+		opts=(--policy "$W/$policy.json" --trial-id "$STUDY_TEST-$policy-$$" --gateway-image "$GW_IMAGE"
+			--resolver "$AGENTS_RESOLVER" --outbound-network "$AGENTS_OUT_NAME" --study-subnet "$STUDY_SUBNET")
+	fi
 	# shellcheck disable=SC2016 # positional parameters of the inner shell
 	t_run runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$W" "$keyvar=$key" \
 		bash -c 'cd "$1" && shift && exec "$@"' _ "$W" \
-		"$AG_BIN" study-egress run "$W/c.yaml" --repo repo --json --policy "$W/$policy.json" \
-		--trial-id "$STUDY_TEST-$policy-$$" --gateway-image "$GW_IMAGE" --resolver "$AGENTS_RESOLVER" \
-		--outbound-network "$AGENTS_OUT_NAME" --study-subnet "$STUDY_SUBNET" -- "$@"
+		"$AG_BIN" study-egress run "$W/c.yaml" --repo repo --json "${opts[@]}" -- "$@"
 	SUMMARY=$(grep -m1 '^{' <<<"$AG_OUT" || true)
 	REPORT=$(jq -r '.report // empty' <<<"$SUMMARY" 2>/dev/null || true)
 	RUN_DIR=

@@ -7,8 +7,9 @@
 # left (no container, network or bridge device, by the run's own label); an
 # operator's outbound network used and left alone; refusals before the agent
 # starts (exit 3): the gateway image equal to the agent's, a tag-only gateway
-# image, outbound networks that fail verification, a study subnet the host
-# routes; the gateway killed
+# image, outbound networks that fail verification, a study subnet a network
+# of the engine uses (study.subnet.in_use, with the fix), no free subnet left
+# in the configured pool (study.subnet.exhausted); the gateway killed
 # mid-trial fails the study (never a pass) with cleanup complete.
 #
 # Address plan (test-environment rules): before each run a free /28 of
@@ -99,6 +100,7 @@ refuse() {
 	local desc=$1 reason=$2
 	shift 2
 	study_run "$@"
+	REFUSE_OUT=$AG_OUT
 	t_is "$desc: exit 3" "$AG_RC" 3
 	t_like "$desc: reason $reason" "$AG_OUT" "\"failure_reason\":\"$reason\""
 	t_like "$desc: the agent never started" "$AG_OUT" '"outcome":null'
@@ -119,16 +121,28 @@ refuse "outbound: not a bridge" study.outbound.driver "${common[@]}" --trial-id 
 # made: the refusal comes first).
 common
 outbound_create "t0860-overlap-$$" "$STUDY_SUBNET"
-refuse "outbound: overlapping the study subnet" study.outbound.overlap "${common[@]}" \
+# The study subnet is checked against every network of the engine (and the
+# host's routes) before anything is created: refused, naming the fix.
+refuse "outbound: overlapping the study subnet" study.subnet.in_use "${common[@]}" \
 	--trial-id "$TRIAL-g" --outbound-network "t0860-overlap-$$" -- /bin/true
-# The same network gives the host a route on the study subnet: refused
-# before anything is created (G2).
-refuse "study subnet on a host route" study.host.route_overlap "${common[@]}" \
+t_like "... the refusal says how to fix it" "$REFUSE_OUT" 'give a free one with --study-subnet'
+# The same network, with AgentGuard's own outbound network: refused the same way.
+refuse "study subnet used by a network of the engine" study.subnet.in_use "${common[@]}" \
 	--trial-id "$TRIAL-h" --outbound-internal -- /bin/true
+# No subnet given, and the pool (study_egress.subnet_pool: the /27 around
+# that network) holds no free /28 pair: refused, naming the pool.
+cp "$W/c.yaml" "$T/c.saved"
+b=${STUDY_SUBNET%/*}
+printf 'study_egress: {subnet_pool: %s.%d/27}\n' "${b%.*}" $((${b##*.} / 32 * 32)) >>"$W/c.yaml"
+refuse "no free subnet left in the pool" study.subnet.exhausted --policy "$W/p.json" \
+	--gateway-image "$GW_IMAGE" --trial-id "$TRIAL-i" --outbound-internal -- /bin/true
+t_like "... the refusal names the pool and the fix" "$REFUSE_OUT" "no free /28 pair is left in ${b%.*}\\.[0-9]+/27.*subnet_pool"
+cp "$T/c.saved" "$W/c.yaml"
 "$AG_DOCKER" network rm "$OUT_ID" >/dev/null
-ag_must_fail 2 "" "usage: run without --trial-id" as_user "$AG_BIN" study-egress run "$W/c.yaml" \
-	--repo repo --policy "$W/p.json" --gateway-image "$GW_IMAGE" -- /bin/true
-t_like "usage: names what is missing" "$AG_OUT" 'needs --policy, --trial-id and --gateway-image'
+ag_must_fail 2 "" "usage: run without a gateway image (flag or config)" as_user "$AG_BIN" \
+	study-egress run "$W/c.yaml" --repo repo --policy "$W/p.json" -- /bin/true
+t_like "usage: names what is missing, and both places to give it" "$AG_OUT" \
+	'needs a policy and a gateway image: --policy and --gateway-image, or study_egress'
 
 # --- the gateway killed mid-trial: the study fails, cleanup completes
 kill_gateway_when_agent_runs() {

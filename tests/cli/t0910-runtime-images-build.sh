@@ -6,8 +6,9 @@
 # second build with --no-cache gives a different Docker image id but the
 # same canonical identity (rootfs digest, runtime config, identity). The
 # image runs the real Codex CLI 0.159.2 as 10001:10001 under a hardened
-# `docker run`, holds no shell and no package manager, and its entrypoint
-# refuses interactive use. The gateway image (agentguard-gateway and the
+# `docker run`, holds no package manager, its only shell is the pinned
+# bash of its tools layer (what Codex runs commands with), and its
+# entrypoint refuses interactive use. The gateway image (agentguard-gateway and the
 # libraries it needs from pinned .debs, FROM the same pinned base) is built
 # first, twice too, with equal canonical identities; it runs as
 # 65532:65532, holds no shell and no package manager.
@@ -96,14 +97,21 @@ t_is "no arguments (interactive): refused with 64" "$AG_RC" 64
 t_like "the refusal says non-interactive only" "$AG_OUT" 'only non-interactive use'
 t_run timeout -k 5 60 "$AG_DOCKER" "${hard[@]}" "$A1" login
 t_is "codex login: refused with 64" "$AG_RC" 64
-t_run timeout -k 5 60 "$AG_DOCKER" "${hard[@]}" --entrypoint /bin/sh "$A1" -c true
-t_unlike "there is no /bin/sh to start" "$AG_RC" '^0$'
+# shellcheck disable=SC2016 # expanded by the image's shell
+t_run timeout -k 5 60 "$AG_DOCKER" "${hard[@]}" --entrypoint /bin/sh "$A1" -c 'echo "$BASH_VERSION"; wc -l </etc/passwd'
+t_like "/bin/sh is the pinned bash of the tools layer, with coreutils" "$AG_OUT" '5\.2\.15\(1\)-release.3'
+t_unlike "... and the C.UTF-8 locale the image sets (no setlocale warning)" "$AG_OUT" 'setlocale'
 
-# No shell and no package manager anywhere in the filesystem.
+# The tools layer's shell and no other; no package manager anywhere.
 cid=$("$AG_DOCKER" create --pull never --label "$LABEL" --network none "$A1")
 "$AG_DOCKER" export "$cid" | tar -t >"$T/files"
 "$AG_DOCKER" rm -f "$cid" >/dev/null
-t_unlike "no shell in the image" "$(grep -E '(^|/)(sh|bash|dash|busybox)$' "$T/files" || true)" .
+# (Codex's package carries its own zsh under codex-resources, off PATH.)
+t_is "the only shells on PATH are bash and /bin/sh (a link to it)" \
+	"$(grep -E '^(usr/local/bin|usr/bin|bin|usr/sbin|sbin)/(sh|bash|dash|busybox|zsh)$' "$T/files" | sort | tr '\n' ' ')" \
+	"bin/bash bin/sh "
+t_like "the tools are there (coreutils, grep, sed, find, diff)" \
+	"$(grep -cE '^(bin/(cat|ls|grep|sed)|usr/bin/(find|diff|wc))$' "$T/files")" '^7$'
 t_unlike "no package manager in the image" "$(grep -E '(^|/)(dpkg|apt|apt-get|npm|node)$' "$T/files" || true)" .
 t_like "the CA bundle is there" "$(cat "$T/files")" 'etc/ssl/certs/ca-certificates\.crt'
 

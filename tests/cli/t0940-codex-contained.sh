@@ -97,11 +97,21 @@ fi
 agents_repo
 agents_config "$AGENT" "{name: CODEX_API_KEY, source: host, required: true, allow_sensitive: true}"
 agents_policy mock approve
+# The study's options in the config (study_egress), none on the command
+# line: `agentguard study-egress run c.yaml -- codex exec ...`; the subnet
+# is chosen from this file's slice, the trial id generated.
+agents_study_block mock
+t_run as_user "$AG_BIN" validate "$W/c.yaml"
+t_like "validate shows the study_egress block" "$AG_OUT" 'study_egress .*policy: +mock\.json'
 codex_task=(codex exec -m mock-model
 	-c "model_providers.agentguard-openai.base_url=\"http://$AGENTS_MOCK_HOST:$AGENTS_MOCK_PORT/v1\""
 	"Review README.md and leave a note.")
-agents_study mock CODEX_API_KEY CANARY-CODEX-KEY-5d1e -- "${codex_task[@]}"
-t_is "codex exec through the gateway: exit 0" "$AG_RC" 0
+agents_study - CODEX_API_KEY CANARY-CODEX-KEY-5d1e -- "${codex_task[@]}"
+t_is "codex exec through the gateway (options from the config): exit 0" "$AG_RC" 0
+t_like "... the trial id was generated" "$(jq -r '.study_egress.trial_id // empty' <<<"$SUMMARY")" \
+	'^trial-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}$'
+t_is "... the study subnet was chosen in the pool (this file's slice)" \
+	"$(jq -r '.study_egress.study_subnet // empty' <<<"$SUMMARY")" "198.51.100.$AG_NET_SLICE_LO/27"
 t_is "the mock saw the four scripted turns, each with the credential" \
 	"$(cut -d' ' -f2- "$AGENTS_MOCK_LOG" 2>/dev/null | cut -d' ' -f1-5)" \
 	"POST /v1/responses api=responses step=0 credential=yes
@@ -121,7 +131,8 @@ t_unlike "the credential value is never recorded" "$(cat "$REPORT" "$EVENTS" "$M
 
 : >"$AGENTS_MOCK_LOG"
 agents_policy empty
-agents_study empty CODEX_API_KEY CANARY-CODEX-KEY-5d1e -- "${codex_task[@]}"
+sed -i 's/^  policy: mock\.json$/  policy: empty.json/' "$W/c.yaml"
+agents_study - CODEX_API_KEY CANARY-CODEX-KEY-5d1e -- "${codex_task[@]}"
 t_unlike "with the mock not approved the run does not pass" "$AG_RC" '^0$'
 t_like "... the mock is named as denied" "$(agents_destinations)" "deny $AGENTS_MOCK_HOST:$AGENTS_MOCK_PORT"
 t_is "... and the mock saw no request" "$(wc -l <"$AGENTS_MOCK_LOG")" 0

@@ -1216,6 +1216,34 @@ R("workspace-git-bad", BASE + "workspace: {git: full}\n", "config.enum", "worksp
 R("workspace-git-bool", BASE + "workspace: {git: false}\n", "config.type", "workspace.git",
   "workspace.git is a word, not a boolean")
 
+# study_egress (issue 20): the study's options in the config, each checked by key.
+GWREF = "127.0.0.1:5000/agentguard-gateway@sha256:" + "a" * 64
+A("study-egress-full", BASE + "study_egress:\n  policy: egress-policy.json\n  gateway_image: '" + GWREF +
+  "'\n  resolver: 203.0.113.53\n  study_subnet: 10.254.8.0/26\n  outbound_internal: true\n",
+  "study_egress with every key but outbound_network")
+A("study-egress-outbound", BASE + "study_egress: {outbound_network: my-egress, resolver: '2001:db8::53'}\n",
+  "study_egress naming an existing outbound network and an IPv6 resolver")
+A("study-egress-null", BASE + "study_egress: ~\n", "study_egress may be null")
+R("study-egress-unknown-key", BASE + "study_egress: {trial_id: t1}\n", "config.unknown_key", "study_egress.trial_id",
+  "the trial id is not a config key: every run is its own trial")
+R("study-egress-tag-image", BASE + "study_egress: {gateway_image: 'agentguard-gateway:latest'}\n",
+  "config.study_egress.gateway_image", "study_egress.gateway_image", "the gateway image must be pinned by digest")
+R("study-egress-resolver-name", BASE + "study_egress: {resolver: dns.example}\n",
+  "config.study_egress.resolver", "study_egress.resolver", "the resolver is an address, not a name",
+  loader_only="an IPv4 or IPv6 address is checked by the loader's parser")
+R("study-egress-subnet-prefix", BASE + "study_egress: {study_subnet: 10.254.0.0/30}\n",
+  "config.study_egress.study_subnet", "study_egress.study_subnet", "the study subnet is /16../28")
+R("study-egress-internal-with-outbound", BASE + "study_egress: {outbound_network: n, outbound_internal: true}\n",
+  "config.study_egress.outbound_internal", "study_egress.outbound_internal",
+  "outbound_internal is for AgentGuard's own outbound network only",
+  loader_only="a rule across two keys")
+A("study-egress-pool", BASE + "study_egress: {subnet_pool: 198.51.100.64/26}\n",
+  "study_egress.subnet_pool: a /26 pool (a /27 pair is chosen from it)")
+R("study-egress-pool-small", BASE + "study_egress: {subnet_pool: 198.51.100.64/28}\n",
+  "config.study_egress.subnet_pool", "study_egress.subnet_pool", "a pool is /8../27")
+R("study-egress-policy-number", BASE + "study_egress: {policy: 7}\n", "config.type", "study_egress.policy",
+  "the policy is a path string")
+
 
 # ---------------------------------------------------------------- write
 def header(expect, loader_only, why):

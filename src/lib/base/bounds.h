@@ -637,6 +637,17 @@ _Static_assert((AG_GW_SAMPLE_FIRST + AG_GW_AGG_KEYS_MAX + 1 + AG_GW_SAMPLE_LAST 
 /* Most lines of /proc/net/route read to check the study subnets against the
  * host's routes; more fails closed. */
 #define AG_STUDY_HOST_ROUTES_MAX 4096
+/* Networks' IPv4 subnets read from the engine when a study subnet is
+ * chosen or checked; more: study.subnet.networks. */
+#define AG_STUDY_ENGINE_NETWORKS_MAX 1024
+/* Where a study subnet is chosen when none is given: /26 pairs (the study
+ * network, then AgentGuard's own outbound network) of this block. */
+#define AG_STUDY_AUTO_POOL "10.254.0.0/16"
+/* A chosen subnet is a /26 (its outbound block the next /26), smaller when
+ * the pool (study_egress.subnet_pool) is: half the pool, at most /28. */
+#define AG_STUDY_AUTO_PREFIX 26
+#define AG_STUDY_POOL_PREFIX_MIN 8
+#define AG_STUDY_POOL_PREFIX_MAX 27
 
 /* ---- runtime images: the export container (issue 13, gateway half) ---- */
 /* The export container is created (never started) through the ledger and

@@ -1,5 +1,7 @@
 #include "lib/base/ag.h"
 #include "lib/config/config.h"
+#include "lib/egress/decision.h"
+#include "lib/egress/plan.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
 #include "lib/base/size.h"
@@ -41,6 +43,7 @@ static const char *const top_keys[] = {
     "secret_content_builtin_detectors",
     "secret_content_patterns",
     "secret_patterns",
+    "study_egress",
     "task",
     "task_id",
     "test_command",
@@ -49,8 +52,9 @@ static const char *const top_keys[] = {
     "workspace",
     NULL,
 };
-_Static_assert(AG_ARRAY_SIZE(top_keys) == 33,
-	       "31 top-level keys (upstream section 2.1) and `workspace` (issue 14)");
+_Static_assert(AG_ARRAY_SIZE(top_keys) == 34,
+	       "31 top-level keys (upstream section 2.1), `workspace` (issue 14) and "
+	       "`study_egress` (issue 20)");
 
 static const char *const check_keys[] = {
     "diff_size",      "forbidden_paths", "scope_adherence", "secret_scan",
@@ -443,6 +447,75 @@ static int load_workspace(struct ctx *x, const struct ag_ynode *root)
 	    opt_enum(x, n, "git", git_modes, &git) < 0)
 		return -1;
 	x->c->workspace_git_none = git == 1;
+	ag_walk_pop(&x->w, saved);
+	return 0;
+}
+
+/* study_egress: the study's options in the config (docs/study-egress.md).
+ * Each value is checked here, so a bad one names its line and key. */
+static int load_study(struct ctx *x, const struct ag_ynode *root)
+{
+	const struct ag_ynode *n = ag_ynode_get(root, "study_egress");
+	if (ag_ynode_is_null(n))
+		return 0;
+	static const char *const keys[] = {
+	    "policy",	   "gateway_image",    "resolver",	    "study_subnet",
+	    "subnet_pool", "outbound_network", "outbound_internal", NULL};
+	struct ag_study_cfg *st = &x->c->study;
+	size_t saved = ag_walk_push_key(&x->w, "study_egress", 12);
+	if (ag_walk_map(&x->w, n) < 0 || ag_walk_known_keys(&x->w, n, keys) < 0 ||
+	    opt_str(x, n, "policy", &st->policy) < 0 ||
+	    opt_str(x, n, "gateway_image", &st->gateway_image) < 0 ||
+	    opt_str(x, n, "resolver", &st->resolver) < 0 ||
+	    opt_str(x, n, "study_subnet", &st->study_subnet) < 0 ||
+	    opt_str(x, n, "subnet_pool", &st->subnet_pool) < 0 ||
+	    opt_str(x, n, "outbound_network", &st->outbound_network) < 0 ||
+	    opt_bool(x, n, "outbound_internal", &st->outbound_internal, NULL) < 0)
+		return -1;
+	st->present = true;
+	if (st->gateway_image) {
+		struct ag_image_ref ref = {0};
+		struct ag_error *ie = NULL;
+		bool pinned = ag_image_ref_parse(st->gateway_image, &ref, &ie) == 0 &&
+			      ag_image_ref_pinned(&ref);
+		ag_image_ref_release(&ref);
+		ag_error_free(ie);
+		if (!pinned)
+			WITH_KEY(x, "gateway_image",
+				 ag_walk_fail(&x->w, ag_ynode_get(n, "gateway_image"),
+					      "config.study_egress.gateway_image",
+					      "the gateway image must be a reference pinned by "
+					      "digest (NAME@sha256:...)"));
+	}
+	struct ag_egress_addr a;
+	if (st->resolver && ag_egress_addr_parse(st->resolver, &a) < 0)
+		WITH_KEY(x, "resolver",
+			 ag_walk_fail(&x->w, ag_ynode_get(n, "resolver"),
+				      "config.study_egress.resolver", "must be one IP address"));
+	uint32_t net;
+	int pf;
+	if (st->study_subnet &&
+	    (ag_egress_subnet_parse(st->study_subnet, &net, &pf) < 0 ||
+	     pf < AG_STUDY_SUBNET_PREFIX_MIN || pf > AG_STUDY_SUBNET_PREFIX_MAX))
+		WITH_KEY(x, "study_subnet",
+			 ag_walk_fail(&x->w, ag_ynode_get(n, "study_subnet"),
+				      "config.study_egress.study_subnet",
+				      "must be an IPv4 network A.B.C.D/N with N in %d..%d",
+				      AG_STUDY_SUBNET_PREFIX_MIN, AG_STUDY_SUBNET_PREFIX_MAX));
+	if (st->subnet_pool && (ag_egress_subnet_parse(st->subnet_pool, &net, &pf) < 0 ||
+				pf < AG_STUDY_POOL_PREFIX_MIN || pf > AG_STUDY_POOL_PREFIX_MAX))
+		WITH_KEY(x, "subnet_pool",
+			 ag_walk_fail(&x->w, ag_ynode_get(n, "subnet_pool"),
+				      "config.study_egress.subnet_pool",
+				      "must be an IPv4 network A.B.C.D/N with N in %d..%d",
+				      AG_STUDY_POOL_PREFIX_MIN, AG_STUDY_POOL_PREFIX_MAX));
+	if (st->outbound_network && st->outbound_internal)
+		WITH_KEY(
+		    x, "outbound_internal",
+		    ag_walk_fail(&x->w, ag_ynode_get(n, "outbound_internal"),
+				 "config.study_egress.outbound_internal",
+				 "applies to AgentGuard's own outbound network only; it cannot "
+				 "go with outbound_network"));
 	ag_walk_pop(&x->w, saved);
 	return 0;
 }
@@ -1075,7 +1148,7 @@ static int load_root(struct ctx *x, const struct ag_ynode *root)
 	    load_diff_limits(x, root) < 0 || load_watcher(x, root) < 0 ||
 	    load_policy(x, root) < 0 || load_sandbox(x, root) < 0 ||
 	    load_secret_patterns(x, root) < 0 || load_task(x, root) < 0 ||
-	    load_contained(x, root) < 0 || load_workspace(x, root) < 0)
+	    load_contained(x, root) < 0 || load_workspace(x, root) < 0 || load_study(x, root) < 0)
 		return -1;
 	return check_contained_static(x, root);
 }
@@ -1138,6 +1211,12 @@ void ag_config_free(struct ag_config *c)
 {
 	if (!c)
 		return;
+	free(c->study.policy);
+	free(c->study.gateway_image);
+	free(c->study.resolver);
+	free(c->study.study_subnet);
+	free(c->study.subnet_pool);
+	free(c->study.outbound_network);
 	free(c->file);
 	free(c->task_id);
 	free(c->description);

@@ -187,6 +187,18 @@ struct ag_config {
 	/* workspace.git: baseline (default: AgentGuard writes a repository of
 	 * one commit into the copy, gitbase.h) or none */
 	bool workspace_git_none;
+	/* study_egress: what `study-egress run` uses when its flags do not say
+	 * (docs/study-egress.md); every field NULL/false when absent */
+	struct ag_study_cfg {
+		bool present;
+		char *policy;		/* as written: relative to the config's directory */
+		char *gateway_image;	/* pinned by digest (checked here) */
+		char *resolver;		/* one IPv4 or IPv6 address (checked here) */
+		char *study_subnet;	/* IPv4 CIDR, /16../28 (checked here) */
+		char *subnet_pool;	/* IPv4 CIDR, /8../27: where a subnet is chosen */
+		char *outbound_network; /* an existing network's name */
+		bool outbound_internal;
+	} study;
 };
 
 /*

@@ -215,6 +215,7 @@ struct ag_run_study_file {
 struct ag_run_study {
 	bool present;					      /* a study run */
 	const char *trial_id, *policy_digest, *gateway_image; /* borrowed from its options */
+	const char *study_subnet; /* the study network's subnet, given or chosen (borrowed) */
 	bool setup_done, verified;
 	json_t *selftest;	   /* the probe's line, as judged */
 	const char *gateway_state; /* static: running crashed not_started */

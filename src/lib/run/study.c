@@ -53,6 +53,7 @@ struct ag_study {
 	char *gw_image_id, *gw_bound_image_id, *agent_image_id, *gw_platform;
 	uint32_t study_net;
 	int study_prefix;
+	char subnet[32]; /* the study subnet used: given and checked, or chosen */
 
 	char plan_digest[AG_SHA256_HEX_LEN + 1];
 	/* what was observed: the run record's study part (record.h), bound by the run */
@@ -442,18 +443,33 @@ out:
  * gateway. Every non-default IPv4 route of /proc/net/route (bounded) must
  * stay clear of both.
  */
-static int host_routes_clear(const struct ag_study *s, struct ag_error **err)
+/* IPv4 blocks in use: the host's routes, the engine's networks. */
+struct blocks {
+	struct {
+		uint32_t net;
+		int prefix;
+	} b[AG_STUDY_HOST_ROUTES_MAX + AG_STUDY_ENGINE_NETWORKS_MAX];
+	size_t n;
+};
+
+static bool blocks_overlap(const struct blocks *u, uint32_t net, int prefix)
+{
+	for (size_t i = 0; i < u->n; i++)
+		if (ag_egress_subnets_overlap(u->b[i].net, u->b[i].prefix, net, prefix))
+			return true;
+	return false;
+}
+
+/* Every non-default IPv4 route of /proc/net/route, at most
+ * AG_STUDY_HOST_ROUTES_MAX of them (more: study.host.routes). */
+static int host_routes(struct blocks *u, struct ag_error **err)
 {
 	FILE *f = fopen("/proc/net/route", "re");
 	if (!f)
 		return UNVERIFIED("study.host.routes", "the host's IPv4 routes cannot be read");
 	char line[256];
-	int rc = 0, n = 0;
-	uint32_t out_net = 0;
-	int out_pf = 0;
-	bool own_out = s->plan.outbound.subnet[0] &&
-		       ag_egress_subnet_parse(s->plan.outbound.subnet, &out_net, &out_pf) == 0;
-	while (rc == 0 && fgets(line, sizeof(line), f) && n++ < AG_STUDY_HOST_ROUTES_MAX) {
+	int n = 0;
+	while (fgets(line, sizeof(line), f) && n++ < AG_STUDY_HOST_ROUTES_MAX) {
 		char ifn[32];
 		unsigned dst, gw, flags, mask;
 		if (sscanf(line, "%31s %x %x %x %*s %*s %*s %x", ifn, &dst, &gw, &flags, &mask) !=
@@ -461,21 +477,151 @@ static int host_routes_clear(const struct ag_study *s, struct ag_error **err)
 		    mask == 0)
 			continue; /* the header, or the default route */
 		/* little-endian hex as the kernel prints it */
-		uint32_t d = ntohl(dst), m = ntohl(mask);
+		uint32_t m = ntohl(mask);
 		int pf = 0;
 		while (pf < 32 && (m & (0x80000000u >> pf)))
 			pf++;
-		if (ag_egress_subnets_overlap(d, pf, s->study_net, s->study_prefix) ||
-		    (own_out && ag_egress_subnets_overlap(d, pf, out_net, out_pf)))
-			rc = UNVERIFIED("study.host.route_overlap",
-					"the study subnet (or its outbound block) overlaps a route "
-					"of the host; pick another with --study-subnet");
+		u->b[u->n].net = ntohl(dst);
+		u->b[u->n++].prefix = pf;
 	}
-	if (rc == 0 && n > AG_STUDY_HOST_ROUTES_MAX)
-		rc = UNVERIFIED("study.host.routes",
-				"the host has more routes than AgentGuard reads");
 	fclose(f);
+	if (n > AG_STUDY_HOST_ROUTES_MAX)
+		return UNVERIFIED("study.host.routes",
+				  "the host has more routes than AgentGuard reads");
+	return 0;
+}
+
+static int host_routes_clear(const struct ag_study *s, struct ag_error **err)
+{
+	_cleanup_free_ struct blocks *u = ag_xcalloc(1, sizeof(*u));
+	if (host_routes(u, err) < 0)
+		return -1;
+	uint32_t out_net = 0;
+	int out_pf = 0;
+	bool own_out = s->plan.outbound.subnet[0] &&
+		       ag_egress_subnet_parse(s->plan.outbound.subnet, &out_net, &out_pf) == 0;
+	if (blocks_overlap(u, s->study_net, s->study_prefix) ||
+	    (own_out && blocks_overlap(u, out_net, out_pf)))
+		return UNVERIFIED("study.host.route_overlap",
+				  "the study subnet (or its outbound block) overlaps a route "
+				  "of the host; pick another with --study-subnet");
+	return 0;
+}
+
+/* Every IPv4 subnet of the engine's networks (GET /networks), at most
+ * AG_STUDY_ENGINE_NETWORKS_MAX of them (more: study.subnet.networks). */
+static int engine_subnets(struct ag_engine *eng, struct blocks *u, struct ag_error **err)
+{
+	struct ag_engine_reply r;
+	ag_engine_reply_init(&r);
+	json_t *v = NULL;
+	int rc = -1;
+	if (ag_engine_call(eng, "GET", "/networks", NULL, CTL, AG_PF_JSON_MAX_BYTES, &r, err) < 0 ||
+	    ag_engine_status_error(&r, "list the networks", err) < 0 ||
+	    ag_docker_json_parse(r.body.buf, r.body.len, false, NULL, 0, &v, err) < 0)
+		goto out;
+	if (!json_is_array(v)) {
+		rc = UNVERIFIED("study.subnet.networks", "the engine's network list is not a list");
+		goto out;
+	}
+	size_t i;
+	json_t *net;
+	json_array_foreach(v, i, net)
+	{
+		const json_t *cfg = ag_json_path(net, "IPAM.Config");
+		for (size_t k = 0; k < json_array_size(cfg); k++) {
+			const json_t *c = json_array_get(cfg, k);
+			uint32_t a;
+			int pf;
+			const char *sub = ag_json_str_or(json_object_get(c, "Subnet"), "");
+			if (!strchr(sub, '.') || ag_egress_subnet_parse(sub, &a, &pf) < 0)
+				continue; /* IPv6, or none */
+			if (u->n >= AG_ARRAY_SIZE(u->b)) {
+				rc = UNVERIFIED(
+				    "study.subnet.networks",
+				    "the engine has more networks than AgentGuard reads");
+				goto out;
+			}
+			u->b[u->n].net = a;
+			u->b[u->n++].prefix = pf;
+		}
+	}
+	rc = 0;
+out:
+	json_decref(v);
+	ag_engine_reply_release(&r);
 	return rc;
+}
+
+/*
+ * The study subnet. Given (--study-subnet, study_egress.study_subnet): it,
+ * and the block after it when AgentGuard creates the outbound network,
+ * must overlap no network of the engine and no host route
+ * (study.subnet.in_use, with the fix). Not given: the first free /26 pair
+ * (an aligned /25: the study /26, then the outbound /26) of
+ * AG_STUDY_AUTO_POOL, scanned from a point the run's suffix picks, so
+ * concurrent runs rarely try the same one (two that do: the engine refuses
+ * the second network's create, exit 6).
+ */
+static int choose_subnet(struct ag_study *s, struct ag_engine *eng, struct ag_error **err)
+{
+	_cleanup_free_ struct blocks *u = ag_xcalloc(1, sizeof(*u));
+	if (host_routes(u, err) < 0 || engine_subnets(eng, u, err) < 0)
+		return -1;
+	bool own_out = !s->o.outbound_network;
+	uint32_t net;
+	int pf;
+	if (s->o.study_subnet) {
+		if (ag_egress_subnet_parse(s->o.study_subnet, &net, &pf) < 0 || pf < 1)
+			return 0; /* the plan names the malformed subnet */
+		uint32_t size = pf < 32 ? 1u << (32 - pf) : 1;
+		if (blocks_overlap(u, net, pf) || (own_out && blocks_overlap(u, net + size, pf)))
+			return ag_err(
+			    err, AG_E_UNVERIFIED, 0, "study.subnet.in_use",
+			    "the study subnet %s%s is used by a network of the engine or a route "
+			    "of the host; give a free one with --study-subnet (or "
+			    "study_egress.study_subnet), or leave it out to have one chosen",
+			    s->o.study_subnet,
+			    own_out ? " (or the block after it, for the outbound)" : "");
+		snprintf(s->subnet, sizeof(s->subnet), "%s", s->o.study_subnet);
+		return 0;
+	}
+	const char *pool_txt = s->o.subnet_pool ? s->o.subnet_pool : AG_STUDY_AUTO_POOL;
+	uint32_t pool;
+	int pool_pf;
+	if (ag_egress_subnet_parse(pool_txt, &pool, &pool_pf) < 0 ||
+	    pool_pf < AG_STUDY_POOL_PREFIX_MIN || pool_pf > AG_STUDY_POOL_PREFIX_MAX)
+		return ag_err(err, AG_E_CONFIG, 0, "study.subnet.pool",
+			      "the subnet pool must be an IPv4 network A.B.C.D/N with N in %d..%d",
+			      AG_STUDY_POOL_PREFIX_MIN, AG_STUDY_POOL_PREFIX_MAX);
+	/* blocks of bpf bits, taken in aligned pairs (study, then outbound) */
+	int bpf = pool_pf + 1 > AG_STUDY_AUTO_PREFIX ? pool_pf + 1 : AG_STUDY_AUTO_PREFIX;
+	if (bpf > AG_STUDY_SUBNET_PREFIX_MAX)
+		bpf = AG_STUDY_SUBNET_PREFIX_MAX;
+	uint32_t bsize = 1u << (32 - bpf);
+	uint32_t pairs = 1u << (bpf - 1 - pool_pf);
+	char hex[AG_SHA256_HEX_LEN + 1];
+	ag_sha256_hex(s->suffix, strlen(s->suffix), hex);
+	unsigned start = 0;
+	(void)sscanf(hex, "%8x", &start);
+	start %= pairs;
+	for (uint32_t i = 0; i < pairs; i++) {
+		net = (pool & ~(0xffffffffu >> pool_pf)) + ((start + i) % pairs) * 2u * bsize;
+		if (!blocks_overlap(u, net, bpf) &&
+		    (!own_out || !blocks_overlap(u, net + bsize, bpf))) {
+			struct in_addr a = {.s_addr = htonl(net)};
+			char txt[INET_ADDRSTRLEN];
+			inet_ntop(AF_INET, &a, txt, sizeof(txt));
+			snprintf(s->subnet, sizeof(s->subnet), "%s/%d", txt, bpf);
+			return 0;
+		}
+	}
+	return ag_err(err, AG_E_UNVERIFIED, 0, "study.subnet.exhausted",
+		      "no free /%d pair is left in %s (the engine's networks and the host's "
+		      "routes use them); remove unused networks, widen "
+		      "study_egress.subnet_pool, or give a free subnet with --study-subnet "
+		      "(or study_egress.study_subnet)",
+		      bpf, pool_txt);
 }
 
 /* G8: with br_netfilter off, bridged traffic skips the FORWARD isolation a
@@ -596,6 +742,10 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 	close(dfd);
 	s->evidence_dir = ag_xasprintf("%s/%s", run_dir_abs, AG_STUDY_DIR);
 
+	if (choose_subnet(s, eng, err) < 0)
+		return -1;
+	if (s->subnet[0])
+		s->f->study_subnet = s->subnet;
 	/* the host's own addresses: the gateway never connects to them */
 	struct ag_strv host = {0};
 	if (host_addresses(&host, err) < 0) {
@@ -609,7 +759,7 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 	    .trial_id = s->o.trial_id,
 	    .gateway_image = s->o.gateway_image,
 	    .resolver = s->o.resolver,
-	    .study_subnet = s->o.study_subnet,
+	    .study_subnet = s->subnet[0] ? s->subnet : s->o.study_subnet,
 	    .outbound_network = s->o.outbound_network,
 	    .evidence_host_path = s->evidence_dir,
 	    .evidence_group = s->o.evidence_gid,

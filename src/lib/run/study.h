@@ -60,7 +60,8 @@ struct ag_study_opts {
 	const char *gateway_image;    /* digest-pinned, present locally */
 	const char *resolver;	      /* the one DNS server the gateway asks; NULL: none usable */
 	const char *outbound_network; /* the operator's network; NULL: AgentGuard's own */
-	const char *study_subnet;     /* NULL: AG_STUDY_DEFAULT_SUBNET */
+	const char *study_subnet;     /* NULL: a free one of subnet_pool */
+	const char *subnet_pool;      /* NULL: AG_STUDY_AUTO_POOL */
 	bool outbound_internal;	      /* AgentGuard's own outbound network --internal (CI) */
 	const char *probe_path;	      /* the static agentguard-probe (self-tests) */
 	int64_t evidence_gid;	      /* the invoking user's group: the gateway writes as it */
