@@ -2,7 +2,7 @@
 # t0945: the real Claude Code 2.1.332 binary as the agent, with the image
 # `scripts/runtime-images --only claude-code` builds from the pinned lock
 # (its native linux-x64 binary, the tools layer, the static entrypoint that
-# `claude` on PATH links to).
+# `claude` on PATH links to), with its canonical identity as an agent image.
 #
 # Shows: `contained-run ... -- claude --version` prints the pinned version;
 # interactive use is refused by the entrypoint (exit 64) without starting
@@ -30,6 +30,12 @@ out=$(AGENTGUARD="$AG_BIN" "$AG_ROOT/scripts/runtime-images" --only claude-code 
 CLAUDE=${out##*claude-code }
 t_like "the Claude Code image is built and pinned" "$CLAUDE" '^127\.0\.0\.1:5000/agentguard-runtime-claude-code@sha256:[0-9a-f]{64}$'
 t_like "... from inputs AgentGuard verified first" "$(cat "$T/build.err")" 'verified: @anthropic-ai/claude-code 2\.1\.332'
+
+i1=$("$AG_BIN" runtime-image identity "$CLAUDE" --role agent --json 2>"$T/ident.err" || true)
+t_like "its canonical identity: a rootfs digest" "$(jq -r '.rootfs_digest // empty' <<<"$i1")" '^sha256:[0-9a-f]{64}$'
+t_is "... run as 10001 through the Claude entrypoint" "$(jq -r '[.runtime_config.user, (.runtime_config.entrypoint|join(" "))]|join(" ")' <<<"$i1")" \
+	"10001:10001 /usr/local/bin/agentguard-claude-entrypoint"
+t_like "... FROM the pinned base" "$(jq -r '.base_image // empty' <<<"$i1")" '^127\.0\.0\.1:5000/agentguard-runtime-base@sha256:'
 
 if ! agents_setup; then
 	t_fail "the mock provider's topology is set up" "see the diagnostics above"

@@ -626,11 +626,18 @@ int ag_image_identity_compute(struct ag_engine *cli, const char *image, enum ag_
 	json_t *ep = json_object_get(rc_obj, "entrypoint");
 	const char *want_ep =
 	    role == AG_ROLE_GATEWAY ? AG_IMAGES_GATEWAY_ENTRYPOINT : AG_IMAGES_AGENT_ENTRYPOINT;
-	if (!json_is_array(ep) || json_array_size(ep) != 1 ||
-	    strcmp(json_string_value(json_array_get(ep, 0)), want_ep) != 0) {
+	const char *got_ep = json_is_array(ep) && json_array_size(ep) == 1
+				 ? json_string_value(json_array_get(ep, 0))
+				 : NULL;
+	/* An agent image is Codex's or Claude Code's (the freeze manifest's
+	 * agent section is Codex's: manifest.c checks that entrypoint). */
+	if (role == AG_ROLE_AGENT && got_ep && strcmp(got_ep, AG_IMAGES_CLAUDE_ENTRYPOINT) == 0)
+		want_ep = AG_IMAGES_CLAUDE_ENTRYPOINT;
+	if (!got_ep || strcmp(got_ep, want_ep) != 0) {
 		ag_err_at(err, AG_E_UNVERIFIED, "images.role.entrypoint", NULL, 0, 0,
-			  "Config.Entrypoint", "the %s image's entrypoint must be exactly %s",
-			  ag_image_role_name(role), want_ep);
+			  "Config.Entrypoint", "the %s image's entrypoint must be exactly %s%s",
+			  ag_image_role_name(role), want_ep,
+			  role == AG_ROLE_AGENT ? " (or " AG_IMAGES_CLAUDE_ENTRYPOINT ")" : "");
 		goto out;
 	}
 	out->entrypoint = ag_xstrdup(want_ep);

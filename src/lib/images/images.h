@@ -54,6 +54,7 @@ struct ag_engine;
 #define AG_IMAGES_AGENT_UID 10001
 #define AG_IMAGES_GATEWAY_UID 65532
 #define AG_IMAGES_AGENT_ENTRYPOINT "/usr/local/bin/agentguard-codex-entrypoint"
+#define AG_IMAGES_CLAUDE_ENTRYPOINT "/usr/local/bin/agentguard-claude-entrypoint"
 #define AG_IMAGES_GATEWAY_ENTRYPOINT "/usr/local/bin/agentguard-gateway"
 /* Image label carrying the pinned base reference the image was built FROM. */
 #define AG_IMAGES_BASE_LABEL "org.agentguard.runtime-image.base"
