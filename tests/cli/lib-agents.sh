@@ -29,6 +29,15 @@
 #                       is generated
 #   agents_check_patch DESC   `agentguard patch` applies with `git apply` to a
 #                       copy of the source and gives the scripted result
+#   agents_check_done AGENT API TURNS CANARY  the last run did the scripted
+#                       task: the mock saw TURNS requests of API, each with
+#                       the credential, the last with the command's output;
+#                       the agent printed the closing message; one allowed
+#                       destination; manifest complete; evidence verifies;
+#                       the patch (agents_check_patch); source unchanged;
+#                       the CANARY key value nowhere in the evidence
+#   agents_check_denied       the last run (mock not approved) failed, named
+#                       the mock as denied, and the mock saw nothing
 AGENTS_MOCK_HOST=mock-provider.test
 AGENTS_MOCK_PORT=8080
 AGENTS_LIFETIME=900
@@ -174,4 +183,31 @@ agents_check_patch() {
 	t_is "$1: ... NOTES.md is written" "$(cat "$d/NOTES.md" 2>/dev/null)" "Written by the scripted agent."
 	t_is "$1: ... and nothing else changed" \
 		"$(cd "$d" && find . -type f ! -name README.md ! -name NOTES.md | sort | tr '\n' ' ')" "./src/app.txt "
+}
+
+agents_check_done() {
+	local agent=$1 api=$2 turns=$3 canary=$4 want="" i path
+	path=/v1/$api
+	for ((i = 0; i < turns; i++)); do
+		want+="${want:+$'\n'}POST $path api=$api step=$i credential=yes"
+	done
+	t_is "$agent: the mock saw the $turns scripted turns, each with the credential" \
+		"$(grep ' step=' "$AGENTS_MOCK_LOG" 2>/dev/null | cut -d' ' -f2-6)" "$want"
+	t_like "$agent: ... the last one carried the command's output (wc ran through bash)" \
+		"$(tail -n 1 "$AGENTS_MOCK_LOG" 2>/dev/null)" 'saw_wc=yes'
+	t_like "$agent printed the mock's closing message" "$(art 'a["command_result"]["stdout"]')" 'README.md reviewed'
+	t_is "$agent: the egress: exactly one destination, the mock, allowed" "$(agents_destinations)" \
+		"allow $AGENTS_MOCK_HOST:$AGENTS_MOCK_PORT"
+	t_is "$agent: the manifest is complete" "$(jq -r '.completion.status // .status // empty' "$MANIFEST" 2>/dev/null)" complete
+	t_ok "$agent: the run's evidence verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$REPORT"
+	agents_check_patch "$agent"
+	t_ok "$agent: the source repository is unchanged" repo_unchanged
+	t_unlike "$agent: the credential value is never recorded" "$(cat "$REPORT" "$EVENTS" "$MANIFEST" 2>/dev/null)" "$canary"
+}
+
+agents_check_denied() {
+	t_unlike "with the mock not approved the run does not pass" "$AG_RC" '^0$'
+	t_like "... the mock is named as denied" "$(agents_destinations)" "deny $AGENTS_MOCK_HOST:$AGENTS_MOCK_PORT"
+	t_is "... and the mock saw no request" "$(wc -l <"$AGENTS_MOCK_LOG")" 0
+	t_ok "... the source repository is unchanged" repo_unchanged
 }

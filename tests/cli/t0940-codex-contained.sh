@@ -112,29 +112,11 @@ t_like "... the trial id was generated" "$(jq -r '.study_egress.trial_id // empt
 	'^trial-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}$'
 t_is "... the study subnet was chosen in the pool (this file's slice)" \
 	"$(jq -r '.study_egress.study_subnet // empty' <<<"$SUMMARY")" "198.51.100.$AG_NET_SLICE_LO/27"
-t_is "the mock saw the four scripted turns, each with the credential" \
-	"$(cut -d' ' -f2- "$AGENTS_MOCK_LOG" 2>/dev/null | cut -d' ' -f1-5)" \
-	"POST /v1/responses api=responses step=0 credential=yes
-POST /v1/responses api=responses step=1 credential=yes
-POST /v1/responses api=responses step=2 credential=yes
-POST /v1/responses api=responses step=3 credential=yes"
-t_like "... the last one carried the command's output (wc ran through bash)" \
-	"$(tail -n 1 "$AGENTS_MOCK_LOG" 2>/dev/null)" 'saw_wc=yes'
-t_like "codex printed the mock's closing message" "$(art 'a["command_result"]["stdout"]')" 'README.md reviewed'
-t_is "the egress: exactly one destination, the mock, allowed" "$(agents_destinations)" \
-	"allow $AGENTS_MOCK_HOST:$AGENTS_MOCK_PORT"
-t_is "the manifest is complete" "$(jq -r '.completion.status // .status // empty' "$MANIFEST" 2>/dev/null)" complete
-t_ok "the run's evidence verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$REPORT"
-agents_check_patch codex
-t_ok "the source repository is unchanged" repo_unchanged
-t_unlike "the credential value is never recorded" "$(cat "$REPORT" "$EVENTS" "$MANIFEST" 2>/dev/null)" 'CANARY-CODEX-KEY'
+agents_check_done codex responses 4 CANARY-CODEX-KEY
 
 : >"$AGENTS_MOCK_LOG"
 agents_policy empty
 sed -i 's/^  policy: mock\.json$/  policy: empty.json/' "$W/c.yaml"
 agents_study - CODEX_API_KEY CANARY-CODEX-KEY-5d1e -- "${codex_task[@]}"
-t_unlike "with the mock not approved the run does not pass" "$AG_RC" '^0$'
-t_like "... the mock is named as denied" "$(agents_destinations)" "deny $AGENTS_MOCK_HOST:$AGENTS_MOCK_PORT"
-t_is "... and the mock saw no request" "$(wc -l <"$AGENTS_MOCK_LOG")" 0
-t_ok "... the source repository is unchanged" repo_unchanged
+agents_check_denied
 t_done

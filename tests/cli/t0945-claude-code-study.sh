@@ -65,29 +65,10 @@ claude_task=(claude --settings "{\"env\":{\"ANTHROPIC_BASE_URL\":\"http://$AGENT
 	-p "Review README.md and leave a note.")
 agents_study mock ANTHROPIC_API_KEY CANARY-ANTHROPIC-KEY-0c4f -- "${claude_task[@]}"
 t_is "claude -p through the gateway: exit 0" "$AG_RC" 0
-t_is "the mock saw the five scripted turns, each with the credential" \
-	"$(grep ' step=' "$AGENTS_MOCK_LOG" 2>/dev/null | cut -d' ' -f2-6)" \
-	"POST /v1/messages api=messages step=0 credential=yes
-POST /v1/messages api=messages step=1 credential=yes
-POST /v1/messages api=messages step=2 credential=yes
-POST /v1/messages api=messages step=3 credential=yes
-POST /v1/messages api=messages step=4 credential=yes"
-t_like "... the last one carried the command's output (wc ran through bash)" \
-	"$(tail -n 1 "$AGENTS_MOCK_LOG" 2>/dev/null)" 'saw_wc=yes'
-t_like "claude printed the mock's closing message" "$(art 'a["command_result"]["stdout"]')" 'README.md reviewed'
-t_is "the egress: exactly one destination, the mock, allowed" "$(agents_destinations)" \
-	"allow $AGENTS_MOCK_HOST:$AGENTS_MOCK_PORT"
-t_is "the manifest is complete" "$(jq -r '.completion.status // .status // empty' "$MANIFEST" 2>/dev/null)" complete
-t_ok "the run's evidence verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$REPORT"
-agents_check_patch claude
-t_ok "the source repository is unchanged" repo_unchanged
-t_unlike "the credential value is never recorded" "$(cat "$REPORT" "$EVENTS" "$MANIFEST" 2>/dev/null)" 'CANARY-ANTHROPIC-KEY'
+agents_check_done claude messages 5 CANARY-ANTHROPIC-KEY
 
 : >"$AGENTS_MOCK_LOG"
 agents_policy empty
 agents_study empty ANTHROPIC_API_KEY CANARY-ANTHROPIC-KEY-0c4f -- "${claude_task[@]}"
-t_unlike "with the mock not approved the run does not pass" "$AG_RC" '^0$'
-t_like "... the mock is named as denied" "$(agents_destinations)" "deny $AGENTS_MOCK_HOST:$AGENTS_MOCK_PORT"
-t_is "... and the mock saw no request" "$(wc -l <"$AGENTS_MOCK_LOG")" 0
-t_ok "... the source repository is unchanged" repo_unchanged
+agents_check_denied
 t_done

@@ -451,6 +451,21 @@ static int load_workspace(struct ctx *x, const struct ag_ynode *root)
 	return 0;
 }
 
+/* study_egress.KEY, when set, is an IPv4 network with a prefix in min..max
+ * (REASON: a static string, the error keeps it). */
+static int study_cidr(struct ctx *x, const struct ag_ynode *map, const char *key,
+		      const char *reason, const char *v, int min, int max)
+{
+	uint32_t net;
+	int pf;
+	if (!v || (ag_egress_subnet_parse(v, &net, &pf) == 0 && pf >= min && pf <= max))
+		return 0;
+	WITH_KEY(x, key,
+		 ag_walk_fail(&x->w, ag_ynode_get(map, key), reason,
+			      "must be an IPv4 network A.B.C.D/N with N in %d..%d", min, max));
+	return 0;
+}
+
 /* study_egress: the study's options in the config (docs/study-egress.md).
  * Each value is checked here, so a bad one names its line and key. */
 static int load_study(struct ctx *x, const struct ag_ynode *root)
@@ -492,23 +507,11 @@ static int load_study(struct ctx *x, const struct ag_ynode *root)
 		WITH_KEY(x, "resolver",
 			 ag_walk_fail(&x->w, ag_ynode_get(n, "resolver"),
 				      "config.study_egress.resolver", "must be one IP address"));
-	uint32_t net;
-	int pf;
-	if (st->study_subnet &&
-	    (ag_egress_subnet_parse(st->study_subnet, &net, &pf) < 0 ||
-	     pf < AG_STUDY_SUBNET_PREFIX_MIN || pf > AG_STUDY_SUBNET_PREFIX_MAX))
-		WITH_KEY(x, "study_subnet",
-			 ag_walk_fail(&x->w, ag_ynode_get(n, "study_subnet"),
-				      "config.study_egress.study_subnet",
-				      "must be an IPv4 network A.B.C.D/N with N in %d..%d",
-				      AG_STUDY_SUBNET_PREFIX_MIN, AG_STUDY_SUBNET_PREFIX_MAX));
-	if (st->subnet_pool && (ag_egress_subnet_parse(st->subnet_pool, &net, &pf) < 0 ||
-				pf < AG_STUDY_POOL_PREFIX_MIN || pf > AG_STUDY_POOL_PREFIX_MAX))
-		WITH_KEY(x, "subnet_pool",
-			 ag_walk_fail(&x->w, ag_ynode_get(n, "subnet_pool"),
-				      "config.study_egress.subnet_pool",
-				      "must be an IPv4 network A.B.C.D/N with N in %d..%d",
-				      AG_STUDY_POOL_PREFIX_MIN, AG_STUDY_POOL_PREFIX_MAX));
+	if (study_cidr(x, n, "study_subnet", "config.study_egress.study_subnet", st->study_subnet,
+		       AG_STUDY_SUBNET_PREFIX_MIN, AG_STUDY_SUBNET_PREFIX_MAX) < 0 ||
+	    study_cidr(x, n, "subnet_pool", "config.study_egress.subnet_pool", st->subnet_pool,
+		       AG_STUDY_POOL_PREFIX_MIN, AG_STUDY_POOL_PREFIX_MAX) < 0)
+		return -1;
 	if (st->outbound_network && st->outbound_internal)
 		WITH_KEY(
 		    x, "outbound_internal",
