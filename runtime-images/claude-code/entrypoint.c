@@ -8,9 +8,10 @@
  *  - a leading "claude" argument is dropped, so `IMAGE claude -p ...` and
  *    `IMAGE -p ...` mean the same;
  *  - only print mode (`-p` / `--print`), `--version`/`-v` and
- *    `--help`/`-h` are accepted; anything else (the interactive TUI, which
- *    has no terminal under AgentGuard, `update`, `login`, `mcp`, ...)
- *    exits 64 without starting claude;
+ *    `--help`/`-h` are accepted, given before any subcommand could be;
+ *    anything else (the interactive TUI, which has no terminal under
+ *    AgentGuard, `update`, `mcp`, `install`, ...) exits 64 without
+ *    starting claude;
  *  - claude gets a fresh environment: fixed PATH, LANG, LC_ALL, SHELL
  *    (/bin/bash, which its Bash tool runs commands with), HOME (the caller's
  *    when absolute, else /tmp/agentguard-home), the proxy variables a study
@@ -72,21 +73,39 @@ int main(int argc, char **argv)
 	int first = 1;
 	if (argc > first && strcmp(argv[first], "claude") == 0)
 		first++;
+	/* Print mode, --version or --help, given before any word that could be
+	 * a subcommand: a word before it must be the value of a long option
+	 * (`--settings JSON -p ...`) and no subcommand's name (claude 2.1.332's
+	 * list), so `claude update -p` or `claude --verbose mcp -p` never start
+	 * claude. */
+	static const char *const subcommands[] = {
+	    "agents",	   "attach",  "auth",	 "auto-mode",	"doctor", "gateway",
+	    "import",	   "install", "logs",	 "mcp",		"plugin", "plugins",
+	    "purge",	   "respawn", "rm",	 "setup-token", "stop",	  "kill",
+	    "ultrareview", "update",  "upgrade", NULL};
 	int print = 0, info = 0;
-	for (int i = first; i < argc; i++) {
-		if (is(argv[i], "-p", "--print"))
+	for (int i = first; i < argc && !print && !info; i++) {
+		const char *a = argv[i];
+		if (is(a, "-p", "--print"))
 			print = 1;
-		else if (is(argv[i], "--version", "-v") || is(argv[i], "--help", "-h"))
+		else if (is(a, "--version", "-v") || is(a, "--help", "-h"))
 			info = 1;
+		else if (a[0] != '-') {
+			const char *prev = i > first ? argv[i - 1] : "";
+			if (strncmp(prev, "--", 2) != 0 || strchr(prev, '=') || !prev[2])
+				return usage();
+			for (int k = 0; subcommands[k]; k++)
+				if (strcmp(a, subcommands[k]) == 0)
+					return usage();
+		}
 	}
 	if (!print && !info)
 		return usage();
 	const char *home = getenv("HOME");
 	if (!home || home[0] != '/' || strlen(home) > ENV_MAX_VALUE)
 		home = DEFAULT_HOME;
-	static const char *const passed[] = {"ALL_PROXY",	   "HTTPS_PROXY",
-					     "HTTP_PROXY",	   "NO_PROXY",
-					     "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"};
+	static const char *const passed[] = {"ALL_PROXY", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY",
+					     "ANTHROPIC_API_KEY"};
 	char *envp[24];
 	int e = 0;
 	envp[e++] = pair("PATH", "/usr/local/bin:/usr/bin:/bin");

@@ -432,10 +432,11 @@ int ag_cmd_init(int argc, char **argv)
 			printf("# " EGRESS_POLICY_FILE ":\n%s", policy);
 		return AG_EXIT_PASS;
 	}
-	if (ag_write_file_atomic_at(dirfd, "agentguard.yaml", "agentguard.yaml", text, strlen(text),
-				    0644, !force, &err) < 0 ||
-	    (policy && ag_write_file_atomic_at(dirfd, EGRESS_POLICY_FILE, EGRESS_POLICY_FILE,
+	/* The policy first: a config never names a policy that is not there. */
+	if ((policy && ag_write_file_atomic_at(dirfd, EGRESS_POLICY_FILE, EGRESS_POLICY_FILE,
 					       policy, strlen(policy), 0644, !force, &err) < 0) ||
+	    ag_write_file_atomic_at(dirfd, "agentguard.yaml", "agentguard.yaml", text, strlen(text),
+				    0644, !force, &err) < 0 ||
 	    write_gitignore(dirfd, false, &gi_changed, &err) < 0) {
 		ag_cli_print_error(err);
 		return AG_EXIT_CONFIG;

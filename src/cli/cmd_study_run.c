@@ -50,8 +50,9 @@ static const char help[] =
     "                          for AgentGuard's own outbound network) must overlap\n"
     "                          no network of the engine and no host route\n"
     "                          (study.subnet.in_use). Default: a free /26 pair of\n"
-    "                          10.254.0.0/16, chosen from the engine's networks and\n"
-    "                          the host's routes (study.subnet.exhausted if none)\n"
+    "                          study_egress.subnet_pool (10.254.0.0/16 if unset),\n"
+    "                          chosen from the engine's networks and the host's\n"
+    "                          routes (study.subnet.exhausted if none)\n"
     "  --outbound-internal     AgentGuard's own outbound network is --internal too (CI)\n"
     "\n"
     "Before the agent starts: every inspection assertion on both networks and\n"
@@ -140,6 +141,12 @@ static int prepare(void *data, const struct ag_config *c, struct ag_run_opts *o)
 		s->subnet = st->study_subnet;
 	if (!s->outbound)
 		s->outbound = st->outbound_network;
+	if (s->outbound_internal && s->outbound)
+		return ag_cli_usage(
+		    "study-egress run",
+		    "--outbound-internal applies to AgentGuard's own outbound "
+		    "network; it cannot go with an outbound network (--outbound-network "
+		    "or study_egress.outbound_network)");
 	if (!s->outbound_internal && !s->outbound)
 		s->outbound_internal = st->outbound_internal;
 	if (!s->policy_path || !s->gateway)
@@ -195,9 +202,10 @@ static void report(void *data, const struct ag_run_record *rec, json_t *j)
 			      m->manifest_written ? "live-study-egress-manifest.json" : NULL));
 		return;
 	}
-	printf("Study egress: trial %s; subnet %s; topology %s; gateway %s; %zu request(s), %zu "
-	       "denied\n",
-	       s->trial, m->study_subnet ? m->study_subnet : "none",
+	fputs("Study egress: trial ", stdout);
+	ag_cli_put_sanitized(stdout, s->trial);
+	printf("; subnet %s; topology %s; gateway %s; %zu request(s), %zu denied\n",
+	       m->study_subnet ? m->study_subnet : "none",
 	       m->setup_done ? "verified" : "NOT verified", gw, m->events, m->denied);
 	if (m->completion)
 		printf("Egress manifest: %s (%s)\n", m->completion, m->completion_reason);

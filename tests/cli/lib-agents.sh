@@ -63,6 +63,12 @@ _agents_wait_ready() { # DIR
 	return 1
 }
 
+# shellcheck disable=SC2317 # called from the EXIT trap
+_agents_teardown() {
+	[ ${#AGENTS_IDS[@]} -eq 0 ] || "$AG_DOCKER" rm -f "${AGENTS_IDS[@]}" >/dev/null 2>&1 || true
+	[ -z "${OUT_ID:-}" ] || "$AG_DOCKER" network rm "$OUT_ID" >/dev/null 2>&1 || true
+}
+
 agents_setup() {
 	command -v jq >/dev/null || skip_all "jq is needed to read the evidence"
 	[ -x "$AG_BUILD/tests/agtest-mock-provider" ] || { diag "the test gear is not built: make tests"; return 1; }
@@ -78,14 +84,19 @@ agents_setup() {
 	mkdir -p "$AGENTS_LOGS/resolver" "$AGENTS_LOGS/mock"
 	chown "$AG_TEST_UID:$AG_TEST_GID" "$AGENTS_LOGS/resolver" "$AGENTS_LOGS/mock"
 	chmod 0755 "$T" "$AGENTS_LOGS"
+	# Cleanups run in the order registered: outbound_create's network
+	# removal comes first and fails while these containers are attached,
+	# so this removes them, then the network, again.
+	AGENTS_IDS=()
+	t_cleanup _agents_teardown
 	local id
 	id=$(_agents_container resolver "$AGENTS_RESOLVER" /gear/agtest-net serve --log-dir /logs \
 		--lifetime "$AGENTS_LIFETIME" --dns 0.0.0.0:53 \
 		--zone "$AGENTS_MOCK_HOST=$AGENTS_MOCK") || return 1
-	t_cleanup "$AG_DOCKER" rm -f "$id"
+	AGENTS_IDS+=("$id")
 	id=$(_agents_container mock "$AGENTS_MOCK" /gear/mock --listen "0.0.0.0:$AGENTS_MOCK_PORT" \
 		--log-dir /logs --lifetime "$AGENTS_LIFETIME" --workdir /agentguard-workspace) || return 1
-	t_cleanup "$AG_DOCKER" rm -f "$id"
+	AGENTS_IDS+=("$id")
 	_agents_wait_ready "$AGENTS_LOGS/resolver" && _agents_wait_ready "$AGENTS_LOGS/mock" || {
 		diag "the resolver or the mock did not start"
 		return 1

@@ -52,9 +52,12 @@ t_is "artifacts: the SBOM's SHA-256, as written" "$(jf ".artifacts.sbom[\"$sbom\
 t_is "artifacts: the provenance's SHA-256, as written" "$(jf ".artifacts.provenance[\"$prov\"]" "$M")" \
 	"$(sha256sum <"$T/freeze/$prov" | cut -d' ' -f1)"
 t_is "the SBOM is CycloneDX 1.5" "$(jf '.bomFormat + " " + .specVersion' "$T/freeze/$sbom")" "CycloneDX 1.5"
-t_is "the SBOM lists the base's, the gateway's and the Codex packages" \
+t_is "the SBOM lists the base's, the gateway's, the agent tools layer's and the Codex packages" \
 	"$(jf '[.components[]|.name]|sort|join(" ")' "$T/freeze/$sbom")" \
-	"ca-certificates codex codex libc6 libevent-2.1-7 libgcc-s1 libjansson4 libssl3"
+	"bash ca-certificates codex codex coreutils diffutils findutils grep libacl1 libattr1 libc-bin libc6 libevent-2.1-7 libgcc-s1 libgmp10 libjansson4 libpcre2-8-0 libselinux1 libssl3 libtinfo6 sed"
+t_is "... the tools layer's marked as such" \
+	"$(jf '[.components[]|select(.name=="bash")|.properties[0].value]|join(" ")' "$T/freeze/$sbom")" \
+	"agent (tools layer)"
 t_is "the provenance names both pushed images" \
 	"$(jf '[.subject[]|.digest.sha256]|join(" ")' "$T/freeze/$prov")" "${G##*sha256:} ${A##*sha256:}"
 t_is "the provenance names the source commit" \

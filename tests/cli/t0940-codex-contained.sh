@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # t0940: the real Codex CLI 0.159.2 as the agent under `agentguard
 # contained-run`, with the agent image that scripts/runtime-images builds.
-# The image has no shell: the preflight's static probe (issue 10) is what
-# lets it pass.
+# The preflight's static probe (issue 10) needs nothing of the image; the
+# image's tools layer (bash, coreutils) is for Codex's own commands.
 #
 # The argv runs exactly (the image's ENTRYPOINT never wraps it): `codex` on
 # the image's PATH is its entrypoint wrapper (a link), which sets Codex's

@@ -56,6 +56,10 @@ t_is "interactive claude is refused by the entrypoint: the agent failed (exit 1)
 REPORT=$W/$(grep -m1 '^{' <<<"$AG_OUT" | jq -r '.report // empty')
 t_is "... its exit status 64 is recorded" "$(art 'a["command_result"]["exit_code"]')" 64
 t_like "... saying why" "$(art 'a["command_result"]["stderr"]')" 'only non-interactive use'
+# A subcommand before -p never starts claude either (its image, straight).
+t_run timeout -k 5 60 "$AG_DOCKER" run --rm --pull never --network none --dns 127.0.0.1 --read-only \
+	--cap-drop ALL --label "$AG_TEST_LABEL" "$CLAUDE" update -p
+t_is "a subcommand with -p (claude update -p) is refused too (64)" "$AG_RC" 64
 
 agents_policy mock approve
 # The endpoint in the argv, not the environment: every environment value is

@@ -282,9 +282,11 @@ static void test_plan_run_names(void **state)
 	assert_string_equal(plan.outbound.subnet, "");
 	ag_egress_plan_release(&plan);
 
-	/* refusals: a subnet out of range or with host bits, a resolver that is a name */
+	/* refusals: a subnet out of range or with host bits, one whose outbound
+	 * block would wrap past 255.255.255.255, a resolver that is a name */
 	static const char *const bad_subnets[] = {"198.51.100.0/29", "10.0.0.0/8",
-						  "198.51.100.1/26"};
+						  "198.51.100.1/26", "255.255.255.240/28",
+						  "255.255.0.0/16"};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(bad_subnets); i++) {
 		in.study_subnet = bad_subnets[i];
 		assert_int_equal(ag_egress_plan_build(&in, &plan, &e), -1);

@@ -111,8 +111,11 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 	uint32_t net = 0;
 	int prefix = 0;
 	const char *subnet = in->study_subnet ? in->study_subnet : AG_STUDY_DEFAULT_SUBNET;
+	/* room for the study block and the outbound block after it, below
+	 * 255.255.255.255 (no wrap to 0.0.0.0) */
 	if (ag_egress_subnet_parse(subnet, &net, &prefix) < 0 ||
-	    prefix < AG_STUDY_SUBNET_PREFIX_MIN || prefix > AG_STUDY_SUBNET_PREFIX_MAX)
+	    prefix < AG_STUDY_SUBNET_PREFIX_MIN || prefix > AG_STUDY_SUBNET_PREFIX_MAX ||
+	    (uint64_t)net + 2 * ((uint64_t)1 << (32 - prefix)) > ((uint64_t)1 << 32))
 		return FAIL("egress.plan.subnet",
 			    "the study subnet must be an IPv4 network A.B.C.D/N with N in %d..%d",
 			    AG_STUDY_SUBNET_PREFIX_MIN, AG_STUDY_SUBNET_PREFIX_MAX);

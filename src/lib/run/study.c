@@ -516,6 +516,7 @@ static int engine_subnets(struct ag_engine *eng, struct blocks *u, struct ag_err
 	ag_engine_reply_init(&r);
 	json_t *v = NULL;
 	int rc = -1;
+	size_t from_engine = 0;
 	if (ag_engine_call(eng, "GET", "/networks", NULL, CTL, AG_PF_JSON_MAX_BYTES, &r, err) < 0 ||
 	    ag_engine_status_error(&r, "list the networks", err) < 0 ||
 	    ag_docker_json_parse(r.body.buf, r.body.len, false, NULL, 0, &v, err) < 0)
@@ -536,7 +537,8 @@ static int engine_subnets(struct ag_engine *eng, struct blocks *u, struct ag_err
 			const char *sub = ag_json_str_or(json_object_get(c, "Subnet"), "");
 			if (!strchr(sub, '.') || ag_egress_subnet_parse(sub, &a, &pf) < 0)
 				continue; /* IPv6, or none */
-			if (u->n >= AG_ARRAY_SIZE(u->b)) {
+			if (u->n >= AG_ARRAY_SIZE(u->b) ||
+			    ++from_engine > AG_STUDY_ENGINE_NETWORKS_MAX) {
 				rc = UNVERIFIED(
 				    "study.subnet.networks",
 				    "the engine has more networks than AgentGuard reads");
@@ -572,9 +574,11 @@ static int choose_subnet(struct ag_study *s, struct ag_engine *eng, struct ag_er
 	uint32_t net;
 	int pf;
 	if (s->o.study_subnet) {
-		if (ag_egress_subnet_parse(s->o.study_subnet, &net, &pf) < 0 || pf < 1)
+		if (ag_egress_subnet_parse(s->o.study_subnet, &net, &pf) < 0 ||
+		    pf < AG_STUDY_SUBNET_PREFIX_MIN || pf > AG_STUDY_SUBNET_PREFIX_MAX ||
+		    (uint64_t)net + 2 * ((uint64_t)1 << (32 - pf)) > ((uint64_t)1 << 32))
 			return 0; /* the plan names the malformed subnet */
-		uint32_t size = pf < 32 ? 1u << (32 - pf) : 1;
+		uint32_t size = 1u << (32 - pf);
 		if (blocks_overlap(u, net, pf) || (own_out && blocks_overlap(u, net + size, pf)))
 			return ag_err(
 			    err, AG_E_UNVERIFIED, 0, "study.subnet.in_use",
@@ -583,7 +587,11 @@ static int choose_subnet(struct ag_study *s, struct ag_engine *eng, struct ag_er
 			    "study_egress.study_subnet), or leave it out to have one chosen",
 			    s->o.study_subnet,
 			    own_out ? " (or the block after it, for the outbound)" : "");
-		snprintf(s->subnet, sizeof(s->subnet), "%s", s->o.study_subnet);
+		/* the normalised form (the plan and the summary use this) */
+		struct in_addr a = {.s_addr = htonl(net)};
+		char txt[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &a, txt, sizeof(txt));
+		snprintf(s->subnet, sizeof(s->subnet), "%s/%d", txt, pf);
 		return 0;
 	}
 	const char *pool_txt = s->o.subnet_pool ? s->o.subnet_pool : AG_STUDY_AUTO_POOL;
@@ -821,8 +829,10 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 		if (rc < 0)
 			return -1;
 	}
-	/* after the operator's network (its own overlap is named as such),
-	 * before anything is created */
+	/* after the operator's network, before anything is created (the
+	 * subnet was already checked against the engine's networks and these
+	 * routes when it was chosen or given: study.subnet.in_use; this is
+	 * the same check at the point of use) */
 	if (host_routes_clear(s, err) < 0)
 		return -1;
 	if (!p->outbound.existing) {
