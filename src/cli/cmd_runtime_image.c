@@ -162,13 +162,9 @@ static int cmd_verify_inputs(int argc, char **argv)
 		return ag_cli_usage(CMD, "--agent takes codex or claude-code");
 	_cleanup_err_ struct ag_error *err = NULL;
 	if (!pkg) {
-		static const struct ag_read_reasons why = {"images.lock.open", "images.lock.open",
-							   "images.lock.open", "images.lock.size"};
 		_cleanup_free_ char *data = NULL;
 		size_t len = 0;
-		if (ag_read_file_at(AT_FDCWD, lock, "package-lock.json", AG_IMAGES_LOCK_MAX_BYTES,
-				    &why, &data, &len, &err) < 0 ||
-		    ag_npm_lock_check(pins, data, len, &err) < 0)
+		if (ag_npm_lock_read(pins, lock, &data, &len, &err) < 0)
 			return fail(err);
 		printf("verified: the lock holds exactly the two pinned %s entries\n", pins->agent);
 		return AG_EXIT_PASS;

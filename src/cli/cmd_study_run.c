@@ -122,15 +122,7 @@ static int prepare(void *data, const struct ag_config *c, struct ag_run_opts *o)
 	 * policy path in the config is relative to the config's directory. */
 	const struct ag_study_cfg *st = &c->study;
 	if (!s->policy_path && st->policy) {
-		if (st->policy[0] == '/') {
-			s->policy_owned = ag_xstrdup(st->policy);
-		} else {
-			_cleanup_free_ char *dir = ag_xstrdup(c->file);
-			char *slash = strrchr(dir, '/');
-			s->policy_owned =
-			    slash ? (*slash = '\0', ag_xasprintf("%s/%s", dir, st->policy))
-				  : ag_xstrdup(st->policy);
-		}
+		s->policy_owned = ag_config_path_beside(c, st->policy);
 		s->policy_path = s->policy_owned;
 	}
 	if (!s->gateway)

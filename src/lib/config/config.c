@@ -1197,12 +1197,20 @@ int ag_config_load(const char *path, struct ag_config **out, struct ag_error **e
 		return -1;
 	}
 	_cleanup_free_ char *dircopy = ag_xstrdup(path);
-	const char *dir = dirname(dircopy);
-	_cleanup_close_ int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int dirfd = open(dirname(dircopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0)
 		return ag_err_at(err, AG_E_CONFIG, "config.io.open", path, 0, 0, NULL,
 				 "cannot open the config directory: %s", strerror(errno));
 	return load_common(data, len, path, dirfd, out, err);
+}
+
+char *ag_config_path_beside(const struct ag_config *c, const char *path)
+{
+	if (path[0] == '/')
+		return ag_xstrdup(path);
+	/* the directory the loader resolves the config's own relative paths in */
+	_cleanup_free_ char *dircopy = ag_xstrdup(c->file);
+	return ag_xasprintf("%s/%s", dirname(dircopy), path);
 }
 
 static void strv_rel(struct ag_strv *s)

@@ -210,6 +210,10 @@ int ag_config_load(const char *path, struct ag_config **out, struct ag_error **e
 int ag_config_load_mem(const char *data, size_t len, const char *display, struct ag_config **out,
 		       struct ag_error **err);
 void ag_config_free(struct ag_config *c);
+
+/* PATH as the config means it: as given when absolute, else in the config
+ * file's directory (as the loader opens it). A heap string. */
+char *ag_config_path_beside(const struct ag_config *c, const char *path);
 void ag_config_freep(struct ag_config **c);
 #define _cleanup_config_ _cleanup_(ag_config_freep)
 

@@ -226,17 +226,29 @@ int ag_sri_sha512_file(const char *path, char **out, struct ag_error **err)
 	return 0;
 }
 
-int ag_npm_inputs_verify(const struct ag_npm_pins *pins, const char *lock_path,
-			 const char *package_tgz, const char *platform_tgz, struct ag_error **err)
+int ag_npm_lock_read(const struct ag_npm_pins *pins, const char *lock_path, char **lock,
+		     size_t *len, struct ag_error **err)
 {
 	static const struct ag_read_reasons why = {"images.lock.open", "images.lock.open",
 						   "images.lock.open", "images.lock.size"};
+	*lock = NULL;
+	if (ag_read_file_at(AT_FDCWD, lock_path, "package-lock.json", AG_IMAGES_LOCK_MAX_BYTES,
+			    &why, lock, len, err) < 0)
+		return -1;
+	if (ag_npm_lock_check(pins, *lock, *len, err) < 0) {
+		free(*lock);
+		*lock = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int ag_npm_inputs_verify(const struct ag_npm_pins *pins, const char *lock_path,
+			 const char *package_tgz, const char *platform_tgz, struct ag_error **err)
+{
 	_cleanup_free_ char *lock = NULL;
 	size_t len = 0;
-	if (ag_read_file_at(AT_FDCWD, lock_path, "package-lock.json", AG_IMAGES_LOCK_MAX_BYTES,
-			    &why, &lock, &len, err) < 0)
-		return -1;
-	if (ag_npm_lock_check(pins, lock, len, err) < 0)
+	if (ag_npm_lock_read(pins, lock_path, &lock, &len, err) < 0)
 		return -1;
 	/* Each tarball against the lock's integrity AND the compiled-in pin
 	 * (equal once the lock check passed; compared both ways anyway). */

@@ -96,6 +96,10 @@ const struct ag_npm_pins *ag_npm_pins_for(const char *agent);
 /* ag_codex_lock_check for any agent's pins (the same reasons). */
 int ag_npm_lock_check(const struct ag_npm_pins *pins, const char *lock, size_t len,
 		      struct ag_error **err);
+/* Reads the lock at lock_path (bounded, no final symlink: images.lock.open,
+ * images.lock.size) and checks it against pins; *lock is the heap bytes. */
+int ag_npm_lock_read(const struct ag_npm_pins *pins, const char *lock_path, char **lock,
+		     size_t *len, struct ag_error **err);
 
 /*
  * "sha512-" + base64(SHA-512) of the file at path (read in bounded

@@ -436,13 +436,6 @@ out:
 
 /* ---- hooks ---- */
 
-/*
- * G2: a study network has no host address, so the host keeps whatever route
- * it had for that block; a study subnet (or AgentGuard's own outbound block)
- * inside a block the host routes would shadow real destinations for the
- * gateway. Every non-default IPv4 route of /proc/net/route (bounded) must
- * stay clear of both.
- */
 /* IPv4 blocks in use: the host's routes, the engine's networks. */
 struct blocks {
 	struct {
@@ -488,23 +481,6 @@ static int host_routes(struct blocks *u, struct ag_error **err)
 	if (n > AG_STUDY_HOST_ROUTES_MAX)
 		return UNVERIFIED("study.host.routes",
 				  "the host has more routes than AgentGuard reads");
-	return 0;
-}
-
-static int host_routes_clear(const struct ag_study *s, struct ag_error **err)
-{
-	_cleanup_free_ struct blocks *u = ag_xcalloc(1, sizeof(*u));
-	if (host_routes(u, err) < 0)
-		return -1;
-	uint32_t out_net = 0;
-	int out_pf = 0;
-	bool own_out = s->plan.outbound.subnet[0] &&
-		       ag_egress_subnet_parse(s->plan.outbound.subnet, &out_net, &out_pf) == 0;
-	if (blocks_overlap(u, s->study_net, s->study_prefix) ||
-	    (own_out && blocks_overlap(u, out_net, out_pf)))
-		return UNVERIFIED("study.host.route_overlap",
-				  "the study subnet (or its outbound block) overlaps a route "
-				  "of the host; pick another with --study-subnet");
 	return 0;
 }
 
@@ -555,11 +531,24 @@ out:
 	return rc;
 }
 
+/* s->subnet: NET/PF in its normalised form (what the plan and the summary use). */
+static void set_subnet(struct ag_study *s, uint32_t net, int pf)
+{
+	struct in_addr a = {.s_addr = htonl(net)};
+	char txt[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &a, txt, sizeof(txt));
+	snprintf(s->subnet, sizeof(s->subnet), "%s/%d", txt, pf);
+}
+
 /*
- * The study subnet. Given (--study-subnet, study_egress.study_subnet): it,
- * and the block after it when AgentGuard creates the outbound network,
- * must overlap no network of the engine and no host route
- * (study.subnet.in_use, with the fix). Not given: the first free /26 pair
+ * The study subnet, before anything is created. Given (--study-subnet,
+ * study_egress.study_subnet): it, and the block after it when AgentGuard
+ * creates the outbound network, must overlap no network of the engine and
+ * no non-default host route (study.subnet.in_use, with the fix). G2: a
+ * study network has no host address, so the host keeps whatever route it
+ * had for that block, and a study subnet (or AgentGuard's own outbound
+ * block) inside a block the host routes would shadow real destinations for
+ * the gateway. Not given: the first free /26 pair
  * (an aligned /25: the study /26, then the outbound /26) of
  * AG_STUDY_AUTO_POOL, scanned from a point the run's suffix picks, so
  * concurrent runs rarely try the same one (two that do: the engine refuses
@@ -587,11 +576,7 @@ static int choose_subnet(struct ag_study *s, struct ag_engine *eng, struct ag_er
 			    "study_egress.study_subnet), or leave it out to have one chosen",
 			    s->o.study_subnet,
 			    own_out ? " (or the block after it, for the outbound)" : "");
-		/* the normalised form (the plan and the summary use this) */
-		struct in_addr a = {.s_addr = htonl(net)};
-		char txt[INET_ADDRSTRLEN];
-		inet_ntop(AF_INET, &a, txt, sizeof(txt));
-		snprintf(s->subnet, sizeof(s->subnet), "%s/%d", txt, pf);
+		set_subnet(s, net, pf);
 		return 0;
 	}
 	const char *pool_txt = s->o.subnet_pool ? s->o.subnet_pool : AG_STUDY_AUTO_POOL;
@@ -617,10 +602,7 @@ static int choose_subnet(struct ag_study *s, struct ag_engine *eng, struct ag_er
 		net = (pool & ~(0xffffffffu >> pool_pf)) + ((start + i) % pairs) * 2u * bsize;
 		if (!blocks_overlap(u, net, bpf) &&
 		    (!own_out || !blocks_overlap(u, net + bsize, bpf))) {
-			struct in_addr a = {.s_addr = htonl(net)};
-			char txt[INET_ADDRSTRLEN];
-			inet_ntop(AF_INET, &a, txt, sizeof(txt));
-			snprintf(s->subnet, sizeof(s->subnet), "%s/%d", txt, bpf);
+			set_subnet(s, net, bpf);
 			return 0;
 		}
 	}
@@ -829,12 +811,6 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 		if (rc < 0)
 			return -1;
 	}
-	/* after the operator's network, before anything is created (the
-	 * subnet was already checked against the engine's networks and these
-	 * routes when it was chosen or given: study.subnet.in_use; this is
-	 * the same check at the point of use) */
-	if (host_routes_clear(s, err) < 0)
-		return -1;
 	if (!p->outbound.existing) {
 		const struct ag_network_spec ns = {
 		    p->outbound.name,	p->outbound.internal, false,
