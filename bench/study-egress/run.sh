@@ -48,6 +48,7 @@ now() { date +%s%N; }
 ms() { echo $((($2 - $1) / 1000000)); }
 cr_t=() st_t=()
 : >"$work/timings"
+: >"$work/selftests"
 for i in $(seq 1 "$N"); do
 	t0=$(now)
 	as_user "$AG_BIN" contained-run bench.yaml --repo repo -- /bin/true >/dev/null
@@ -63,6 +64,14 @@ for i in $(seq 1 "$N"); do
 	cr_t+=("$(ms "$t0" "$t1")") st_t+=("$(ms "$t1" "$t2")")
 	python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["timings"]))' \
 		"$work/out.json" >>"$work/timings"
+	# the self-test probe's own measures, one line per study run
+	python3 -c 'import json,os,sys
+s = json.load(open(sys.argv[1]))
+a = json.load(open(os.path.join(sys.argv[2], s["report"])))
+t = a["study_egress"]["self_tests"]
+print("  self-test:", " ".join("%s=%s" % (k, t.get(k)) for k in
+      ("control_tcp_us", "control_dns_us", "no_answer_wait_ms", "bridge", "gateway_outbound", "dns", "dns_forward")))' \
+		"$work/out.json" "$work/w" >>"$work/selftests"
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print int((a[NR/2]+a[NR/2+1])/2)}'; }
 cr_m=$(median "${cr_t[@]}")
@@ -71,6 +80,8 @@ echo "runs: $N each, interleaved"
 echo "agentguard contained-run:    median ${cr_m} ms  (all: ${cr_t[*]})"
 echo "agentguard study-egress run: median ${st_m} ms  (all: ${st_t[*]})"
 awk -v s="$st_m" -v c="$cr_m" 'BEGIN { printf "ratio study/contained: %.2f\n", s / c }'
+echo "the self-test probe of each study run:"
+cat "$work/selftests"
 echo "mean per stage of the study runs (ms, from --json timings):"
 python3 - "$work/timings" <<'PY'
 import json, sys

@@ -20,12 +20,24 @@
  *   TCP "no answer" is waited for 20 times the TCP control, at least 200 ms
  *   and at most 4 s (the targets sit on the same bridge path as the
  *   control): a loaded machine waits longer, an idle one does not wait
- *   seconds for nothing. The DNS "no answer" keeps its fixed 3 s: a leak
- *   would be answered upstream, a path the local control does not measure.
- *   Fields control_tcp_us, control_dns_us and no_answer_wait_ms ("TCP/DNS")
- *   record them (as strings); dns_control is "answered" only when the
- *   reverse lookup came back, and study.c refuses the proof otherwise (a
- *   probe whose resolver does not answer its control proves nothing).
+ *   seconds for nothing. Fields control_tcp_us, control_dns_us and
+ *   no_answer_wait_ms ("TCP/DNS") record them (as strings); dns_control is
+ *   "answered" only when the reverse lookup came back, and study.c refuses
+ *   the proof otherwise (a probe whose resolver does not answer its control
+ *   proves nothing).
+ *
+ *   The DNS check does not wait for nothing either. Every study container
+ *   has DNS 127.0.0.1, so the embedded resolver's only forward target is
+ *   the container's own loopback: the probe listens there (UDP
+ *   127.0.0.1:53; the engine lets a container bind low ports) and answers
+ *   the unique name with a random marker address. dns is "loopback" when
+ *   the marker came back through 127.0.0.11 and dns_forward is "caught"
+ *   when the listener received the unique name from 127.0.0.1: the query
+ *   went into this namespace and nowhere before it. When the listener
+ *   cannot bind (dns_forward "unbound") or catches nothing ("none"), the
+ *   check is the old one: at most 3 s for an answer, and only none (or
+ *   SERVFAIL/REFUSED) passes, since an address or NXDOMAIN from elsewhere
+ *   would mean something upstream resolved the name.
  *
  * Fields: uid, gid, workspace_write, tmp_write, root_read_only (statvfs
  * ST_RDONLY on /), cap_inh/prm/eff/bnd/amb (hex masks from
@@ -48,6 +60,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -201,19 +214,20 @@ static const char *tcp_try(const char *ip, int port, int timeout_ms)
 	return r;
 }
 
-/* Sends one query of type TYPE (1 A, 12 PTR) for the name made of LABELS
- * to 127.0.0.11:53; the socket, or -1. */
-static int dns_query(const char *const *labels, size_t nl, unsigned char type)
+#define DNS_HDR 12
+#define DNS_Q_MAX 300
+
+/* Builds one query of type TYPE (1 A, 12 PTR) for the name made of LABELS
+ * into q[DNS_Q_MAX]: its length, or 0. */
+static size_t dns_build(unsigned char *q, const char *const *labels, size_t nl, unsigned char type)
 {
-	unsigned char q[300];
-	size_t n = 0;
-	static const unsigned char hdr[] = {0x4a, 0x47, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0};
+	static const unsigned char hdr[DNS_HDR] = {0x4a, 0x47, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0};
 	memcpy(q, hdr, sizeof(hdr));
-	n = sizeof(hdr);
+	size_t n = sizeof(hdr);
 	for (size_t i = 0; i < nl; i++) {
 		size_t l = strlen(labels[i]);
-		if (l == 0 || l > 63 || n + l + 6 > sizeof(q))
-			return -1;
+		if (l == 0 || l > 63 || n + l + 6 > DNS_Q_MAX)
+			return 0;
 		q[n++] = (unsigned char)l;
 		memcpy(q + n, labels[i], l);
 		n += l;
@@ -221,6 +235,17 @@ static int dns_query(const char *const *labels, size_t nl, unsigned char type)
 	q[n++] = 0;
 	q[n++] = 0, q[n++] = type;
 	q[n++] = 0, q[n++] = 1; /* IN */
+	return n;
+}
+
+/* Sends one query of type TYPE for the name made of LABELS to
+ * 127.0.0.11:53; the socket, or -1. */
+static int dns_query(const char *const *labels, size_t nl, unsigned char type)
+{
+	unsigned char q[DNS_Q_MAX];
+	size_t n = dns_build(q, labels, nl, type);
+	if (n == 0)
+		return -1;
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(53)};
 	inet_pton(AF_INET, "127.0.0.11", &sa.sin_addr);
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -232,11 +257,7 @@ static int dns_query(const char *const *labels, size_t nl, unsigned char type)
 }
 
 /* A for NAME.agentguard-selftest.invalid: the name nobody may answer. */
-static int dns_send(const char *name)
-{
-	const char *labels[] = {name, "agentguard-selftest", "invalid"};
-	return dns_query(labels, 3, 1);
-}
+static const char *selftest_labels[3] = {NULL, "agentguard-selftest", "invalid"};
 
 /* PTR for IPV4 (D.C.B.A.in-addr.arpa): the embedded resolver answers it
  * for a container on the network itself, without forwarding. */
@@ -251,6 +272,20 @@ static int dns_send_ptr(const char *ipv4)
 		snprintf(o[i], sizeof(o[i]), "%u", b[3 - i]);
 	const char *labels[] = {o[0], o[1], o[2], o[3], "in-addr", "arpa"};
 	return dns_query(labels, 6, 12);
+}
+
+/* An answer of GOT bytes to one of our queries: "answered", "servfail",
+ * "refused", "nxdomain", or "error" when it is none of ours. */
+static const char *dns_rcode(const unsigned char *a, ssize_t got)
+{
+	if (got < DNS_HDR || a[0] != 0x4a || a[1] != 0x47 || !(a[2] & 0x80))
+		return "error";
+	int rcode = a[3] & 0x0f, ancount = (a[6] << 8) | a[7];
+	return ancount	    ? "answered"
+	       : rcode == 2 ? "servfail"
+	       : rcode == 5 ? "refused"
+	       : rcode == 3 ? "nxdomain"
+			    : "answered";
 }
 
 /* Its answer within timeout_ms: "no_answer", "servfail", "refused",
@@ -268,15 +303,7 @@ static const char *dns_result(int fd, int timeout_ms)
 	} else if (pr == 0) {
 		r = "no_answer";
 	} else {
-		ssize_t got = recv(fd, a, sizeof(a), MSG_DONTWAIT);
-		if (got >= 12 && a[0] == 0x4a && a[1] == 0x47) {
-			int rcode = a[3] & 0x0f, ancount = (a[6] << 8) | a[7];
-			r = ancount	 ? "answered"
-			    : rcode == 2 ? "servfail"
-			    : rcode == 5 ? "refused"
-			    : rcode == 3 ? "nxdomain"
-					 : "answered";
-		}
+		r = dns_rcode(a, recv(fd, a, sizeof(a), MSG_DONTWAIT));
 	}
 	close(fd);
 	return r;
@@ -292,6 +319,112 @@ static long us_since(const struct timespec *t0)
 static long ms_since(const struct timespec *t0)
 {
 	return us_since(t0) / 1000;
+}
+
+/* UDP 127.0.0.1:53, where the embedded resolver forwards for a container
+ * with DNS 127.0.0.1; -1 when it cannot be bound. */
+static int dns_listen(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(53)};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static int lower(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c + 32 : c;
+}
+
+/* One datagram on the listener: 1 when it is the unique name's query from
+ * 127.0.0.1 (answered with MARKER as its address), else 0. */
+static int dns_catch(int lfd, const unsigned char *q, size_t qlen, const unsigned char *marker)
+{
+	unsigned char b[DNS_Q_MAX + 16 + 512];
+	struct sockaddr_in from;
+	socklen_t fl = sizeof(from);
+	ssize_t got = recvfrom(lfd, b, 512, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+	if (got < (ssize_t)qlen || fl != sizeof(from) ||
+	    from.sin_addr.s_addr != htonl(INADDR_LOOPBACK) || (b[2] & 0x80) || b[4] != 0 ||
+	    b[5] != 1)
+		return 0;
+	for (size_t i = DNS_HDR; i < qlen; i++)
+		if (lower(b[i]) != lower(q[i]))
+			return 0;
+	/* The answer: its id, QR RD RA, NOERROR, the question, one A record. */
+	static const unsigned char flags[] = {0x81, 0x80, 0, 1, 0, 1, 0, 0, 0, 0};
+	memcpy(b + 2, flags, sizeof(flags));
+	static const unsigned char rr[] = {0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4};
+	memcpy(b + qlen, rr, sizeof(rr));
+	memcpy(b + qlen + sizeof(rr), marker, 4);
+	sendto(lfd, b, qlen + sizeof(rr) + 4, 0, (struct sockaddr *)&from, fl);
+	return 1;
+}
+
+/* The unique name's check (see the header). dns_unique_start binds the
+ * listener and sends the query to 127.0.0.11; dns_unique_end watches both
+ * until WAIT_MS after the start: *result as dns_result's, or "loopback"
+ * when the answer carries the marker; *forward "caught", "none" or
+ * "unbound". A forward that arrives while the TCP checks run waits in the
+ * listener's buffer (the resolver waits seconds for its upstream). */
+struct dns_unique {
+	unsigned char q[DNS_Q_MAX], marker[4];
+	size_t qlen;
+	int fd, lfd;
+	struct timespec t0;
+};
+
+static void dns_unique_start(struct dns_unique *u, const char *name)
+{
+	const char *labels[3] = {name, selftest_labels[1], selftest_labels[2]};
+	u->qlen = dns_build(u->q, labels, 3, 1);
+	u->marker[0] = 127;
+	if (getrandom(u->marker + 1, 3, 0) != 3)
+		u->marker[1] = 0x41, u->marker[2] = 0x47, u->marker[3] = 0x50;
+	u->lfd = dns_listen();
+	clock_gettime(CLOCK_MONOTONIC, &u->t0);
+	u->fd = u->qlen ? dns_query(labels, 3, 1) : -1;
+}
+
+static void dns_unique_end(struct dns_unique *u, int wait_ms, const char **result,
+			   const char **forward)
+{
+	int caught = 0;
+	*result = "error";
+	/* Bounded: each turn ends on a datagram or the deadline. */
+	for (int turn = 0; u->fd >= 0 && turn < 64; turn++) {
+		long left = wait_ms - ms_since(&u->t0);
+		struct pollfd p[2] = {{.fd = u->fd, .events = POLLIN},
+				      {.fd = u->lfd, .events = POLLIN}};
+		int pr = left > 0 ? poll(p, u->lfd >= 0 ? 2 : 1, (int)left) : 0;
+		if (pr < 0)
+			break; /* no verdict: "error" */
+		if (pr == 0) {
+			*result = "no_answer";
+			break;
+		}
+		if (u->lfd >= 0 && (p[1].revents & POLLIN) &&
+		    dns_catch(u->lfd, u->q, u->qlen, u->marker))
+			caught = 1;
+		if (p[0].revents) {
+			unsigned char a[512];
+			ssize_t got = recv(u->fd, a, sizeof(a), MSG_DONTWAIT);
+			*result = dns_rcode(a, got);
+			for (ssize_t i = (ssize_t)u->qlen; caught && i + 6 <= got; i++)
+				if (a[i] == 0 && a[i + 1] == 4 && !memcmp(a + i + 2, u->marker, 4))
+					*result = "loopback";
+			break;
+		}
+	}
+	*forward = u->lfd < 0 ? "unbound" : caught ? "caught" : "none";
+	if (u->fd >= 0)
+		close(u->fd);
+	if (u->lfd >= 0)
+		close(u->lfd);
 }
 
 /* 20 times the control's round trip, within [lo, hi] ms; hi when the
@@ -312,21 +445,34 @@ static int study_mode(int argc, char **argv)
 	int port = atoi(argv[3]);
 	if (port < 1 || port > 65535 || strlen(argv[6]) > 40)
 		return 10;
-	/* The gateway may still be binding: a bounded wait for its port. The
-	 * connect that finds it open is the TCP control. */
+	/* The gateway may still be starting (the probe may start beside it):
+	 * a bounded wait for its port, at most 20 s. */
 	const char *gp = "error";
+	struct timespec w0;
+	clock_gettime(CLOCK_MONOTONIC, &w0);
+	for (int i = 0; i < 400 && ms_since(&w0) < 20000; i++) {
+		gp = tcp_try(argv[2], port, 250);
+		if (!strcmp(gp, "open"))
+			break;
+		struct timespec ts = {0, 50 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	/* The TCP control: the slower of two connects made once it is open
+	 * (the one that found it open may have waited for the gateway to come
+	 * up, or on a neighbour entry its earlier tries left unresolved). A
+	 * target that answers would take about two of these round trips (its
+	 * address resolved, then its SYN answered), well inside 20. */
 	long tcp_us = -1;
-	for (int i = 0; i < 40; i++) {
+	for (int i = 0; i < 2 && !strcmp(gp, "open"); i++) {
 		struct timespec c0;
 		clock_gettime(CLOCK_MONOTONIC, &c0);
 		gp = tcp_try(argv[2], port, 250);
-		if (!strcmp(gp, "open")) {
-			tcp_us = us_since(&c0);
-			break;
-		}
-		struct timespec ts = {0, 250 * 1000 * 1000};
-		nanosleep(&ts, NULL);
+		long us = us_since(&c0);
+		if (us > tcp_us)
+			tcp_us = us;
 	}
+	if (strcmp(gp, "open") != 0)
+		tcp_us = -1;
 	put("{\"probe\":\"agentguard-study\",\"gateway_port\":\"%s\"", gp);
 	/* The DNS control: the embedded resolver's own answer (2 s at most). */
 	struct timespec d0;
@@ -336,21 +482,22 @@ static int study_mode(int argc, char **argv)
 	long tcp_wait = no_answer_wait_ms(tcp_us, 200, 4000);
 	/* Not calibrated: a forwarded query is answered upstream, on a path no
 	 * control here measures (the reverse lookup only shows the resolver
-	 * is there and answering). The engine's forwarding can take seconds. */
+	 * is there and answering). The engine's forwarding can take seconds.
+	 * A forward the listener catches ends the wait at once. */
 	long dns_wait = 3000;
 	put(",\"dns_control\":\"%s\",\"control_tcp_us\":\"%ld\",\"control_dns_us\":\"%ld\"", dc,
 	    tcp_us, dns_us);
 	put(",\"no_answer_wait_ms\":\"%ld/%ld\"", tcp_wait, dns_wait);
-	/* All three must get no answer: tried together, each for its wait. */
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	int dfd = dns_send(argv[6]);
+	/* All three run together, each for its wait. */
+	struct dns_unique u;
+	dns_unique_start(&u, argv[6]);
 	const char *const targets[] = {argv[4], argv[5]};
-	const char *res[2];
+	const char *res[2], *dr, *df;
 	tcp_try_all(targets, port, (int)tcp_wait, res, 2);
 	put(",\"bridge\":\"%s\"", res[0]);
 	put(",\"gateway_outbound\":\"%s\"", res[1]);
-	put(",\"dns\":\"%s\"}\n", dns_result(dfd, (int)(dns_wait - ms_since(&t0))));
+	dns_unique_end(&u, (int)dns_wait, &dr, &df);
+	put(",\"dns\":\"%s\",\"dns_forward\":\"%s\"}\n", dr, df);
 	return write(1, out, used) == (ssize_t)used ? 0 : 11;
 }
 

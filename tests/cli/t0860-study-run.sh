@@ -47,8 +47,13 @@ t_is "pass: self-test: no host address on the study bridge" \
 	"$(q 'a["study_egress"]["self_tests"]["bridge"] in ("unreachable", "timeout")')" True
 t_is "pass: self-test: the gateway's outbound address is not reachable directly" \
 	"$(q 'a["study_egress"]["self_tests"]["gateway_outbound"] in ("unreachable", "timeout")')" True
-t_is "pass: self-test: 127.0.0.11 answers nothing for a unique name" \
-	"$(q 'a["study_egress"]["self_tests"]["dns"] in ("no_answer", "servfail", "refused")')" True
+# This engine forwards for internal containers (the egress notes' G4), to
+# the DNS 127.0.0.1 every study container has: the probe's own listener
+# there caught the unique name and its marker came back, so nothing was
+# asked before it and no 3 s wait was needed.
+t_is "pass: self-test: the unique name went only to the probe's own loopback" \
+	"$(q '(a["study_egress"]["self_tests"]["dns"], a["study_egress"]["self_tests"]["dns_forward"])')" \
+	"('loopback', 'caught')"
 t_is "pass: manifest complete" "$(q '(a["study_egress"]["completion"], a["study_egress"]["completion_reason"])')" "('complete', 'complete')"
 t_is "pass: the gateway ran until AgentGuard stopped it; its stream is complete" \
 	"$(q '(a["study_egress"]["gateway_state"], a["study_egress"]["gateway_stream_complete"])')" "('running', True)"

@@ -646,10 +646,13 @@ static int network_create(struct ag_engine *eng, const struct ag_network_spec *s
 }
 
 int ag_network_connect(struct ag_engine *eng, const char *net_id, const char *container_id,
-		       unsigned timeout_ms, struct ag_error **err)
+		       const char *ipv4, unsigned timeout_ms, struct ag_error **err)
 {
 	_cleanup_free_ char *path = ag_xasprintf("/networks/%s/connect", net_id);
 	json_t *body = json_pack("{s:s}", "Container", container_id);
+	if (ipv4)
+		json_object_set_new(body, "EndpointConfig",
+				    json_pack("{s:{s:s}}", "IPAMConfig", "IPv4Address", ipv4));
 	struct ag_engine_reply r;
 	ag_engine_reply_init(&r);
 	int rc = ag_engine_call(eng, "POST", path, body, timeout_ms, AG_DOCKER_CONTROL_OUTPUT_MAX,

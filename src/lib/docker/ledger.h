@@ -144,9 +144,10 @@ int ag_network_lookup(struct ag_engine *eng, const char *what, unsigned timeout_
 /* True when the inspected network has this id, exactly o->name and every label. */
 bool ag_network_owned(const json_t *v, const char *id, const struct ag_container_owner *o);
 
-/* POST /networks/NET/connect {"Container": id}. */
+/* POST /networks/NET/connect {"Container": id}, with its IPv4 address on
+ * NET when IPV4 is not NULL. */
 int ag_network_connect(struct ag_engine *eng, const char *net_id, const char *container_id,
-		       unsigned timeout_ms, struct ag_error **err);
+		       const char *ipv4, unsigned timeout_ms, struct ag_error **err);
 
 /* Ids of the networks carrying label KEY=VALUE (bounded); -1 when unknown. */
 int ag_network_list_labelled(struct ag_engine *eng, const char *key, const char *value,

@@ -156,6 +156,8 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 		struct in_addr ia = {.s_addr = htonl(net + (1u << (32 - prefix)))};
 		inet_ntop(AF_INET, &ia, a, sizeof(a));
 		snprintf(p->outbound.subnet, sizeof(p->outbound.subnet), "%s/%d", a, prefix & 63);
+		ia.s_addr = htonl(net + (1u << (32 - prefix)) + 2);
+		inet_ntop(AF_INET, &ia, p->gateway_outbound_ip, sizeof(p->gateway_outbound_ip));
 	}
 	snprintf(p->internal.subnet, sizeof(p->internal.subnet), "%s", subnet);
 	p->internal.internal = true;
@@ -492,6 +494,10 @@ int ag_egress_plan_render(const struct ag_egress_plan *p, struct ag_egress_step 
 	struct ag_strv *v = &s[3].argv;
 	ag_strv_push(v, "network");
 	ag_strv_push(v, "connect");
+	if (p->gateway_outbound_ip[0]) {
+		ag_strv_push(v, "--ip");
+		ag_strv_push(v, p->gateway_outbound_ip);
+	}
 	ag_strv_push(v, p->outbound.name);
 	ag_strv_push(v, p->gateway_name);
 	ag_strv_push(&s[5].argv, "start");

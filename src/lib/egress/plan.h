@@ -107,6 +107,9 @@ struct ag_egress_plan {
 	struct ag_egress_network_spec internal, outbound;
 	struct ag_egress_container_spec gateway, agent;
 	char gateway_study_ip[AG_EGRESS_ADDR_TEXT_MAX]; /* the study subnet's .2 */
+	/* AgentGuard's own outbound network: the gateway's address on it, its
+	 * subnet's .2 (known before the gateway starts); "" on the operator's. */
+	char gateway_outbound_ip[AG_EGRESS_ADDR_TEXT_MAX];
 	/* storage the specs borrow from */
 	char gateway_name[64], agent_name[64];
 	struct ag_label gateway_labels[5], agent_labels[5];

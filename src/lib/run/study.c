@@ -28,6 +28,7 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 
@@ -198,8 +199,10 @@ static int outbound_check(struct ag_study *s, const json_t *v, struct ag_error *
 	return 0;
 }
 
+/* The study network by id; WANT_GATEWAY: its members exactly the gateway
+ * (and the self-test probe PROBE_ID while it runs beside it, when given). */
 static int study_network_check(struct ag_study *s, struct ag_engine *eng, bool want_gateway,
-			       struct ag_error **err)
+			       const char *probe_id, struct ag_error **err)
 {
 	json_t *v = NULL;
 	const struct ag_ledger_entry *net = ag_ledger_find(s->l, AG_RUN_ROLE_STUDY_NETWORK);
@@ -228,8 +231,11 @@ static int study_network_check(struct ag_study *s, struct ag_engine *eng, bool w
 			s->plan.internal.subnet) != 0)
 		UNVERIFIED("study.network.subnet",
 			   "the study network's subnet is not the planned one");
-	else if (want_gateway && (!json_is_object(members) || json_object_size(members) != 1 ||
-				  !gateway_id(s) || !json_object_get(members, gateway_id(s))))
+	else if (want_gateway &&
+		 (!json_is_object(members) || !gateway_id(s) ||
+		  !json_object_get(members, gateway_id(s)) ||
+		  json_object_size(members) !=
+		      1 + (size_t)(probe_id && json_object_get(members, probe_id) != NULL)))
 		UNVERIFIED("study.network.members",
 			   "the study network's members are not exactly the gateway");
 	else
@@ -273,13 +279,17 @@ static int gateway_check(struct ag_study *s, struct ag_engine *eng, struct ag_er
 		UNVERIFIED("study.gateway_image.same_as_agent",
 			   "the gateway runs the agent's image");
 	else {
-		snprintf(s->gw_out_ip, sizeof(s->gw_out_ip), "%s",
-			 ag_json_str_or(json_object_get(eo, "IPAddress"), ""));
+		const char *shown = ag_json_str_or(json_object_get(eo, "IPAddress"), "");
 		struct in_addr ia;
-		if (inet_pton(AF_INET, s->gw_out_ip, &ia) != 1)
+		if (inet_pton(AF_INET, shown, &ia) != 1)
 			UNVERIFIED("study.gateway.outbound_address",
 				   "the gateway has no IPv4 address on the outbound network");
+		else if (p->gateway_outbound_ip[0] && strcmp(shown, p->gateway_outbound_ip) != 0)
+			UNVERIFIED("study.gateway.outbound_address",
+				   "the gateway's address on the outbound network is not the "
+				   "planned one");
 		else {
+			snprintf(s->gw_out_ip, sizeof(s->gw_out_ip), "%s", shown);
 			free(s->gw_bound_image_id);
 			s->gw_bound_image_id = ag_xstrdup(img);
 			rc = 0;
@@ -336,9 +346,28 @@ static int created_check(struct ag_engine *eng, const struct ag_exec_spec *spec,
 	return rc;
 }
 
-/* A throwaway container on the study network running agentguard-probe's
- * study mode; its one JSON line is judged here. */
-static int selftest(struct ag_study *s, struct ag_engine *eng, struct ag_error **err)
+/*
+ * The live self-tests: a throwaway container on the study network running
+ * agentguard-probe's study mode; its one JSON line is judged here. When the
+ * gateway's outbound address is planned (AgentGuard's own outbound
+ * network), the probe runs on its own thread and engine connection while
+ * the gateway starts and is inspected (it waits, bounded, for the gateway's
+ * port); otherwise after that, on the run's connection. Either way it is
+ * judged, and removed, before the agent's container exists.
+ */
+struct selftest {
+	struct ag_ledger_entry *pe; /* the probe's entry (NULL: none made) */
+	struct ag_engine eng;	    /* the thread's own connection */
+	bool eng_ok, threaded;
+	pthread_t th;
+	struct ag_engine_stream st;
+	int rc;
+	struct ag_error *err;
+};
+
+/* Creates the probe through the ledger and inspects it by id. */
+static int selftest_create(struct ag_study *s, struct ag_engine *eng, struct selftest *t,
+			   struct ag_error **err)
 {
 	const struct ag_config *c = s->o.cfg;
 	char bridge_ip[AG_EGRESS_ADDR_TEXT_MAX], port[8], name[80], unique[48];
@@ -369,29 +398,63 @@ static int selftest(struct ag_study *s, struct ag_engine *eng, struct ag_error *
 	if (ag_exec_spec_from_config(c, &in, &spec, err) < 0)
 		return -1;
 	ag_egress_plan_agent_network(&s->plan, &spec);
-	int rc = -1;
-	struct ag_engine_stream st;
-	ag_engine_stream_init(&st);
-	struct ag_ledger_entry *pe = NULL;
-	if (study_object(s, eng, AG_RUN_ROLE_STUDY_PROBE, name, &spec, NULL, &pe, err) < 0 ||
-	    created_check(eng, &spec, pe->id, s->agent_image_id, err) < 0)
-		goto out;
+	/* A fixed address, the subnet's last usable one: started before the
+	 * gateway, the engine's pick would be the gateway's own .2, not yet
+	 * reserved. */
+	char probe_ip[AG_EGRESS_ADDR_TEXT_MAX];
+	struct in_addr pa = {.s_addr = htonl(s->study_net + (1u << (32 - s->study_prefix)) - 2)};
+	inet_ntop(AF_INET, &pa, probe_ip, sizeof(probe_ip));
+	spec.ipv4_address = probe_ip;
+	if (study_object(s, eng, AG_RUN_ROLE_STUDY_PROBE, name, &spec, NULL, &t->pe, err) < 0)
+		return -1;
+	return created_check(eng, &spec, t->pe->id, s->agent_image_id, err);
+}
+
+/* Starts the probe, attached, and reads its stream to the end (bounded). */
+static int selftest_run(struct ag_engine *eng, struct selftest *t, struct ag_error **err)
+{
 	const struct ag_engine_stream_opts so = {
 	    .stdout_max = AG_STUDY_PROBE_OUTPUT_MAX,
 	    .stderr_max = AG_STUDY_PROBE_OUTPUT_MAX,
 	    .timeout_ms = AG_STUDY_PROBE_TIMEOUT_MS,
 	};
-	if (ag_engine_attach_run(eng, pe->id, &so, &st, err) < 0 || st.end == AG_STREAM_NOT_STARTED)
-		goto out;
-	if (st.end != AG_STREAM_ENDED || st.stdout_truncated) {
-		UNVERIFIED("study.selftest.incomplete", "the self-test probe did not finish");
-		goto out;
-	}
-	json_t *v = json_loadb(st.out.buf, st.out.len, JSON_REJECT_DUPLICATES, NULL);
+	if (ag_engine_attach_run(eng, t->pe->id, &so, &t->st, err) < 0)
+		return -1;
+	if (t->st.end == AG_STREAM_NOT_STARTED)
+		return UNVERIFIED("study.selftest.incomplete", "the self-test probe did not start");
+	return 0;
+}
+
+static void *selftest_main(void *data)
+{
+	struct selftest *t = data;
+	t->rc = selftest_run(&t->eng, t, &t->err);
+	return NULL;
+}
+
+/* Its run on a thread of its own, beside the gateway's start. */
+static int selftest_spawn(struct ag_engine *eng, struct selftest *t, struct ag_error **err)
+{
+	if (ag_engine_open(eng->socket, &t->eng, err) < 0)
+		return -1;
+	t->eng_ok = true;
+	if (pthread_create(&t->th, NULL, selftest_main, t) != 0)
+		abort(); /* no thread: nothing safe to do */
+	t->threaded = true;
+	return 0;
+}
+
+/* Its one line, judged: every self-test and both controls. */
+static int selftest_judge(struct ag_study *s, const struct ag_engine_stream *st,
+			  struct ag_error **err)
+{
+	if (st->end != AG_STREAM_ENDED || st->stdout_truncated)
+		return UNVERIFIED("study.selftest.incomplete",
+				  "the self-test probe did not finish");
+	json_t *v = json_loadb(st->out.buf, st->out.len, JSON_REJECT_DUPLICATES, NULL);
 	if (!json_is_object(v)) {
 		json_decref(v);
-		UNVERIFIED("study.selftest.output", "the self-test probe printed no result");
-		goto out;
+		return UNVERIFIED("study.selftest.output", "the self-test probe printed no result");
 	}
 	json_decref(s->f->selftest);
 	s->f->selftest = v;
@@ -401,36 +464,67 @@ static int selftest(struct ag_study *s, struct ag_engine *eng, struct ag_error *
 	const char *dn = ag_json_str_or(json_object_get(v, "dns"), "");
 	bool br_ok = !strcmp(br, "unreachable") || !strcmp(br, "timeout");
 	bool go_ok = !strcmp(go, "unreachable") || !strcmp(go, "timeout");
-	bool dn_ok = !strcmp(dn, "no_answer") || !strcmp(dn, "servfail") || !strcmp(dn, "refused");
+	const char *df = ag_json_str_or(json_object_get(v, "dns_forward"), "");
+	/* No answer from anywhere, or the probe's own marker back from the
+	 * only forward target it may have: the container's loopback, where
+	 * the probe caught the unique name (agentguard-probe.c). */
+	bool dn_ok = !strcmp(dn, "no_answer") || !strcmp(dn, "servfail") ||
+		     !strcmp(dn, "refused") || (!strcmp(dn, "loopback") && !strcmp(df, "caught"));
 	/* Each "no answer" waited 20x a control measured in the same probe:
 	 * without the controls it proves nothing (agentguard-probe.c). */
 	bool ctl_ok = !strcmp(ag_json_str_or(json_object_get(v, "dns_control"), ""), "answered");
 	if (strcmp(gp, "open") != 0)
-		UNVERIFIED("study.selftest.gateway_port",
-			   "the gateway does not answer on its port from the study network");
-	else if (!ctl_ok)
-		UNVERIFIED("study.selftest.control",
-			   "the embedded resolver did not answer the self-test's control lookup");
-	else if (!br_ok)
-		UNVERIFIED("study.selftest.bridge_reachable",
-			   "the host answers on the study bridge (it has an IPv4 address there)");
-	else if (!go_ok)
-		UNVERIFIED("study.selftest.outbound_reachable",
-			   "the gateway's outbound address is reachable directly from the study "
-			   "network");
-	else if (!dn_ok)
-		UNVERIFIED("study.selftest.dns_answered",
-			   "the embedded resolver answered a unique name from the study network");
-	else
-		rc = 0;
-out:
-	ag_engine_stream_release(&st);
-	/* Its entry, torn down now: by id, or (create answer lost) by the
-	 * run's label and its name. Always removed before the agent exists. */
-	if (pe)
-		ag_ledger_entry_teardown(s->l, eng, pe);
-	if (rc == 0 && (!pe || !ag_cleanup_state_complete(pe->cleanup.state)))
+		return UNVERIFIED("study.selftest.gateway_port",
+				  "the gateway does not answer on its port from the study network");
+	if (!ctl_ok)
+		return UNVERIFIED(
+		    "study.selftest.control",
+		    "the embedded resolver did not answer the self-test's control lookup");
+	if (!br_ok)
+		return UNVERIFIED(
+		    "study.selftest.bridge_reachable",
+		    "the host answers on the study bridge (it has an IPv4 address there)");
+	if (!go_ok)
+		return UNVERIFIED("study.selftest.outbound_reachable",
+				  "the gateway's outbound address is reachable directly from the "
+				  "study network");
+	if (!dn_ok)
+		return UNVERIFIED(
+		    "study.selftest.dns_answered",
+		    "the embedded resolver answered a unique name from the study network");
+	return 0;
+}
+
+/*
+ * Ends the self-test whatever happened (RC: the run's verdict so far): the
+ * probe's entry torn down (by id, or after a lost create answer by the
+ * run's label and its name; a probe still running is killed, which ends
+ * its stream), its thread joined, then, when RC is 0, its line judged.
+ */
+static int selftest_end(struct ag_study *s, struct ag_engine *eng, struct selftest *t, int rc,
+			struct ag_error **err)
+{
+	if (t->threaded) {
+		if (rc < 0 && t->pe)
+			ag_ledger_entry_teardown(s->l, eng, t->pe);
+		pthread_join(t->th, NULL);
+		t->threaded = false;
+		if (rc == 0 && t->rc < 0) {
+			*err = t->err;
+			t->err = NULL;
+			rc = -1;
+		}
+	}
+	if (rc == 0)
+		rc = selftest_judge(s, &t->st, err);
+	if (t->pe)
+		ag_ledger_entry_teardown(s->l, eng, t->pe);
+	if (rc == 0 && (!t->pe || !ag_cleanup_state_complete(t->pe->cleanup.state)))
 		rc = UNVERIFIED("study.selftest.cleanup", "the self-test probe was not removed");
+	ag_error_free(t->err);
+	ag_engine_stream_release(&t->st);
+	if (t->eng_ok)
+		ag_engine_close(&t->eng);
 	return rc;
 }
 
@@ -832,14 +926,33 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 			 err) < 0)
 		return -1;
 	e->stop_grace_ms = AG_STUDY_GATEWAY_STOP_SECS * 1000;
-	if (ag_network_connect(eng, out_net_id(s), e->id, CTL, err) < 0 ||
-	    ag_ledger_entry_start(s->l, eng, e, "start the gateway", err) < 0)
+	const char *out_ip = p->gateway_outbound_ip[0] ? p->gateway_outbound_ip : NULL;
+	if (ag_network_connect(eng, out_net_id(s), e->id, out_ip, CTL, err) < 0)
 		return -1;
-	s->f->gateway_state = "running";
 
-	/* every inspection assertion, then the live self-tests */
-	if (gateway_check(s, eng, err) < 0 || study_network_check(s, eng, true, err) < 0 ||
-	    outbound_members_check(s, eng, NULL, err) < 0 || selftest(s, eng, err) < 0)
+	/* The self-tests: beside the gateway's start when its outbound address
+	 * is already known, else after it (selftest_create). */
+	struct selftest t = {.rc = 0};
+	ag_engine_stream_init(&t.st);
+	int rc = 0;
+	if (out_ip) {
+		snprintf(s->gw_out_ip, sizeof(s->gw_out_ip), "%s", out_ip);
+		rc = selftest_create(s, eng, &t, err) < 0 || selftest_spawn(eng, &t, err) < 0 ? -1
+											      : 0;
+	}
+	if (rc == 0 && ag_ledger_entry_start(s->l, eng, e, "start the gateway", err) < 0)
+		rc = -1;
+	if (rc == 0)
+		s->f->gateway_state = "running";
+	/* every inspection assertion */
+	if (rc == 0 && (gateway_check(s, eng, err) < 0 ||
+			study_network_check(s, eng, true, t.pe ? t.pe->id : NULL, err) < 0 ||
+			outbound_members_check(s, eng, NULL, err) < 0))
+		rc = -1;
+	if (rc == 0 && !out_ip &&
+	    (selftest_create(s, eng, &t, err) < 0 || selftest_run(eng, &t, err) < 0))
+		rc = -1;
+	if (selftest_end(s, eng, &t, rc, err) < 0)
 		return -1;
 	s->f->setup_done = true;
 	return 0;
@@ -871,7 +984,7 @@ static int h_verify(void *data, struct ag_engine *eng, const char *agent_id, str
 	struct ag_study *s = data;
 	/* The agent's own controls (its networks, DNS, sysctls included) were
 	 * judged against its spec right after create; here: the networks. */
-	if (study_network_check(s, eng, true, err) < 0 ||
+	if (study_network_check(s, eng, true, NULL, err) < 0 ||
 	    outbound_members_check(s, eng, agent_id, err) < 0)
 		return -1;
 	json_t *g = NULL;
