@@ -150,6 +150,19 @@ void gw_close_all(struct gw *gw, const char *why);
 /* Called when a connection is gone; main.c ends the loop when stopping. */
 void gw_conn_gone(struct gw *gw);
 
+/* tunnel.c: an established CONNECT tunnel's two sockets, relayed through
+ * one fixed buffer each way, counting each direction's bytes into
+ * *BYTES_OUT (client to destination) and *BYTES_IN. DONE(ARG, reason) runs
+ * once when the tunnel ends (a close or error of either side, or idle
+ * time), with the close reason the buffered relay would record; it must
+ * free the tunnel. The sockets stay the caller's. */
+struct gw_tunnel;
+typedef void (*gw_tunnel_done_fn)(void *arg, const char *reason);
+struct gw_tunnel *gw_tunnel_start(struct event_base *base, int cli, int up, int idle_secs,
+				  int64_t *bytes_out, int64_t *bytes_in, gw_tunnel_done_fn done,
+				  void *arg);
+void gw_tunnel_free(struct gw_tunnel *t);
+
 /* main.c: forgets and re-adds the one nameserver (see gw_dns_reset). */
 int gw_dns_set_nameserver(struct gw *gw);
 

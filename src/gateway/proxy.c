@@ -31,6 +31,7 @@ struct gw_conn {
 	struct gw_conn *prev, *next;
 	enum state state;
 	struct bufferevent *cli, *up;
+	struct gw_tunnel *tunnel; /* an established CONNECT tunnel (tunnel.c) */
 	struct event *total_timer;
 	char started[32];
 	/* The request, as judged. `url` is the URL's canonical form (no query). */
@@ -238,6 +239,8 @@ static void conn_finish(struct gw_conn *c)
 		gw_stream_decision(&gw->stream, record_of(c), keep);
 	}
 	c->state = S_DONE;
+	gw_tunnel_free(c->tunnel);
+	c->tunnel = NULL;
 	if (c->cli)
 		bufferevent_free(c->cli);
 	if (c->up)
@@ -468,9 +471,76 @@ static void bound_socket(int fd)
 	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
 }
 
+static void tunnel_done(void *arg, const char *reason)
+{
+	struct gw_conn *c = arg;
+	if (!c->close_reason)
+		c->close_reason = reason;
+	conn_finish(c);
+}
+
+/* Writes all of BUF to FD now, or nothing useful: 0 when it all went. */
+static int send_now(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t w = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * A CONNECT tunnel off the buffered relay: the 200 and any bytes the
+ * client pipelined after its head are sent at once (nothing else is queued
+ * on either socket yet, and both fit their empty send buffers), then both
+ * sockets go to tunnel.c and their bufferevents stay disabled (they still
+ * own and close the sockets). False when the state does not allow it: the
+ * buffered relay takes the tunnel, nothing sent twice.
+ */
+static bool start_tunnel(struct gw_conn *c)
+{
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	struct evbuffer *cin = bufferevent_get_input(c->cli);
+	size_t pending = evbuffer_get_length(cin);
+	int cfd = bufferevent_getfd(c->cli), ufd = bufferevent_getfd(c->up);
+	if (cfd < 0 || ufd < 0 || evbuffer_get_length(bufferevent_get_output(c->cli)) > 0 ||
+	    evbuffer_get_length(bufferevent_get_output(c->up)) > 0 ||
+	    pending > (size_t)AG_GW_SOCKBUF)
+		return false;
+	struct gw_tunnel *t = gw_tunnel_start(c->gw->base, cfd, ufd, c->gw->opts.idle_secs,
+					      &c->bytes_out, &c->bytes_in, tunnel_done, c);
+	bufferevent_disable(c->cli, EV_READ | EV_WRITE);
+	bufferevent_disable(c->up, EV_READ | EV_WRITE);
+	bufferevent_setcb(c->cli, NULL, NULL, NULL, NULL);
+	bufferevent_setcb(c->up, NULL, NULL, NULL, NULL);
+	c->tunnel = t;
+	if (send_now(cfd, ok, sizeof(ok) - 1) < 0) {
+		c->close_reason = "client_error";
+		conn_finish(c);
+		return true;
+	}
+	if (pending > 0) {
+		unsigned char *p = evbuffer_pullup(cin, (ssize_t)pending);
+		if (!p || send_now(ufd, p, pending) < 0) {
+			c->close_reason = "destination_error";
+			conn_finish(c);
+			return true;
+		}
+		c->bytes_out += (int64_t)pending;
+		evbuffer_drain(cin, pending);
+	}
+	return true;
+}
+
 static void start_relay(struct gw_conn *c)
 {
 	c->state = S_RELAY;
+	if (!c->upstream_head && start_tunnel(c))
+		return;
 	struct evbuffer *cin = bufferevent_get_input(c->cli);
 	struct evbuffer *uout = bufferevent_get_output(c->up);
 	if (c->upstream_head) {

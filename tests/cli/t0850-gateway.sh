@@ -108,6 +108,46 @@ out=$(gw_raw "$T/connect" "$T/ping")
 t_like "a CONNECT tunnel carries raw TCP to the echo" "$out" $'200 Connection established.*PING-0850'
 t_is "... the echo saw one connection" "$(log_count echo)" 1
 
+# An established tunnel is relayed through one fixed buffer each way
+# (src/gateway/tunnel.c): bytes pipelined behind the CONNECT head go first,
+# a transfer many times the buffer arrives whole and in order, and the
+# record counts every byte each way exactly.
+tun=$(python3 - "$GW_ADDR" "$EP" <<'PY'
+import hashlib, socket, sys, threading
+host, port = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((host, int(port)), timeout=20)
+pre = b"PIPELINED-0850:" + b"p" * 985            # 1000 bytes behind the head
+body = bytes((i * 7) & 0xFF for i in range(900 * 1024))
+s.sendall(b"CONNECT echo.test:%s HTTP/1.1\r\n\r\n" % sys.argv[2].encode() + pre)
+head = b""
+while b"\r\n\r\n" not in head:
+    head += s.recv(1)
+got = []
+def reader():
+    n, want = 0, len(pre) + len(body)
+    while n < want:
+        d = s.recv(65536)
+        if not d:
+            break
+        got.append(d)
+        n += len(d)
+t = threading.Thread(target=reader)
+t.start()
+s.sendall(body)
+t.join()
+s.close()
+back = b"".join(got)
+print(head.split(b"\r\n")[0].decode(), len(back),
+      hashlib.sha256(back).hexdigest() == hashlib.sha256(pre + body).hexdigest())
+PY
+)
+t_is "a tunnel relays pipelined bytes and 900 KiB each way, whole and in order" "$tun" \
+	"HTTP/1.1 200 Connection established $((1000 + 900 * 1024)) True"
+for _ in $(seq 1 50); do [ "$(jq -s '[.[]|select(.record=="decision" and .event.protocol=="connect")]|length' "$EV")" -ge 3 ] && break; sleep 0.1; done
+t_is "... its record counts every byte each way" \
+	"$(jq -c 'select(.record=="decision" and .event.protocol=="connect")|.event.bytes' "$EV" | tail -1)" \
+	"{\"in\":$((1000 + 900 * 1024)),\"out\":$((1000 + 900 * 1024))}"
+
 # ---- denied: each proven by an unchanged canary (and DNS) log ----
 before_http=$(log_count http) before_unsafe=$(log_count unsafe)
 out=$(gw_curl -i "http://nothere.test:$HP/x?token=QS0850B" 2>&1 || true)

@@ -557,10 +557,16 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
 /* SO_RCVBUF and SO_SNDBUF of every socket (the kernel doubles them; fixed,
  * so the kernel's autotuning cannot grow them). */
 #define AG_GW_SOCKBUF (16 * 1024)
-/* One tunnel at most: both output buffers full plus a read each, and two
- * sockets' doubled receive and send buffers. */
+/* The buffer each direction of an established CONNECT tunnel moves
+ * through (src/gateway/tunnel.c): its whole memory besides the sockets. */
+#define AG_GW_TUNNEL_BUF (64 * 1024)
+/* One tunnel at most: both output buffers full plus a read each (a CONNECT
+ * tunnel: its two buffers, less), and two sockets' doubled receive and
+ * send buffers. */
 #define AG_GW_TUNNEL_MEM_MAX                                                                       \
 	(2 * (AG_GW_RELAY_HIGHWATER + 2 * AG_GW_RELAY_READ_MAX) + 2 * 2 * 2 * AG_GW_SOCKBUF)
+_Static_assert(2 * AG_GW_TUNNEL_BUF <= 2 * (AG_GW_RELAY_HIGHWATER + 2 * AG_GW_RELAY_READ_MAX),
+	       "a CONNECT tunnel holds no more than a buffered relay");
 /* Largest evidence stream (bytes); a record past it is lost, the stream
  * incomplete, and every later request refused. */
 #define AG_GW_EVENTS_MAX_BYTES (16 * 1024 * 1024)
