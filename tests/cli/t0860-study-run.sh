@@ -167,6 +167,32 @@ t_is "gateway killed: the manifest says the gateway crashed" \
 t_is "gateway killed: cleanup complete" "$(q 'a["cleanup_complete"]')" True
 t_ok "gateway killed: nothing left" study_nothing_left "$RUN_DIR"
 
+# --- two studies at once, no subnet given, a pool (this file's /26 slice)
+# that holds exactly two /28 pairs: the subnet lock makes the second choice
+# see the first's networks, so both run, on different subnets (without it,
+# half the time both would pick the same pair and the second would fail).
+cp "$W/c.yaml" "$T/c.saved"
+printf 'study_egress: {subnet_pool: 198.51.100.%d/26}\n' "$AG_NET_SLICE_LO" >>"$W/c.yaml"
+for i in 1 2; do
+	as_user "$AG_BIN" study-egress run "$W/c.yaml" --repo repo --json --policy "$W/p.json" \
+		--gateway-image "$GW_IMAGE" --trial-id "$TRIAL-p$i" --outbound-internal \
+		-- /bin/true >"$T/par$i.out" 2>"$T/par$i.err" &
+	eval "par_pid$i=\$!"
+done
+# shellcheck disable=SC2154 # set by the eval above
+wait "$par_pid1"
+rc1=$?
+# shellcheck disable=SC2154
+wait "$par_pid2"
+rc2=$?
+t_is "two studies at once: both exit 0" "$rc1 $rc2" "0 0"
+sub() { grep -m1 '^{' "$T/par$1.out" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["study_egress"]["study_subnet"])' 2>&1; }
+s1=$(sub 1) s2=$(sub 2)
+t_like "... each chose a subnet of the pool" "$s1 $s2" "^198\.51\.100\.[0-9]+/28 198\.51\.100\.[0-9]+/28$"
+t_ok "... different ones" test "$s1" != "$s2"
+cp "$T/c.saved" "$W/c.yaml"
+ledger_runs
+
 # --- a runs root inside the repository (under its .agentguard/): the next
 # run's audit of that root accepts what a study run leaves there (last: the
 # repository then holds .agentguard/, which runs with a runs root outside it

@@ -650,8 +650,14 @@ _Static_assert((AG_GW_SAMPLE_FIRST + AG_GW_AGG_KEYS_MAX + 1 + AG_GW_SAMPLE_LAST 
  * network, then AgentGuard's own outbound network) of this block. */
 #define AG_STUDY_AUTO_POOL "10.254.0.0/16"
 /* A chosen subnet is a /26 (its outbound block the next /26), smaller when
- * the pool (study_egress.subnet_pool) is: half the pool, at most /28. */
+ * the pool (study_egress.subnet_pool) is: a quarter of the pool (so it
+ * holds two pairs, for two studies at once), at most /28. */
 #define AG_STUDY_AUTO_PREFIX 26
+/* The machine-wide lock held from choosing a study subnet until its
+ * networks exist, so two AgentGuard runs never choose the same one
+ * (study.c), and the longest wait for it; past it: study.subnet.lock_busy. */
+#define AG_STUDY_SUBNET_LOCK_PATH "/run/lock/agentguard-study-subnets.lock"
+#define AG_STUDY_SUBNET_LOCK_WAIT_MS 60000
 #define AG_STUDY_POOL_PREFIX_MIN 8
 #define AG_STUDY_POOL_PREFIX_MAX 27
 

@@ -27,8 +27,10 @@
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 
@@ -55,6 +57,7 @@ struct ag_study {
 	uint32_t study_net;
 	int study_prefix;
 	char subnet[32]; /* the study subnet used: given and checked, or chosen */
+	int subnet_lock; /* the subnet lock's fd while held, else -1 */
 
 	char plan_digest[AG_SHA256_HEX_LEN + 1];
 	/* what was observed: the run record's study part (record.h), bound by the run */
@@ -648,8 +651,60 @@ static void set_subnet(struct ag_study *s, uint32_t net, int pf)
  * concurrent runs rarely try the same one (two that do: the engine refuses
  * the second network's create, exit 6).
  */
+/*
+ * The machine-wide subnet lock (AG_STUDY_SUBNET_LOCK_PATH): taken before
+ * the engine's networks are read, released once the study's networks exist
+ * (or the setup failed), so a second run's choice sees the first's
+ * networks. Only flock(2) is used on it, never its content; it is opened
+ * without following a link and must be a regular file. A machine without
+ * the directory runs unlocked (two runs may then pick the same subnet, and
+ * the engine refuses the second's network). Waiting is bounded.
+ */
+static int subnet_lock(struct ag_study *s, struct ag_error **err)
+{
+	int fd = -1;
+	for (int i = 0; i < 3 && fd < 0; i++) {
+		fd = open(AG_STUDY_SUBNET_LOCK_PATH, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			fd = open(AG_STUDY_SUBNET_LOCK_PATH,
+				  O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST && errno != ENOENT)
+			break;
+	}
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return ag_err(err, AG_E_UNVERIFIED, 0, "study.subnet.lock",
+			      "the study subnet lock is not a regular file");
+	}
+	for (int waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited += 50) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) ||
+		    waited >= AG_STUDY_SUBNET_LOCK_WAIT_MS) {
+			close(fd);
+			return ag_err(err, AG_E_DOCKER, 0, "study.subnet.lock_busy",
+				      "another study held the subnet lock for over %d s",
+				      AG_STUDY_SUBNET_LOCK_WAIT_MS / 1000);
+		}
+		struct timespec ts = {0, 50 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	s->subnet_lock = fd;
+	return 0;
+}
+
+static void subnet_unlock(struct ag_study *s)
+{
+	if (s->subnet_lock >= 0)
+		close(s->subnet_lock); /* releases the flock */
+	s->subnet_lock = -1;
+}
+
 static int choose_subnet(struct ag_study *s, struct ag_engine *eng, struct ag_error **err)
 {
+	if (subnet_lock(s, err) < 0)
+		return -1;
 	_cleanup_free_ struct blocks *u = ag_xcalloc(1, sizeof(*u));
 	if (host_routes(u, err) < 0 || engine_subnets(eng, u, err) < 0)
 		return -1;
@@ -682,7 +737,7 @@ static int choose_subnet(struct ag_study *s, struct ag_engine *eng, struct ag_er
 			      "the subnet pool must be an IPv4 network A.B.C.D/N with N in %d..%d",
 			      AG_STUDY_POOL_PREFIX_MIN, AG_STUDY_POOL_PREFIX_MAX);
 	/* blocks of bpf bits, taken in aligned pairs (study, then outbound) */
-	int bpf = pool_pf + 1 > AG_STUDY_AUTO_PREFIX ? pool_pf + 1 : AG_STUDY_AUTO_PREFIX;
+	int bpf = pool_pf + 2 > AG_STUDY_AUTO_PREFIX ? pool_pf + 2 : AG_STUDY_AUTO_PREFIX;
 	if (bpf > AG_STUDY_SUBNET_PREFIX_MAX)
 		bpf = AG_STUDY_SUBNET_PREFIX_MAX;
 	uint32_t bsize = 1u << (32 - bpf);
@@ -916,8 +971,10 @@ static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *ru
 	const struct ag_network_spec ss = {
 	    p->internal.name,	 true, true, p->internal.subnet, p->internal.labels,
 	    p->internal.n_labels};
-	if (study_object(s, eng, AG_RUN_ROLE_STUDY_NETWORK, p->internal.name, NULL, &ss, &e, err) <
-	    0)
+	int made =
+	    study_object(s, eng, AG_RUN_ROLE_STUDY_NETWORK, p->internal.name, NULL, &ss, &e, err);
+	subnet_unlock(s); /* both networks exist now: others see them */
+	if (made < 0)
 		return -1;
 
 	/* the gateway: created at its fixed study address, connected, started;
@@ -1471,6 +1528,7 @@ static void h_bind(void *data, struct ag_run_study *st, struct ag_ledger *object
 struct ag_study *ag_study_new(const struct ag_study_opts *o)
 {
 	struct ag_study *s = ag_xcalloc(1, sizeof(*s));
+	s->subnet_lock = -1;
 	s->o = *o;
 	s->hooks = (struct ag_run_net_hooks){
 	    .data = s,
@@ -1505,6 +1563,7 @@ void ag_study_free(struct ag_study *s)
 	free(s->gw_bound_image_id);
 	free(s->agent_image_id);
 	free(s->gw_platform);
+	subnet_unlock(s);
 	free(s);
 }
 
