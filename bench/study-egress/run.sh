@@ -5,6 +5,8 @@
 # made visible as a ratio.
 #
 #   bench/study-egress/run.sh [N]     (root; scripts/test-env up; make; default N=5)
+#   LOAD=1 bench/study-egress/run.sh  the same with a CPU hog per core running
+#                                     throughout (every self-test must still pass)
 #
 # Method: N rounds; each round runs, as the unprivileged test user, a
 # contained run of /bin/true and a study run of /bin/true (AgentGuard's own
@@ -44,6 +46,16 @@ for b in range(224, -1, -16):
 [ -n "$base" ] || { echo "no free /28 pair in 198.51.100.0/24" >&2; exit 1; }
 SUBNET=198.51.100.$base/28
 
+if [ "${LOAD:-0}" = 1 ]; then
+	# a busy loop per core, for the whole run (killed on exit)
+	hogs=()
+	for _ in $(seq 1 "$(nproc)"); do
+		sh -c 'while :; do :; done' &
+		hogs+=($!)
+	done
+	trap 'kill "${hogs[@]}" 2>/dev/null || true; rm -rf -- "$work"' EXIT
+	echo "synthetic load: ${#hogs[@]} busy loops"
+fi
 now() { date +%s%N; }
 ms() { echo $((($2 - $1) / 1000000)); }
 cr_t=() st_t=()
