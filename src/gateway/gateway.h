@@ -158,9 +158,15 @@ void gw_conn_gone(struct gw *gw);
  * free the tunnel. The sockets stay the caller's. */
 struct gw_tunnel;
 typedef void (*gw_tunnel_done_fn)(void *arg, const char *reason);
+/* What each side gets before anything is relayed (at most
+ * AG_GW_TUNNEL_BUF each; the caller counts what it passes on). */
+struct gw_tunnel_first {
+	const void *to_cli, *to_up;
+	size_t to_cli_len, to_up_len;
+};
 struct gw_tunnel *gw_tunnel_start(struct event_base *base, int cli, int up, int idle_secs,
-				  int64_t *bytes_out, int64_t *bytes_in, gw_tunnel_done_fn done,
-				  void *arg);
+				  const struct gw_tunnel_first *first, int64_t *bytes_out,
+				  int64_t *bytes_in, gw_tunnel_done_fn done, void *arg);
 void gw_tunnel_free(struct gw_tunnel *t);
 
 /* main.c: forgets and re-adds the one nameserver (see gw_dns_reset). */

@@ -479,27 +479,12 @@ static void tunnel_done(void *arg, const char *reason)
 	conn_finish(c);
 }
 
-/* Writes all of BUF to FD now, or nothing useful: 0 when it all went. */
-static int send_now(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len > 0) {
-		ssize_t w = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (w <= 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 /*
- * A CONNECT tunnel off the buffered relay: the 200 and any bytes the
- * client pipelined after its head are sent at once (nothing else is queued
- * on either socket yet, and both fit their empty send buffers), then both
- * sockets go to tunnel.c and their bufferevents stay disabled (they still
- * own and close the sockets). False when the state does not allow it: the
- * buffered relay takes the tunnel, nothing sent twice.
+ * A CONNECT tunnel off the buffered relay: both sockets go to tunnel.c,
+ * the 200 and any bytes the client pipelined after its head as the first
+ * thing each side gets, and their bufferevents stay disabled (they still
+ * own and close the sockets). False when the state does not allow it
+ * (something already queued): the buffered relay takes the tunnel.
  */
 static bool start_tunnel(struct gw_conn *c)
 {
@@ -508,31 +493,21 @@ static bool start_tunnel(struct gw_conn *c)
 	size_t pending = evbuffer_get_length(cin);
 	int cfd = bufferevent_getfd(c->cli), ufd = bufferevent_getfd(c->up);
 	if (cfd < 0 || ufd < 0 || evbuffer_get_length(bufferevent_get_output(c->cli)) > 0 ||
-	    evbuffer_get_length(bufferevent_get_output(c->up)) > 0 ||
-	    pending > (size_t)AG_GW_SOCKBUF)
+	    evbuffer_get_length(bufferevent_get_output(c->up)) > 0 || pending > AG_GW_TUNNEL_BUF)
 		return false;
-	struct gw_tunnel *t = gw_tunnel_start(c->gw->base, cfd, ufd, c->gw->opts.idle_secs,
-					      &c->bytes_out, &c->bytes_in, tunnel_done, c);
+	const unsigned char *p = pending ? evbuffer_pullup(cin, (ssize_t)pending) : NULL;
+	if (pending && !p)
+		return false;
+	const struct gw_tunnel_first first = {ok, p, sizeof(ok) - 1, pending};
+	c->tunnel = gw_tunnel_start(c->gw->base, cfd, ufd, c->gw->opts.idle_secs, &first,
+				    &c->bytes_out, &c->bytes_in, tunnel_done, c);
+	/* the pipelined bytes were read from the client: counted as relayed */
+	c->bytes_out += (int64_t)pending;
+	evbuffer_drain(cin, pending);
 	bufferevent_disable(c->cli, EV_READ | EV_WRITE);
 	bufferevent_disable(c->up, EV_READ | EV_WRITE);
 	bufferevent_setcb(c->cli, NULL, NULL, NULL, NULL);
 	bufferevent_setcb(c->up, NULL, NULL, NULL, NULL);
-	c->tunnel = t;
-	if (send_now(cfd, ok, sizeof(ok) - 1) < 0) {
-		c->close_reason = "client_error";
-		conn_finish(c);
-		return true;
-	}
-	if (pending > 0) {
-		unsigned char *p = evbuffer_pullup(cin, (ssize_t)pending);
-		if (!p || send_now(ufd, p, pending) < 0) {
-			c->close_reason = "destination_error";
-			conn_finish(c);
-			return true;
-		}
-		c->bytes_out += (int64_t)pending;
-		evbuffer_drain(cin, pending);
-	}
 	return true;
 }
 

@@ -20,6 +20,7 @@
 #include "gateway/gateway.h"
 
 #include <errno.h>
+#include <string.h>
 #include <event2/event.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -143,8 +144,8 @@ static void on_idle(evutil_socket_t fd, short what, void *arg)
 }
 
 struct gw_tunnel *gw_tunnel_start(struct event_base *base, int cli, int up, int idle_secs,
-				  int64_t *bytes_out, int64_t *bytes_in, gw_tunnel_done_fn done,
-				  void *arg)
+				  const struct gw_tunnel_first *first, int64_t *bytes_out,
+				  int64_t *bytes_in, gw_tunnel_done_fn done, void *arg)
 {
 	struct gw_tunnel *t = ag_xcalloc(1, sizeof(*t));
 	t->idle_secs = idle_secs > 0 ? idle_secs : 1;
@@ -174,8 +175,21 @@ struct gw_tunnel *gw_tunnel_start(struct event_base *base, int cli, int up, int 
 		abort();
 	struct timeval tv = {.tv_sec = t->idle_secs};
 	event_add(t->idle, &tv);
-	event_add(t->d[0].rd, NULL);
-	event_add(t->d[1].rd, NULL);
+	/* What each side must get first (the 200; bytes the client pipelined
+	 * after its head) starts in its direction's buffer: sent when the
+	 * socket is writable, before that direction reads anything. */
+	const void *pre[2] = {first->to_up, first->to_cli};
+	size_t pre_len[2] = {first->to_up_len, first->to_cli_len};
+	for (int i = 0; i < 2; i++) {
+		struct gw_dir *d = &t->d[i];
+		if (pre_len[i] > 0 && pre_len[i] <= AG_GW_TUNNEL_BUF) {
+			memcpy(d->buf, pre[i], pre_len[i]);
+			d->held = pre_len[i];
+			event_add(d->wr, NULL);
+		} else {
+			event_add(d->rd, NULL);
+		}
+	}
 	return t;
 }
 

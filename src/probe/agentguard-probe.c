@@ -397,10 +397,13 @@ static void dns_unique_end(struct dns_unique *u, int wait_ms, const char **resul
 	*result = "error";
 	/* Bounded: each turn ends on a datagram or the deadline. */
 	for (int turn = 0; u->fd >= 0 && turn < 64; turn++) {
+		/* Past the deadline (the TCP checks may have taken longer than
+		 * it) still one look at what is queued: an answer that arrived
+		 * in time is never passed over as "no_answer". */
 		long left = wait_ms - ms_since(&u->t0);
 		struct pollfd p[2] = {{.fd = u->fd, .events = POLLIN},
 				      {.fd = u->lfd, .events = POLLIN}};
-		int pr = left > 0 ? poll(p, u->lfd >= 0 ? 2 : 1, (int)left) : 0;
+		int pr = poll(p, u->lfd >= 0 ? 2 : 1, left > 0 ? (int)left : 0);
 		if (pr < 0)
 			break; /* no verdict: "error" */
 		if (pr == 0) {
@@ -446,11 +449,12 @@ static int study_mode(int argc, char **argv)
 	if (port < 1 || port > 65535 || strlen(argv[6]) > 40)
 		return 10;
 	/* The gateway may still be starting (the probe may start beside it):
-	 * a bounded wait for its port, at most 20 s. */
+	 * a bounded wait for its port, at most 15 s (the whole probe stays
+	 * well inside the 30 s AgentGuard gives it). */
 	const char *gp = "error";
 	struct timespec w0;
 	clock_gettime(CLOCK_MONOTONIC, &w0);
-	for (int i = 0; i < 400 && ms_since(&w0) < 20000; i++) {
+	for (int i = 0; i < 300 && ms_since(&w0) < 15000; i++) {
 		gp = tcp_try(argv[2], port, 250);
 		if (!strcmp(gp, "open"))
 			break;

@@ -423,8 +423,10 @@ static int selftest_run(struct ag_engine *eng, struct selftest *t, struct ag_err
 	};
 	if (ag_engine_attach_run(eng, t->pe->id, &so, &t->st, err) < 0)
 		return -1;
-	if (t->st.end == AG_STREAM_NOT_STARTED)
-		return UNVERIFIED("study.selftest.incomplete", "the self-test probe did not start");
+	if (t->st.end == AG_STREAM_NOT_STARTED) /* the engine's own reason, when it gave one */
+		return *err ? -1
+			    : UNVERIFIED("study.selftest.incomplete",
+					 "the self-test probe did not start");
 	return 0;
 }
 
@@ -662,22 +664,31 @@ static void set_subnet(struct ag_study *s, uint32_t net, int pf)
  */
 static int subnet_lock(struct ag_study *s, struct ag_error **err)
 {
-	int fd = -1;
+	/* O_NONBLOCK: a FIFO planted there cannot hold the open. */
+	const int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	int fd = -1, e = 0;
 	for (int i = 0; i < 3 && fd < 0; i++) {
-		fd = open(AG_STUDY_SUBNET_LOCK_PATH, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 && errno == ENOENT)
-			fd = open(AG_STUDY_SUBNET_LOCK_PATH,
-				  O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 && errno != EEXIST && errno != ENOENT)
+		fd = open(AG_STUDY_SUBNET_LOCK_PATH, flags);
+		if (fd < 0 && errno == ENOENT) {
+			fd = open(AG_STUDY_SUBNET_LOCK_PATH, flags | O_CREAT | O_EXCL, 0644);
+			if (fd >= 0)
+				(void)fchmod(fd,
+					     0644); /* readable by every user, whatever the umask */
+		}
+		e = fd < 0 ? errno : 0;
+		if (fd < 0 && e != EEXIST && e != ENOENT)
 			break;
 	}
-	if (fd < 0)
-		return 0;
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
+	if (fd < 0 && e == ENOENT)
+		return 0; /* no lock directory on this machine: unlocked */
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
 		return ag_err(err, AG_E_UNVERIFIED, 0, "study.subnet.lock",
-			      "the study subnet lock is not a regular file");
+			      "the study subnet lock %s cannot be opened as a regular file (%s)",
+			      AG_STUDY_SUBNET_LOCK_PATH,
+			      fd < 0 ? strerror(e) : "not a regular file");
 	}
 	for (int waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited += 50) {
 		if ((errno != EWOULDBLOCK && errno != EINTR) ||
@@ -853,10 +864,23 @@ static int empty_evidence_file(int dfd, const char *name)
 	return rc;
 }
 
+static int setup(struct ag_study *s, struct ag_engine *eng, int run_fd, const char *run_dir_abs,
+		 const char *suffix, struct ag_error **err);
+
+/* The topology; the subnet lock, if still held (a failure before both
+ * networks existed), is released on the way out. */
 static int h_setup(void *data, struct ag_engine *eng, int run_fd, const char *run_dir_abs,
 		   const char *suffix, struct ag_error **err)
 {
 	struct ag_study *s = data;
+	int rc = setup(s, eng, run_fd, run_dir_abs, suffix, err);
+	subnet_unlock(s);
+	return rc;
+}
+
+static int setup(struct ag_study *s, struct ag_engine *eng, int run_fd, const char *run_dir_abs,
+		 const char *suffix, struct ag_error **err)
+{
 	s->suffix = ag_xstrdup(suffix);
 	const char *slash = strrchr(run_dir_abs, '/');
 	s->run_id = ag_xstrdup(slash ? slash + 1 : run_dir_abs);
