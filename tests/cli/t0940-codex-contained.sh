@@ -110,8 +110,10 @@ agents_study - CODEX_API_KEY CANARY-CODEX-KEY-5d1e -- "${codex_task[@]}"
 t_is "codex exec through the gateway (options from the config): exit 0" "$AG_RC" 0
 t_like "... the trial id was generated" "$(jq -r '.study_egress.trial_id // empty' <<<"$SUMMARY")" \
 	'^trial-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}$'
-t_is "... the study subnet was chosen in the pool (this file's slice)" \
-	"$(jq -r '.study_egress.study_subnet // empty' <<<"$SUMMARY")" "198.51.100.$AG_NET_SLICE_LO/27"
+# (a /26 pool holds two /28 pairs; the run's id picks where the scan starts)
+t_like "... the study subnet was chosen in the pool (this file's slice)" \
+	"$(jq -r '.study_egress.study_subnet // empty' <<<"$SUMMARY")" \
+	"^198\.51\.100\.($AG_NET_SLICE_LO|$((AG_NET_SLICE_LO + 32)))/28\$"
 agents_check_done codex responses 4 CANARY-CODEX-KEY
 
 : >"$AGENTS_MOCK_LOG"
