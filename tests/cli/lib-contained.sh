@@ -86,13 +86,7 @@ art() { "$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])); print(eval(sy
 
 # run_suffix RUN_DIR: the run's container label value (AgentGuard's rule:
 # the run id's last 32 characters, lowercased, leading separators dropped).
-run_suffix() {
-	local id
-	id=$(basename "$1")
-	[ ${#id} -le 32 ] || id=${id: -32}
-	id=${id,,}
-	printf '%s\n' "$id" | sed 's/^[^a-z0-9]*//'
-}
+run_suffix() { t_run_suffix "$1"; }
 
 # ledger_runs: record every run of $W in this test run's ledger (t_ledger_run).
 ledger_runs() {
@@ -103,33 +97,35 @@ ledger_runs() {
 	return 0
 }
 
+# own_suffixes: the run id labels of every run made from $W, one per line.
+own_suffixes() {
+	local d
+	for d in "$W"/.agentguard/contained-runs/*/; do
+		[ -d "$d" ] && t_run_suffix "$d"
+	done
+	return 0
+}
+
 # remove_own_runs: at exit, remove any container of a run made from $W,
 # found by that run's own label (and AgentGuard's owner label), nothing else.
 # shellcheck disable=SC2317 # called from the EXIT trap
 remove_own_runs() {
-	local d s ids
-	for d in "$W"/.agentguard/contained-runs/*/; do
-		[ -d "$d" ] || continue
-		s=$(run_suffix "$d")
-		t_ledger_run "$s"
-		ids=$("$AG_DOCKER" ps -aq --filter "label=agentguard.contained-run.id=$s" \
-			--filter label=agentguard.owner=contained-run) || continue
-		# shellcheck disable=SC2086 # one id per word
-		[ -z "$ids" ] || "$AG_DOCKER" rm -f $ids >/dev/null 2>&1 || true
-	done
+	local s ids
+	local -a sfx=()
+	mapfile -t sfx < <(own_suffixes)
+	for s in "${sfx[@]}"; do t_ledger_run "$s"; done
+	ids=$(t_run_objects ps --filter label=agentguard.owner=contained-run -- "${sfx[@]}")
+	# shellcheck disable=SC2086 # one id per word
+	[ -z "$ids" ] || "$AG_DOCKER" rm -f $ids >/dev/null 2>&1 || true
 }
 t_cleanup remove_own_runs
 
 # no_containers: none of the runs made from $W left a container. Checked by
 # each run's own label, so tests running at the same time cannot interfere.
 no_containers() {
-	local d s
-	for d in "$W"/.agentguard/contained-runs/*/; do
-		[ -d "$d" ] || continue
-		s=$(run_suffix "$d")
-		[ -z "$("$AG_DOCKER" ps -aq --filter "label=agentguard.contained-run.id=$s")" ] || return 1
-	done
-	return 0
+	local -a sfx=()
+	mapfile -t sfx < <(own_suffixes)
+	[ -z "$(t_run_objects ps -- "${sfx[@]}")" ]
 }
 
 # wait_running: until the newest run of $W has a running container (10 s max).
@@ -150,13 +146,11 @@ wait_running() {
 # remove_run_containers: force-remove every container of the runs made from
 # $W, each found by its own run label (a t_cleanup for tests that crash runs).
 remove_run_containers() {
-	local d s id
-	for d in "$W"/.agentguard/contained-runs/*/; do
-		[ -d "$d" ] || continue
-		s=$(run_suffix "$d")
-		for id in $("$AG_DOCKER" ps -aq --no-trunc --filter "label=agentguard.contained-run.id=$s"); do
-			"$AG_DOCKER" rm -f -v "$id" >/dev/null 2>&1 || true
-		done
+	local id
+	local -a sfx=()
+	mapfile -t sfx < <(own_suffixes)
+	for id in $(t_run_objects ps -- "${sfx[@]}"); do
+		"$AG_DOCKER" rm -f -v "$id" >/dev/null 2>&1 || true
 	done
 }
 

@@ -375,10 +375,10 @@ st_leftovers() {
 		[ ! -e "/sys/class/net/br-${n:0:12}" ] || echo "br-${n:0:12}"
 	done
 	# what `study-egress run` made, by each run's own label
-	for n in $(_st_run_suffixes); do
-		"$AG_DOCKER" ps -aq --filter "label=agentguard.contained-run.id=$n"
-		"$AG_DOCKER" network ls -q --filter "label=agentguard.contained-run.id=$n"
-	done
+	local -a sfx=()
+	mapfile -t sfx < <(_st_run_suffixes)
+	t_run_objects ps -- "${sfx[@]}" | cut -c1-12
+	t_run_objects network -- "${sfx[@]}" | cut -c1-12
 }
 
 # st_teardown: containers, then networks, each by id; host listeners by pid.
@@ -388,15 +388,13 @@ st_teardown() {
 		_st_rm "$id"
 	done
 	# a crashed study run's objects, by its own label and AgentGuard's owner label
-	for n in $(_st_run_suffixes); do
-		for id in $("$AG_DOCKER" ps -aq --no-trunc --filter "label=agentguard.contained-run.id=$n" \
-			--filter label=agentguard.owner=study-egress); do
-			_st_rm "$id"
-		done
-		for id in $("$AG_DOCKER" network ls -q --no-trunc --filter "label=agentguard.contained-run.id=$n" \
-			--filter label=agentguard.owner=study-egress); do
-			"$AG_DOCKER" network rm "$id" >/dev/null 2>&1 || true
-		done
+	local -a sfx=()
+	mapfile -t sfx < <(_st_run_suffixes)
+	for id in $(t_run_objects ps --filter label=agentguard.owner=study-egress -- "${sfx[@]}"); do
+		_st_rm "$id"
+	done
+	for id in $(t_run_objects network --filter label=agentguard.owner=study-egress -- "${sfx[@]}"); do
+		"$AG_DOCKER" network rm "$id" >/dev/null 2>&1 || true
 	done
 	for id in "${ST_NETWORKS[@]}"; do
 		"$AG_DOCKER" network rm "$id" >/dev/null 2>&1 || true
@@ -499,12 +497,9 @@ _st_run_prepare() {
 _st_run_suffixes() {
 	local d id
 	for d in "$ST_W"/.agentguard/contained-runs/*/; do
-		[ -d "$d" ] || continue
-		id=$(basename "$d")
-		[ ${#id} -le 32 ] || id=${id: -32}
-		id=${id,,}
-		printf '%s\n' "$id" | sed 's/^[^a-z0-9]*//'
+		[ -d "$d" ] && t_run_suffix "$d"
 	done
+	return 0
 }
 
 # _st_watch_run NAME: in the background while the run lives (60 s at most):

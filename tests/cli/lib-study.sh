@@ -108,19 +108,17 @@ study_run() {
 # Every study object of the runs made from $W, by each run's own label, at exit.
 # shellcheck disable=SC2317 # called from the EXIT trap
 remove_own_studies() {
-	local d s ids
+	local d ids
+	local -a sfx=()
 	for d in "$W"/.agentguard/contained-runs/*/ "$W"/repo/.agentguard/runs/*/; do
-		[ -d "$d" ] || continue
-		s=$(run_suffix "$d")
-		ids=$("$AG_DOCKER" ps -aq --filter "label=agentguard.contained-run.id=$s" \
-			--filter label=agentguard.owner=study-egress) || continue
-		# shellcheck disable=SC2086 # one id per word
-		[ -z "$ids" ] || "$AG_DOCKER" rm -f $ids >/dev/null 2>&1 || true
-		ids=$("$AG_DOCKER" network ls -q --filter "label=agentguard.contained-run.id=$s" \
-			--filter label=agentguard.owner=study-egress) || continue
-		# shellcheck disable=SC2086
-		[ -z "$ids" ] || "$AG_DOCKER" network rm $ids >/dev/null 2>&1 || true
+		[ -d "$d" ] && sfx+=("$(t_run_suffix "$d")")
 	done
+	ids=$(t_run_objects ps --filter label=agentguard.owner=study-egress -- "${sfx[@]}")
+	# shellcheck disable=SC2086 # one id per word
+	[ -z "$ids" ] || "$AG_DOCKER" rm -f $ids >/dev/null 2>&1 || true
+	ids=$(t_run_objects network --filter label=agentguard.owner=study-egress -- "${sfx[@]}")
+	# shellcheck disable=SC2086
+	[ -z "$ids" ] || "$AG_DOCKER" network rm $ids >/dev/null 2>&1 || true
 }
 t_cleanup remove_own_studies
 

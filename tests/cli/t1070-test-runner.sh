@@ -14,10 +14,14 @@ R=$T/tree
 mkdir -p "$R/tests/cli" "$R/scripts" "$R/build/tests"
 cp "$AG_ROOT/tests/run" "$R/tests/run"
 printf '' >"$R/tests/durations"
-# the sweep a file's end triggers: logged, nothing removed
+# the sweep a file's end triggers: logged, nothing removed; the suite's
+# one environment check: logged, healthy
 cat >"$R/scripts/test-env" <<'SH'
 #!/bin/sh
-echo "$*" >>"$STUB_LOG/sweeps"
+case $1 in
+sweep) echo "$*" >>"$STUB_LOG/sweeps" ;;
+*) echo "$*" >>"$STUB_LOG/env-calls" ;;
+esac
 SH
 chmod +x "$R/scripts/test-env"
 # a stand-in lib-study.sh: the real slice lock, then a record of the time
@@ -83,6 +87,7 @@ t_is "each CLI file was swept by its own id when it ended" \
 	"$(sed -E 's/^.*\.(t[0-9]{4})$/\1/' "$STUB_LOG/sweeps" | sort | tr '\n' ' ')" \
 	"t0001 t0002 t0003 t0004 t0005 t0006 "
 t_is "every sweep names one id of this suite" "$(grep -cvE '^sweep tr-[^ ]+\.t000[1-6]$' "$STUB_LOG/sweeps")" 0
+t_is "the environment was checked once for the six files" "$(cat "$STUB_LOG/env-calls")" status
 read -r nov nsame _ <<<"$(slices "$STUB_LOG/net")"
 t_ok "the two network files ran side by side" test "$nov" -gt 0
 t_is "... each on a slice of its own" "$nsame" 0
