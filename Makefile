@@ -7,7 +7,15 @@ PREFIX ?= /usr/local
 SANITIZE ?=
 PKGS := yaml-0.1 jansson libcrypto libgit2 libcurl libarchive libseccomp
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS := $(shell pkg-config --libs $(PKGS)) -lm
+# libcurl, libgit2 and libarchive are loaded when first used
+# (src/lib/base/lazylib.h), not linked: by the soname of the library
+# compiled against, read here.
+LAZY_PKGS := libgit2 libcurl libarchive
+PKG_LIBS := $(shell pkg-config --libs $(filter-out $(LAZY_PKGS),$(PKGS))) -lm
+soname = $(shell objdump -p $(shell pkg-config --variable=libdir $(1))/$(2).so 2>/dev/null | awk '$$1 == "SONAME" {print $$2}')
+LAZY_SONAMES := -DAG_SONAME_CURL='"$(call soname,libcurl,libcurl)"' \
+	-DAG_SONAME_GIT2='"$(call soname,libgit2,libgit2)"' \
+	-DAG_SONAME_ARCHIVE='"$(call soname,libarchive,libarchive)"'
 EVENT_CFLAGS := $(shell pkg-config --cflags libevent)
 EVENT_LIBS := $(shell pkg-config --libs libevent)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
@@ -26,7 +34,7 @@ OPT := -O1 -g -fno-omit-frame-pointer
 SAN := -fsanitize=$(SANITIZE) -fno-sanitize-recover=all
 endif
 
-CPPFLAGS += -Isrc -D_GNU_SOURCE
+CPPFLAGS += -Isrc -D_GNU_SOURCE $(LAZY_SONAMES)
 CFLAGS += -std=gnu17 $(OPT) $(WARN) $(HARDEN) $(SAN) $(PKG_CFLAGS)
 LDFLAGS += $(HARDEN_LD) $(SAN)
 

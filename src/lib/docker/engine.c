@@ -11,6 +11,7 @@
 #include "lib/docker/docker_json.h"
 
 #include <curl/curl.h>
+#include "lib/base/lazylib.h"
 #include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -27,6 +28,11 @@ static void curl_init_once(void)
 
 const char *ag_engine_libcurl_version(void)
 {
+	struct ag_error *e = NULL;
+	if (ag_lazy_curl_load(&e) < 0) {
+		ag_error_free(e);
+		return "not loadable";
+	}
 	pthread_once(&curl_once, curl_init_once);
 	const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
 	return v && v->version ? v->version : "unknown";
@@ -522,8 +528,10 @@ char *ag_engine_escape(const char *s)
 
 int ag_engine_open(const char *requested, struct ag_engine *e, struct ag_error **err)
 {
-	pthread_once(&curl_once, curl_init_once);
 	*e = (struct ag_engine)AG_ENGINE_INIT;
+	if (ag_lazy_curl_load(err) < 0)
+		return -1;
+	pthread_once(&curl_once, curl_init_once);
 	char *canon = NULL;
 	if (verify_socket(requested ? requested : AG_ENGINE_DEFAULT_SOCKET, &canon, err) < 0)
 		return -1;

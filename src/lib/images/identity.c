@@ -20,6 +20,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include "lib/base/lazylib.h"
 #include <sys/stat.h>
 
 /* Canonical bounds for image documents: wide lists (rootfs entries), short
@@ -235,6 +236,8 @@ int ag_rootfs_digest_file(const char *tar_path, char **digest, size_t *entries,
 
 int ag_rootfs_digest_fd(int fd, char **digest, size_t *entries, struct ag_error **err)
 {
+	if (ag_lazy_archive_load(err) < 0)
+		return -1;
 	struct archive *a = archive_read_new();
 	archive_read_support_format_tar(a);
 	archive_read_support_filter_none(a);

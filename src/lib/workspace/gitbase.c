@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <git2.h>
+#include "lib/base/lazylib.h"
 #include <sys/stat.h>
 
 static const char *R_BASE = "workspace.git_baseline_failed";

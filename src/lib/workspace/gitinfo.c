@@ -10,6 +10,7 @@
 #define GIT_DEPRECATE_HARD
 #include <git2.h>
 #include <git2/sys/alloc.h>
+#include "lib/base/lazylib.h"
 #include <linux/landlock.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -882,9 +883,12 @@ int ag_ws_git_reader_main(int argc, char **argv)
 	 * line is noticed: the reader was reparented). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != (pid_t)parent)
 		_exit(READER_FAILED);
-	/* libgit2 set up (no repository touched), then the sandbox: from here
-	 * on the reader can read the source and write its pipe, nothing else. */
-	if (git_libgit2_init() < 0 || reader_allocator() < 0 || reader_options() < 0)
+	/* libgit2 loaded and set up (no repository touched), then the sandbox:
+	 * from here on the reader can read the source and write its pipe,
+	 * nothing else. */
+	struct ag_error *le = NULL;
+	if (ag_lazy_git2_load(&le) < 0 || git_libgit2_init() < 0 || reader_allocator() < 0 ||
+	    reader_options() < 0)
 		_exit(READER_FAILED);
 	bool writer = what & AG_WS_GIT_WRITE_BASELINE;
 	if (sandbox_enter(NULL, writer) < 0)

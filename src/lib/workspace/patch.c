@@ -7,6 +7,7 @@
 #include "lib/workspace/mutation.h"
 
 #include <git2.h>
+#include "lib/base/lazylib.h"
 #include <limits.h>
 #include <sys/stat.h>
 
@@ -260,6 +261,8 @@ int ag_patch_build(int old_rootfd, int new_rootfd, const struct ag_ws_mutations 
 		   struct ag_buf *out, struct ag_patch_stats *st, struct ag_error **err)
 {
 	memset(st, 0, sizeof(*st));
+	if (ag_lazy_git2_load(err) < 0)
+		return -1;
 	if (git_libgit2_init() < 0)
 		return ag_err(err, AG_E_INTERNAL, 0, "patch.libgit2", "libgit2 did not initialise");
 	uint64_t budget = AG_PATCH_MAX_INPUT_BYTES;
