@@ -15,19 +15,29 @@ require_docker
 config c
 make_repo
 
-# nest DEPTH [shell to run after]: d/d/.../d/f, DEPTH levels, built by
-# wrapping the chain in a new parent each time, so no path the agent uses is
-# longer than "t/d" (a chain deeper than PATH_MAX cannot be cd'ed through).
+# nest DEPTH [shell to run after]: d/d/.../d/f, DEPTH levels, made 500
+# levels at a time (`mkdir -p` of a 999-character path, then `cd -P` into
+# it: physical, since ash's logical cd joins $PWD and fails past PATH_MAX;
+# no path the agent uses nears PATH_MAX, and the whole chain costs a few
+# processes; wrapping the chain in a new parent level by level cost three
+# busybox spawns a level, 9000 for 3000 levels, minutes of CI), then the
+# shell back at the workspace's top.
 nest() {
-	printf 'cd /agentguard-workspace && mkdir d && echo bottom > d/f && i=1 && while [ $i -lt %d ]; do mkdir t && mv d t/d && mv t d || exit 9; i=$((i+1)); done && %s' "$1" "${2:-true}"
+	local left=$1 n chunk script='cd /agentguard-workspace'
+	while [ "$left" -gt 0 ]; do
+		n=$((left < 500 ? left : 500))
+		chunk=$(printf 'd/%.0s' $(seq "$n"))
+		chunk=${chunk%/}
+		script+=" && mkdir -p $chunk && cd -P $chunk"
+		left=$((left - n))
+	done
+	printf '%s && echo bottom > f && cd /agentguard-workspace && %s' "$script" "${2:-true}"
 }
 no_lifecycle() { ! ls -d "$W"/.agentguard/contained-runs/*/workspace-lifecycle/*/workspace 2>/dev/null | grep -q .; }
 
 for depth in 600 3000; do
 	extra=true
 	[ "$depth" = 3000 ] && extra='chmod 500 d/d && chmod 500 d'
-	# 9000 busybox spawns for 3000 levels: minutes on a loaded machine (two
-	# suites at once, one under ASan); the bound under test is the depth
 	run --timeout 600 -- /bin/sh -c "$(nest "$depth" "$extra")"
 	t_is "$depth: capture fails closed (exit 4)" "$AG_RC" 4
 	t_is "$depth: the agent itself succeeded" "$(art 'a["command_result"]["exit_code"]')" 0
