@@ -1117,6 +1117,27 @@ static void test_git_workspace_baseline(void **state)
 	close(nfd);
 }
 
+/* The reader's exit statuses the parent names: libgit2 that could not be
+ * loaded is lib.load, not a generic reader failure. */
+static void test_git_child_statuses(void **state)
+{
+	(void)state;
+	struct ag_error *e = NULL;
+	assert_int_equal(
+	    ag_ws_git_child_bounds(AG_WS_GIT_CHILD_NO_LIBGIT2, "the git reader", 1, "x", &e), -1);
+	assert_string_equal(e->reason, "lib.load");
+	assert_non_null(strstr(e->msg, "libgit2.so"));
+	ag_error_free(e);
+	e = NULL;
+	assert_int_equal(
+	    ag_ws_git_child_bounds(AG_WS_GIT_CHILD_NO_SANDBOX, "the git reader", 1, "x", &e), -1);
+	assert_string_equal(e->reason, "workspace.git_sandbox_unavailable");
+	ag_error_free(e);
+	e = NULL;
+	assert_int_equal(ag_ws_git_child_bounds(0, "the git reader", 1, "x", &e), 0);
+	assert_null(e);
+}
+
 int main(int argc, char **argv)
 {
 	/* this binary is also the git reader it tests (gitinfo.h) */
@@ -1144,6 +1165,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_git_writer_sandbox, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_git_not_toplevel_and_broken, fx_setup,
 					    fx_teardown),
+	    cmocka_unit_test(test_git_child_statuses),
 	};
 	(void)fx_base;
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,7 +28,7 @@ struct lazy {
 	const char *soname;
 	pthread_once_t once;
 	bool ok;
-	char why[256]; /* dlerror()'s text: names the library, never a user path */
+	char why[256]; /* dlerror()'s text, a leading path replaced by the soname */
 };
 
 /* dlopen SONAME; false with why[] set. RTLD_LOCAL: its symbols serve only us. */
@@ -36,8 +36,15 @@ static void *open_lib(struct lazy *l)
 {
 	void *h = dlopen(l->soname, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
-		const char *e = dlerror();
-		snprintf(l->why, sizeof l->why, "%s", e ? e : "dlopen failed");
+		/* glibc names the file it found but could not use ("/x/libcurl.so.4:
+		 * file too short"): a host path, which no message may carry. */
+		const char *e = dlerror(), *c;
+		if (!e)
+			e = "dlopen failed";
+		if (e[0] == '/' && (c = strstr(e, ": ")) != NULL)
+			snprintf(l->why, sizeof l->why, "%s%s", l->soname, c);
+		else
+			snprintf(l->why, sizeof l->why, "%s", e);
 	}
 	return h;
 }

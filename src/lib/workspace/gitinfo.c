@@ -887,8 +887,9 @@ int ag_ws_git_reader_main(int argc, char **argv)
 	 * from here on the reader can read the source and write its pipe,
 	 * nothing else. */
 	struct ag_error *le = NULL;
-	if (ag_lazy_git2_load(&le) < 0 || git_libgit2_init() < 0 || reader_allocator() < 0 ||
-	    reader_options() < 0)
+	if (ag_lazy_git2_load(&le) < 0)
+		_exit(AG_WS_GIT_CHILD_NO_LIBGIT2);
+	if (git_libgit2_init() < 0 || reader_allocator() < 0 || reader_options() < 0)
 		_exit(READER_FAILED);
 	bool writer = what & AG_WS_GIT_WRITE_BASELINE;
 	if (sandbox_enter(NULL, writer) < 0)
@@ -924,6 +925,9 @@ int ag_ws_git_child_bounds(int status, const char *who, unsigned long cpu_second
 	if (status == AG_WS_GIT_CHILD_NO_SANDBOX)
 		return ag_err(err, AG_E_IO, 0, "workspace.git_sandbox_unavailable",
 			      "%s cannot confine itself (%s)", who, no_sandbox);
+	if (status == AG_WS_GIT_CHILD_NO_LIBGIT2)
+		return ag_err(err, AG_E_INTERNAL, 0, "lib.load",
+			      "%s could not load the shared library %s", who, AG_SONAME_GIT2);
 	return 0;
 }
 

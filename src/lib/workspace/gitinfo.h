@@ -156,6 +156,7 @@ struct ag_proc_result;
 #define AG_WS_GIT_CHILD_FAILED 4
 #define AG_WS_GIT_CHILD_NOMEM 6	     /* the address-space bound was hit */
 #define AG_WS_GIT_CHILD_NO_SANDBOX 7 /* Landlock or seccomp could not be set up */
+#define AG_WS_GIT_CHILD_NO_LIBGIT2 8 /* libgit2 could not be loaded (lazylib.h) */
 /*
  * The bounds and the sandbox, from the child's status: -1 with
  * limit.workspace.git_memory, limit.workspace.git_cpu (SIGXCPU past
