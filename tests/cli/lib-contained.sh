@@ -90,30 +90,22 @@ run_suffix() { t_run_suffix "$1"; }
 
 # ledger_runs: record every run of $W in this test run's ledger (t_ledger_run).
 ledger_runs() {
-	local d
-	for d in "$W"/.agentguard/contained-runs/*/; do
-		[ -d "$d" ] && t_ledger_run "$(run_suffix "$d")"
-	done
+	local s
+	while read -r s; do t_ledger_run "$s"; done < <(own_suffixes)
 	return 0
 }
 
 # own_suffixes: the run id labels of every run made from $W, one per line.
-own_suffixes() {
-	local d
-	for d in "$W"/.agentguard/contained-runs/*/; do
-		[ -d "$d" ] && t_run_suffix "$d"
-	done
-	return 0
-}
+own_suffixes() { t_run_suffixes "$W/.agentguard/contained-runs"; }
 
 # remove_own_runs: at exit, remove any container of a run made from $W,
 # found by that run's own label (and AgentGuard's owner label), nothing else.
 # shellcheck disable=SC2317 # called from the EXIT trap
 remove_own_runs() {
-	local s ids
+	local ids
 	local -a sfx=()
 	mapfile -t sfx < <(own_suffixes)
-	for s in "${sfx[@]}"; do t_ledger_run "$s"; done
+	ledger_runs
 	ids=$(t_run_objects ps --filter label=agentguard.owner=contained-run -- "${sfx[@]}")
 	# shellcheck disable=SC2086 # one id per word
 	[ -z "$ids" ] || "$AG_DOCKER" rm -f $ids >/dev/null 2>&1 || true

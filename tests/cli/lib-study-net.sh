@@ -494,13 +494,7 @@ _st_run_prepare() {
 }
 
 # _st_run_suffixes: the container-label value of every run made from $ST_W.
-_st_run_suffixes() {
-	local d id
-	for d in "$ST_W"/.agentguard/contained-runs/*/; do
-		[ -d "$d" ] && t_run_suffix "$d"
-	done
-	return 0
-}
+_st_run_suffixes() { t_run_suffixes "$ST_W/.agentguard/contained-runs"; }
 
 # _st_watch_run NAME: in the background while the run lives (60 s at most):
 # finds the run's gateway (the one study gateway on our outbound network),

@@ -108,11 +108,9 @@ study_run() {
 # Every study object of the runs made from $W, by each run's own label, at exit.
 # shellcheck disable=SC2317 # called from the EXIT trap
 remove_own_studies() {
-	local d ids
+	local ids
 	local -a sfx=()
-	for d in "$W"/.agentguard/contained-runs/*/ "$W"/repo/.agentguard/runs/*/; do
-		[ -d "$d" ] && sfx+=("$(t_run_suffix "$d")")
-	done
+	mapfile -t sfx < <(t_run_suffixes "$W/.agentguard/contained-runs" "$W/repo/.agentguard/runs")
 	ids=$(t_run_objects ps --filter label=agentguard.owner=study-egress -- "${sfx[@]}")
 	# shellcheck disable=SC2086 # one id per word
 	[ -z "$ids" ] || "$AG_DOCKER" rm -f $ids >/dev/null 2>&1 || true

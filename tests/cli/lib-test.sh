@@ -54,6 +54,10 @@
 #   t_run_suffix DIR          the run id label of the run directory DIR (its
 #                             last 32 characters, lowercased, leading
 #                             non-alphanumerics dropped), with no fork
+#   t_run_suffixes RUNS_DIR...
+#                             t_run_suffix of every run directory under each
+#                             RUNS_DIR (e.g. $W/.agentguard/contained-runs),
+#                             one per line
 #   t_run_objects KIND [FILTER...] -- SUFFIX...
 #                             the ids of the containers (KIND ps) or networks
 #                             (KIND network) whose agentguard.contained-run.id
@@ -254,6 +258,17 @@ t_run_suffix() {
 	[ ${#id} -le 32 ] || id=${id: -32}
 	id=${id,,}
 	printf '%s\n' "${id#"${id%%[a-z0-9]*}"}"
+}
+
+# t_run_suffixes RUNS_DIR...: see the header.
+t_run_suffixes() {
+	local r d
+	for r in "$@"; do
+		for d in "$r"/*/; do
+			[ -d "$d" ] && t_run_suffix "$d"
+		done
+	done
+	return 0
 }
 
 # t_run_objects KIND [FILTER...] -- SUFFIX...: see the header.
