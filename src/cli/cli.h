@@ -92,6 +92,7 @@ int ag_cmd_report(int argc, char **argv);
 int ag_cmd_study_egress(int argc, char **argv);
 int ag_cmd_patch(int argc, char **argv);
 int ag_cmd_runtime_image(int argc, char **argv);
+int ag_cmd_batch(int argc, char **argv);
 
 extern const char ag_schema_json[];
 extern const char ag_schema_json_end[];

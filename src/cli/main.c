@@ -49,6 +49,11 @@ static const char main_help[] =
     "  runtime-image identity|freeze|validate|vuln-policy ...\n"
     "                             stage-1 runtime images: identities, freeze\n"
     "                             manifest, vulnerability policy\n"
+    "  batch FILE --out DIR [--jobs N] [--shard K/N] [--plan] ...\n"
+    "                             run a list of trials at a planned concurrency,\n"
+    "                             each with its own evidence, and summarise them\n"
+    "  batch merge DIR... --out DIR\n"
+    "                             verify and combine the summaries of a batch's shards\n"
     "  help [COMMAND]             show help for a command\n"
     "\n"
     "Options:\n"
@@ -87,6 +92,7 @@ static const struct command commands[] = {
     {"cleanup", ag_cmd_cleanup},     {"evidence", ag_cmd_evidence},
     {"report", ag_cmd_report},	     {"study-egress", ag_cmd_study_egress},
     {"patch", ag_cmd_patch},	     {"runtime-image", ag_cmd_runtime_image},
+    {"batch", ag_cmd_batch},
 };
 
 static const struct command *find_command(const char *name)

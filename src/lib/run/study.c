@@ -712,6 +712,44 @@ static void subnet_unlock(struct ag_study *s)
 	s->subnet_lock = -1;
 }
 
+/* A pool cut into blocks of bpf bits, taken in aligned pairs (study, then
+ * outbound): `pairs` of them from `base`. */
+struct pool_geometry {
+	uint32_t base, bsize, pairs;
+	int bpf;
+};
+
+static int pool_geometry(const char *pool_txt, struct pool_geometry *g, struct ag_error **err)
+{
+	uint32_t pool;
+	int pool_pf;
+	if (ag_egress_subnet_parse(pool_txt, &pool, &pool_pf) < 0 ||
+	    pool_pf < AG_STUDY_POOL_PREFIX_MIN || pool_pf > AG_STUDY_POOL_PREFIX_MAX)
+		return ag_err(err, AG_E_CONFIG, 0, "study.subnet.pool",
+			      "the subnet pool must be an IPv4 network A.B.C.D/N with N in %d..%d",
+			      AG_STUDY_POOL_PREFIX_MIN, AG_STUDY_POOL_PREFIX_MAX);
+	int bpf = pool_pf + 2 > AG_STUDY_AUTO_PREFIX ? pool_pf + 2 : AG_STUDY_AUTO_PREFIX;
+	if (bpf > AG_STUDY_SUBNET_PREFIX_MAX)
+		bpf = AG_STUDY_SUBNET_PREFIX_MAX;
+	g->bpf = bpf;
+	g->bsize = 1u << (32 - bpf);
+	g->pairs = 1u << (bpf - 1 - pool_pf);
+	g->base = pool & ~(0xffffffffu >> pool_pf);
+	return 0;
+}
+
+static uint32_t pool_pair(const struct pool_geometry *g, uint32_t i)
+{
+	return g->base + i * 2u * g->bsize;
+}
+
+static bool pair_free(const struct blocks *u, const struct pool_geometry *g, uint32_t net,
+		      bool own_out)
+{
+	return !blocks_overlap(u, net, g->bpf) &&
+	       (!own_out || !blocks_overlap(u, net + g->bsize, g->bpf));
+}
+
 static int choose_subnet(struct ag_study *s, struct ag_engine *eng, struct ag_error **err)
 {
 	if (subnet_lock(s, err) < 0)
@@ -740,29 +778,18 @@ static int choose_subnet(struct ag_study *s, struct ag_engine *eng, struct ag_er
 		return 0;
 	}
 	const char *pool_txt = s->o.subnet_pool ? s->o.subnet_pool : AG_STUDY_AUTO_POOL;
-	uint32_t pool;
-	int pool_pf;
-	if (ag_egress_subnet_parse(pool_txt, &pool, &pool_pf) < 0 ||
-	    pool_pf < AG_STUDY_POOL_PREFIX_MIN || pool_pf > AG_STUDY_POOL_PREFIX_MAX)
-		return ag_err(err, AG_E_CONFIG, 0, "study.subnet.pool",
-			      "the subnet pool must be an IPv4 network A.B.C.D/N with N in %d..%d",
-			      AG_STUDY_POOL_PREFIX_MIN, AG_STUDY_POOL_PREFIX_MAX);
-	/* blocks of bpf bits, taken in aligned pairs (study, then outbound) */
-	int bpf = pool_pf + 2 > AG_STUDY_AUTO_PREFIX ? pool_pf + 2 : AG_STUDY_AUTO_PREFIX;
-	if (bpf > AG_STUDY_SUBNET_PREFIX_MAX)
-		bpf = AG_STUDY_SUBNET_PREFIX_MAX;
-	uint32_t bsize = 1u << (32 - bpf);
-	uint32_t pairs = 1u << (bpf - 1 - pool_pf);
+	struct pool_geometry g;
+	if (pool_geometry(pool_txt, &g, err) < 0)
+		return -1;
 	char hex[AG_SHA256_HEX_LEN + 1];
 	ag_sha256_hex(s->suffix, strlen(s->suffix), hex);
 	unsigned start = 0;
 	(void)sscanf(hex, "%8x", &start);
-	start %= pairs;
-	for (uint32_t i = 0; i < pairs; i++) {
-		net = (pool & ~(0xffffffffu >> pool_pf)) + ((start + i) % pairs) * 2u * bsize;
-		if (!blocks_overlap(u, net, bpf) &&
-		    (!own_out || !blocks_overlap(u, net + bsize, bpf))) {
-			set_subnet(s, net, bpf);
+	start %= g.pairs;
+	for (uint32_t i = 0; i < g.pairs; i++) {
+		net = pool_pair(&g, (start + i) % g.pairs);
+		if (pair_free(u, &g, net, own_out)) {
+			set_subnet(s, net, g.bpf);
 			return 0;
 		}
 	}
@@ -771,7 +798,25 @@ static int choose_subnet(struct ag_study *s, struct ag_engine *eng, struct ag_er
 		      "routes use them); remove unused networks, widen "
 		      "study_egress.subnet_pool, or give a free subnet with --study-subnet "
 		      "(or study_egress.study_subnet)",
-		      bpf, pool_txt);
+		      g.bpf, pool_txt);
+}
+
+int ag_study_pool_space(struct ag_engine *eng, const char *pool, bool own_outbound,
+			struct ag_study_pool_space *out, struct ag_error **err)
+{
+	struct pool_geometry g;
+	*out = (struct ag_study_pool_space){0};
+	if (pool_geometry(pool ? pool : AG_STUDY_AUTO_POOL, &g, err) < 0)
+		return -1;
+	_cleanup_free_ struct blocks *u = ag_xcalloc(1, sizeof(*u));
+	if (host_routes(u, err) < 0 || engine_subnets(eng, u, err) < 0)
+		return -1;
+	out->pairs = g.pairs;
+	out->prefix = g.bpf;
+	for (uint32_t i = 0; i < g.pairs; i++)
+		if (pair_free(u, &g, pool_pair(&g, i), own_outbound))
+			out->free_pairs++;
+	return 0;
 }
 
 /* G8: with br_netfilter off, bridged traffic skips the FORWARD isolation a

@@ -83,6 +83,21 @@ void ag_study_free(struct ag_study *s);
 /* The hooks to put in ag_run_opts.net (valid while s lives). */
 const struct ag_run_net_hooks *ag_study_hooks(struct ag_study *s);
 
+/*
+ * The free space of a subnet pool (NULL: AG_STUDY_AUTO_POOL) as a study run
+ * would choose from it now: `pairs` aligned /`prefix` pairs in all,
+ * `free_pairs` of them overlapping no network of the engine and no host
+ * route (own_outbound: the pair's second block must be free too, for
+ * AgentGuard's own outbound network). What `agentguard batch` plans with.
+ */
+struct ag_study_pool_space {
+	uint32_t pairs, free_pairs;
+	int prefix;
+};
+struct ag_engine;
+int ag_study_pool_space(struct ag_engine *eng, const char *pool, bool own_outbound,
+			struct ag_study_pool_space *out, struct ag_error **err);
+
 /* What the study observed goes to the run record's study part (record.h). */
 
 /* A study object's cleanup word in the evidence: removed already_absent
