@@ -98,48 +98,54 @@ struct args {
 	bool plan_only, as_json, quiet;
 };
 
-static int value(int argc, char **argv, int *i, const char *opt, const char **out, bool *hit)
+/* --opt VALUE or --opt=VALUE: 1 taken, 0 not this option, -1 usage error. */
+static int value(int argc, char **argv, int *i, const char *opt, const char **out)
 {
 	size_t l = strlen(opt);
 	const char *a = argv[*i];
 	if (strcmp(a, opt) == 0) {
-		if (*i + 1 >= argc)
-			return ag_cli_usage("batch", "%s needs a value", opt);
+		if (*i + 1 >= argc) {
+			ag_cli_usage("batch", "%s needs a value", opt);
+			return -1;
+		}
 		*out = argv[++*i];
 	} else if (strncmp(a, opt, l) == 0 && a[l] == '=') {
 		*out = a + l + 1;
 	} else {
 		return 0;
 	}
-	*hit = true;
-	return 0;
+	return 1;
 }
 
 static int parse(int argc, char **argv, bool merge, struct args *a)
 {
 	for (int i = merge ? 2 : 1; i < argc; i++) {
 		const char *s = argv[i];
-		bool hit = false;
 		const char *jobs = NULL;
 		int pk = ag_cli_public_key_arg("batch", argc, argv, &i, a->pubs, &a->npubs);
 		if (pk < 0)
 			return AG_EXIT_CONFIG;
 		if (pk > 0)
 			continue;
-		if (value(argc, argv, &i, "--out", &a->out, &hit) || hit)
-			continue;
-		if (!merge &&
-		    ((value(argc, argv, &i, "--shard", &a->shard, &hit) || hit) ||
-		     (value(argc, argv, &i, "--docker-socket", &a->socket, &hit) || hit) ||
-		     (value(argc, argv, &i, "--signing-key", &a->signing_key, &hit) || hit)))
-			continue;
-		if (!merge && (value(argc, argv, &i, "--jobs", &jobs, &hit), hit)) {
+		int v = value(argc, argv, &i, "--out", &a->out);
+		if (!merge && !v)
+			v = value(argc, argv, &i, "--shard", &a->shard);
+		if (!merge && !v)
+			v = value(argc, argv, &i, "--docker-socket", &a->socket);
+		if (!merge && !v)
+			v = value(argc, argv, &i, "--signing-key", &a->signing_key);
+		if (!merge && !v && (v = value(argc, argv, &i, "--jobs", &jobs)) > 0) {
 			int64_t n;
 			if (ag_parse_i64(jobs, &n) < 0 || n < 1 || n > AG_BATCH_JOBS_MAX)
 				return ag_cli_usage("batch", "--jobs must be 1..%d",
 						    AG_BATCH_JOBS_MAX);
 			a->jobs = (unsigned)n;
-		} else if (!strcmp(s, "--json")) {
+		}
+		if (v < 0)
+			return AG_EXIT_CONFIG;
+		if (v > 0)
+			continue;
+		if (!strcmp(s, "--json")) {
 			a->as_json = true;
 		} else if (!merge && (!strcmp(s, "--quiet") || !strcmp(s, "-q"))) {
 			a->quiet = true;

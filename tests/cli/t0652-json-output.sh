@@ -2,7 +2,8 @@
 # t0652: every JSON document the CLI prints carries schema and
 # schema_version and validates against data/schemas/agentguard-cli-output-
 # v1.schema.json (python3-jsonschema): validate, preflight, render --json,
-# contained-run, evidence verify, cleanup, report --list. Under --json a
+# contained-run, evidence verify, cleanup, report --list, batch (plan,
+# summary, merge). Under --json a
 # usage or config error is one agentguard.error object on stdout, with the
 # documented exit code (2), and nothing else on stdout.
 set -euo pipefail
@@ -77,9 +78,18 @@ check "report --list --json" agentguard.run-list 0
 t_like "report --list --json: the run, verified" "$J" '"result":"PASS","run_id":"[^"]+","state":"verified","time":"[0-9T:Z-]+","verified":true'
 t_json "$AG_BIN" report --list --json --runs-root "$T/none"
 check "report --list --json (no runs root)" agentguard.run-list 0
+printf '%s\n' 'version: 1' 'trials:' "  - {name: one, config: c.yaml, repo: repo, argv: [/bin/true]}" >"$W/b.yaml"
+chown "$U:$U" "$W/b.yaml"
+t_json as_user "$AG_BIN" batch b.yaml --plan --json
+check "batch --plan --json" agentguard.batch-plan 0
+t_json as_user "$AG_BIN" batch b.yaml --out b --json --quiet
+check "batch --json" agentguard.batch-summary 0
+for d in "$W"/b/trials/*/; do t_ledger_run "$(t_run_suffixes "$d")"; done
+t_json as_user "$AG_BIN" batch merge b --out m --json
+check "batch merge --json" agentguard.batch-summary 0
 
 # --- errors under --json: one error object, exit 2
-for cmd in "validate" "preflight" "render" "contained-run" "evidence verify" "cleanup" "report --list"; do
+for cmd in "validate" "preflight" "render" "contained-run" "evidence verify" "cleanup" "report --list" "batch"; do
 	# shellcheck disable=SC2086 # the subcommand words split on purpose
 	t_json "$AG_BIN" $cmd --json --no-such-option
 	check "$cmd --json: a usage error is a JSON error object (exit 2)" agentguard.error 2

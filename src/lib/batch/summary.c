@@ -11,7 +11,6 @@
 #include "lib/base/fsx.h"
 #include "lib/base/json.h"
 #include "lib/evidence/verify.h"
-#include "lib/report/report.h"
 
 #include <math.h>
 
@@ -30,38 +29,6 @@ static const char *exit_name(int code)
 	if (code > 128 && code < 160)
 		return "cancelled";
 	return "other";
-}
-
-/* Requests the manifest denied: its aggregates (complete counts) when it has
- * them, else its events. -1 when it cannot be read. */
-static json_int_t denied_of(int run_fd, const json_t *artifact)
-{
-	struct ag_report_egress eg = {0};
-	ag_report_egress_load_at(run_fd, artifact, &eg);
-	json_int_t n = -1;
-	const json_t *m = eg.manifest;
-	if (m) {
-		n = 0;
-		const json_t *agg = json_object_get(m, "aggregates");
-		size_t i;
-		const json_t *e;
-		if (agg) {
-			json_array_foreach(json_object_get(agg, "keys"), i, e)
-			{
-				if (!strcmp(ag_json_path_str(e, "decision") ?: "", "deny"))
-					n += json_integer_value(json_object_get(e, "requests"));
-			}
-			n += json_integer_value(ag_json_path(agg, "overflow.requests_denied"));
-		} else {
-			json_array_foreach(json_object_get(m, "events"), i, e)
-			{
-				if (!strcmp(ag_json_path_str(e, "decision") ?: "", "deny"))
-					n++;
-			}
-		}
-	}
-	ag_report_egress_release(&eg);
-	return n;
 }
 
 /* Fills rec from the run's verified artifact; false when it does not verify. */
@@ -97,10 +64,11 @@ static bool from_evidence(json_t *rec, int trials_fd, const char *id, const char
 	json_object_set_new(rec, "duration_seconds",
 			    json_is_number(d) ? json_real(round(json_number_value(d) * 1000) / 1000)
 					      : json_null());
+	/* a study run's sealed count of the requests its gateway denied */
+	const json_t *den = ag_json_path(a, "study_egress.denied");
 	json_object_set_new(rec, "egress_denied",
-			    json_is_object(json_object_get(a, "study_egress"))
-				? json_integer(denied_of(fd, a))
-				: json_null());
+			    json_is_integer(den) ? json_integer(json_integer_value(den))
+						 : json_null());
 	ag_verify_report_release(&rep);
 	close(fd);
 	return true;
