@@ -43,15 +43,16 @@ static void refused(const char *doc, const char *reason, unsigned line, const ch
 static void test_file_expands(void **state)
 {
 	(void)state;
-	struct ag_batch *b = load("version: 1\n"
-				  "trials:\n"
-				  "  - {name: a, config: c.yaml, argv: [/bin/sleep, 1], repetitions: 3}\n"
-				  "  - name: b\n"
-				  "    mode: study\n"
-				  "    config: /abs/s.yaml\n"
-				  "    argv: [/bin/true]\n"
-				  "    gateway_image: gw\n"
-				  "    timeout: 5\n");
+	struct ag_batch *b =
+	    load("version: 1\n"
+		 "trials:\n"
+		 "  - {name: a, config: c.yaml, argv: [/bin/sleep, 1], repetitions: 3}\n"
+		 "  - name: b\n"
+		 "    mode: study\n"
+		 "    config: /abs/s.yaml\n"
+		 "    argv: [/bin/true]\n"
+		 "    gateway_image: gw\n"
+		 "    timeout: 5\n");
 	assert_int_equal(b->n_entries, 2);
 	assert_int_equal(b->n_trials, 4);
 	assert_string_equal(b->trials[0].id, "a.1");
@@ -81,8 +82,8 @@ static void test_file_refused(void **state)
 		"batch.file.unknown_key", 2, "extra");
 	refused("version: 1\ntrials:\n  - name: a\n    config: c\n    argv: [x]\n    repeat: 2\n",
 		"batch.file.unknown_key", 6, "trials[0].repeat");
-	refused("version: 1\ntrials:\n  - {name: a.b, config: c, argv: [x]}\n", "batch.file.name", 3,
-		"trials[0].name");
+	refused("version: 1\ntrials:\n  - {name: a.b, config: c, argv: [x]}\n", "batch.file.name",
+		3, "trials[0].name");
 	refused("version: 1\ntrials:\n  - {name: ../x, config: c, argv: [x]}\n", "batch.file.name",
 		3, NULL);
 	refused("version: 1\ntrials:\n  - {config: c, argv: [x]}\n", "batch.file.name", 3,
@@ -120,8 +121,8 @@ static void test_shards(void **state)
 	assert_int_equal(ag_batch_shard_parse("2/3", &k, &n, &err), 0);
 	assert_int_equal(k, 2);
 	assert_int_equal(n, 3);
-	static const char *const bad[] = {"0/3", "4/3", "3", "1/0", "a/b", "1/3x", "01/3", "-1/3",
-					  "1/1001", ""};
+	static const char *const bad[] = {"0/3",  "4/3",  "3",	  "1/0",    "a/b",
+					  "1/3x", "01/3", "-1/3", "1/1001", ""};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(bad); i++) {
 		assert_int_equal(ag_batch_shard_parse(bad[i], &k, &n, &err), -1);
 		assert_string_equal(err->reason, "batch.shard");
@@ -206,8 +207,8 @@ static void test_plan(void **state)
 static void test_plan_pool(void **state)
 {
 	(void)state;
-	struct ag_batch_facts f = {.cores = 8, .mem_available = 8ull << 30, .pools_read = true,
-				   .n_pools = 1};
+	struct ag_batch_facts f = {
+	    .cores = 8, .mem_available = 8ull << 30, .pools_read = true, .n_pools = 1};
 	f.pool[0].pairs = 512;
 	f.pool[0].free_pairs = 2;
 	f.pool[0].prefix = 26;
@@ -242,8 +243,8 @@ static void test_plan_pool(void **state)
 static void test_records_and_render(void **state)
 {
 	(void)state;
-	json_t *base = json_pack("{s:s, s:s, s:i, s:i, s:s}", "id", "a", "entry", "a",
-				 "repetition", 1, "index", 0, "mode", "contained");
+	json_t *base = json_pack("{s:s, s:s, s:i, s:i, s:s}", "id", "a", "entry", "a", "repetition",
+				 1, "index", 0, "mode", "contained");
 	/* no evidence: the exit code, a safe reason only */
 	struct ag_batch_outcome o = {.exit_code = 3, .reason = "preflight.engine", .wall_ms = 1500};
 	json_t *r1 = ag_batch_trial_record(base, -1, NULL, NULL, &o);
