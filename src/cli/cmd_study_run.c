@@ -118,6 +118,18 @@ static char *auto_trial_id(void)
 static int prepare(void *data, const struct ag_config *c, struct ag_run_opts *o)
 {
 	struct study_cli *s = data;
+	/* gVisor's own sandbox networking is what a study's gateway and probe
+	 * would rely on, and it does not run on this engine (docs/study-egress.md). */
+	if (c->contained.runtime == AG_RUNTIME_GVISOR) {
+		_cleanup_err_ struct ag_error *e = NULL;
+		ag_err_at(&e, AG_E_CONFIG, "study.runtime.gvisor", c->file, 0, 0,
+			  "contained_execution.runtime",
+			  "study-egress run does not support runtime: gvisor (the study topology "
+			  "is proven on runc only; docs/study-egress.md)");
+		ag_cli_json_error("config", e->reason, e->msg, e);
+		ag_cli_print_error(e);
+		return AG_EXIT_CONFIG;
+	}
 	/* The flags win; the config's study_egress block fills the rest. A
 	 * policy path in the config is relative to the config's directory. */
 	const struct ag_study_cfg *st = &c->study;

@@ -1,6 +1,7 @@
 #include "lib/base/ag.h"
 #include "cli/cli.h"
 #include "lib/base/error.h"
+#include "lib/base/json.h"
 #include "lib/config/config.h"
 
 #include <inttypes.h>
@@ -80,6 +81,8 @@ static json_t *effective_json(const struct ag_config *c)
 	json_object_set_new(j, "pids_limit", json_integer(ce->pids_limit));
 	json_object_set_new(j, "tmpfs_size", json_string(ce->tmpfs_size));
 	json_object_set_new(j, "tmpfs_bytes", json_integer(ce->tmpfs_bytes));
+	json_object_set_new(j, "runtime", json_string(ag_runtime_name(ce->runtime)));
+	json_object_set_new(j, "runtime_name", ag_json_str_or_null(ce->runtime_name));
 	json_object_set_new(j, "require_evidence_outside_agent_repo", json_true());
 	static const char *const flags[] = {"allow_privileged", "allow_host_network",
 					    "allow_docker_socket_mount", "allow_device_exposure",
@@ -132,6 +135,12 @@ static void print_text(const struct ag_config *c)
 	       ce->required_gid);
 	printf("  limits:    cpu %g, memory %s, pids %" PRId64 ", tmpfs %s\n", ce->cpu_limit,
 	       ce->memory_limit, ce->pids_limit, ce->tmpfs_size);
+	if (ce->runtime == AG_RUNTIME_GVISOR)
+		printf("  runtime:   gvisor (engine runtime %s; proven from inside by the "
+		       "preflight)\n",
+		       ce->runtime_name);
+	else
+		puts("  runtime:   runc (the engine's default)");
 	puts("  forbidden: privileged, host network, Docker socket, devices, host namespaces");
 	puts("  evidence:  kept outside the agent's workspace");
 	printf("  environment: HOME, LANG, LC_ALL, PATH (fixed defaults)");

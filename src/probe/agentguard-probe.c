@@ -44,7 +44,14 @@
  * /proc/self/status), no_new_privs, seccomp (mode), net_ifaces (names in
  * /sys/class/net), docker_socket (a socket at a well-known path), pids_max
  * and memory_max (the limits the container's own cgroup shows, v1 or v2;
- * "max" when unlimited, null when not visible).
+ * "max" when unlimited, null when not visible); and, for gVisor
+ * (contained_execution.runtime gvisor, where some of these read
+ * differently): kernel_release and kernel_version (uname), root_fs (the
+ * type of "/" in /proc/self/mounts), root_fs_trans_fd (its options hold
+ * trans=fd: a 9p root served over a file descriptor, as gVisor's gofer
+ * does), root_ro_mount (its options hold ro), nnp_prctl
+ * (PR_GET_NO_NEW_PRIVS) and cap_amb_prctl (the ambient set from
+ * PR_CAP_AMBIENT_IS_SET).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -55,7 +62,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/statvfs.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -505,6 +514,91 @@ static int study_mode(int argc, char **argv)
 	return write(1, out, used) == (ssize_t)used ? 0 : 11;
 }
 
+/* The root's last entry in /proc/self/mounts: read-only, its type ([a-z0-9]
+ * only), and whether it is a file-descriptor 9p mount ("trans=fd", how
+ * gVisor's gofer serves the root; a runc container cannot mount one). */
+struct rootfs {
+	int ro, trans_fd;
+	char type[32];
+};
+
+static void root_mount(struct rootfs *r)
+{
+	static char m[16384];
+	memset(r, 0, sizeof(*r));
+	int fd = open("/proc/self/mounts", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, m, sizeof(m) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	m[n] = '\0';
+	for (char *line = m, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		char dev[128], dir[256], type[64], opts[1024];
+		if (sscanf(line, "%127s %255s %63s %1023s", dev, dir, type, opts) != 4 ||
+		    strcmp(dir, "/") != 0)
+			continue;
+		char o[1040];
+		snprintf(o, sizeof(o), ",%s,", opts);
+		r->ro = strstr(o, ",ro,") != NULL;
+		r->trans_fd = strstr(o, ",trans=fd,") != NULL;
+		size_t i = 0;
+		for (; type[i] && i < sizeof(r->type) - 1; i++)
+			r->type[i] =
+			    (type[i] >= 'a' && type[i] <= 'z') || (type[i] >= '0' && type[i] <= '9')
+				? type[i]
+				: '?';
+		r->type[i] = '\0';
+	}
+}
+
+/* uname field, for a JSON string: [A-Za-z0-9 .:#+_-] kept, others '?' */
+static void clean(const char *in, char *out, size_t cap)
+{
+	size_t i = 0;
+	for (; in[i] && i < cap - 1; i++) {
+		char c = in[i];
+		int ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+			 (c >= 'A' && c <= 'Z') || (c && strchr(" .:#+_-", c));
+		out[i] = ok ? c : '?';
+	}
+	out[i] = '\0';
+}
+
+/* The ambient set, asked of prctl (gVisor has no CapAmb line). */
+static unsigned long long ambient_mask(void)
+{
+	unsigned long long mask = 0;
+	for (int c = 0; c < 64; c++) {
+		int r = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0);
+		if (r < 0)
+			break; /* past the last capability */
+		if (r == 1)
+			mask |= 1ull << c;
+	}
+	return mask;
+}
+
+static void put_kernel(void)
+{
+	struct utsname u;
+	char rel[40] = "", ver[80] = "";
+	if (uname(&u) == 0) {
+		clean(u.release, rel, sizeof(rel));
+		clean(u.version, ver, sizeof(ver));
+	}
+	struct rootfs r;
+	root_mount(&r);
+	put(",\"kernel_release\":\"%s\",\"kernel_version\":\"%s\"", rel, ver);
+	put(",\"root_fs\":\"%s\",\"root_fs_trans_fd\":%s,\"root_ro_mount\":%s", r.type,
+	    r.trans_fd ? "true" : "false", r.ro ? "true" : "false");
+	int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+	put(",\"nnp_prctl\":%d,\"cap_amb_prctl\":\"%016llx\"", nnp, ambient_mask());
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "study") == 0)
@@ -587,6 +681,7 @@ int main(int argc, char **argv)
 	put_limit("pids_max", "/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/pids/pids.max");
 	put_limit("memory_max", "/sys/fs/cgroup/memory.max",
 		  "/sys/fs/cgroup/memory/memory.limit_in_bytes");
+	put_kernel();
 	put("}\n");
 	return write(1, out, used) == (ssize_t)used ? 0 : 11;
 }

@@ -35,10 +35,16 @@ pubkey() {
 	printf '%s\n' "$AG_PUB"
 }
 
-# config NAME [extra contained_execution lines...]: $W/NAME.yaml
+# config NAME [extra contained_execution lines...]: $W/NAME.yaml. With
+# AG_TEST_RUNTIME=gvisor (the gVisor variants of the contained-run tests),
+# the config asks for runtime: gvisor, whose pids_limit must be >= 256.
 config() {
-	local name=$1
+	local name=$1 pids=64
 	shift
+	[ "${AG_TEST_RUNTIME:-runc}" != gvisor ] || {
+		pids=256
+		set -- "  runtime: gvisor" "$@"
+	}
 	{
 		printf '%s\n' "task_id: t0400" "description: contained-run test" "test_command: 'true'" \
 			"mode: ci" "expected_modified_files: {min: 0, max: 50}" \
@@ -46,7 +52,7 @@ config() {
 			"sandbox: {type: docker, image: '$AG_TEST_IMAGE', network: none}" \
 			"contained_execution:" "  version: 1" "  platform: linux-docker-engine" \
 			"  required_uid: $AG_TEST_UID" "  required_gid: $AG_TEST_GID" \
-			"  memory_limit: 128m" "  pids_limit: 64" "  tmpfs_size: 16m" \
+			"  memory_limit: 128m" "  pids_limit: $pids" "  tmpfs_size: 16m" \
 			"  environment:" \
 			"    - {name: AGENT_MODE, value: batch}" \
 			"    - {name: AGENT_API_TOKEN, source: host, required: true, allow_sensitive: true}"

@@ -2,10 +2,13 @@
 # t0401: hostile agents under `agentguard contained-run` on the real engine:
 # each tries something the boundary must stop (writing outside the
 # workspace, reading the host environment, reaching a network, fork-bombing,
+# exhausting memory,
 # filling tmpfs, flooding stdout, leaving background processes, planting
 # escaping symlinks, hardlinks, FIFOs or a .git) and each is contained,
 # recorded and cleaned, with no container left and the host untouched.
 # Also: SIGKILL to AgentGuard mid-run, then `agentguard cleanup`.
+# With AG_TEST_RUNTIME=gvisor (t0405) every case runs under gVisor; the one
+# difference is the FIFO, which gVisor keeps inside its sandbox.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib-test.sh"
@@ -23,6 +26,11 @@ run -- /bin/sh -c 'touch /x 2>/dev/null && exit 77; touch /etc/x 2>/dev/null && 
 t_is "outside: nothing outside the workspace is writable" "$AG_RC" 0
 t_ok "outside: the host sentinel does not exist" test ! -e "$host_sentinel"
 check_clean "outside"
+if [ "${AG_TEST_RUNTIME:-runc}" = gvisor ]; then
+	t_is "gVisor: the evidence records the runtime asked and the probe's proof" \
+		"$(art '(a["preflight"]["requested"]["runtime"], a["preflight"]["requested"]["runtime_name"], a["preflight"]["inspected"]["runtime_proof"]["gvisor"], a["preflight"]["inspected"]["runtime_proof"]["kernel_release"])')" \
+		"('gvisor', 'runsc', True, '4.4.0')"
+fi
 
 # --- the host environment is not visible; only the allowlist and defaults are
 run -- /bin/env
@@ -40,6 +48,13 @@ run --timeout 5 -- /bin/sh -c 'b() { b | b & }; b; sleep 10'
 t_like "forkbomb: contained (timeout or failure, never a pass)" "$AG_RC" '^(1|7)$'
 check_clean "forkbomb"
 t_ok "forkbomb: the host can still start processes" /bin/true
+
+# --- memory bomb: the memory limit holds (the kernel, or gVisor's sandbox
+# as a whole, is OOM-killed), recorded as such, everything cleaned
+run --timeout 20 -- /bin/sh -c 'x=aaaaaaaaaaaaaaaa; while :; do x=$x$x; done'
+t_is "memory bomb: the agent failed (exit 1)" "$AG_RC" 1
+t_is "memory bomb: outcome oom_killed" "$(art 'a["command_result"]["outcome"]')" oom_killed
+check_clean "memory bomb"
 
 # --- filling tmpfs stops at its size
 run -- /bin/sh -c 'dd if=/dev/zero of=/tmp/fill bs=1M count=64 2>/dev/null; echo rc=$?; ls -l /tmp/fill | tr -s " " | cut -d" " -f5'
@@ -67,6 +82,14 @@ for plant in 'ln -s /etc/passwd leak:workspace.symlink' 'ln -s ../../../../etc e
 	cmd=${plant%%:*}
 	reason=${plant##*:}
 	run -- /bin/sh -c "cd /agentguard-workspace && $cmd"
+	if [ "${AG_TEST_RUNTIME:-runc}" = gvisor ] && [ "$cmd" = "mkfifo pipe" ]; then
+		# gVisor keeps a FIFO in its sandbox: the host's workspace never
+		# holds one, so there is nothing special to refuse (docs/contained-run.md)
+		t_is "plant '$cmd' (gVisor): the FIFO never reaches the host, the run passes" "$AG_RC" 0
+		t_is "plant '$cmd' (gVisor): no change recorded" "$(art 'a["mutations"]["changed_files_total"]')" 0
+		check_clean "plant '$cmd'"
+		continue
+	fi
 	t_is "plant '$cmd': capture fails closed (exit 4)" "$AG_RC" 4
 	t_like "plant '$cmd': the reason is named" "$(art 'a["failure"]["reason"]')" "^$reason"
 	t_is "plant '$cmd': the container was removed first" "$(art 'a["cleanup"]["status"]')" removed

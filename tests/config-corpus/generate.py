@@ -1244,6 +1244,23 @@ R("study-egress-pool-small", BASE + "study_egress: {subnet_pool: 198.51.100.64/2
 R("study-egress-policy-number", BASE + "study_egress: {policy: 7}\n", "config.type", "study_egress.policy",
   "the policy is a path string")
 
+# contained_execution.runtime (issue 24)
+A("contained-runtime-gvisor", ce("  runtime: gvisor\n"),
+  "runtime: gvisor with the pids headroom its sandbox needs; runtime_name defaults to runsc")
+A("contained-runtime-gvisor-named", ce("  runtime: gvisor\n  runtime_name: runsc-kvm\n  pids_limit: 512\n"),
+  "runtime_name names the engine's gVisor runtime")
+A("contained-runtime-runc", ce("  runtime: runc\n"), "runc is the default, said out loud")
+R("contained-runtime-unknown", ce("  runtime: kata\n"), "config.enum", "contained_execution.runtime",
+  "runc or gvisor only")
+R("contained-runtime-name-without-gvisor", ce("  runtime_name: runsc\n"), "config.contained.runtime_name",
+  "contained_execution.runtime_name", "runtime_name only with runtime: gvisor",
+  loader_only="a cross-key rule (runtime_name needs runtime: gvisor)")
+R("contained-runtime-name-bad", ce("  runtime: gvisor\n  runtime_name: Run_SC\n  pids_limit: 256\n"),
+  "config.contained.runtime_name", "contained_execution.runtime_name", "an engine runtime name is lowercase")
+R("contained-runtime-gvisor-pids", ce("  runtime: gvisor\n  pids_limit: 128\n"), "config.contained.runtime_pids",
+  "contained_execution.pids_limit", "gVisor's sandbox counts against the pids limit: at least 256",
+  loader_only="a cross-key rule (pids_limit >= 256 with runtime: gvisor)")
+
 
 # ---------------------------------------------------------------- write
 def header(expect, loader_only, why):

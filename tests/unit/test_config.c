@@ -432,6 +432,37 @@ static void test_full_document(void **state)
 	ag_config_free(c);
 }
 
+/* contained_execution.runtime and runtime_name (issue 24). */
+static void test_runtime(void **state)
+{
+	(void)state;
+	struct ag_config *c = load_ok(CONTAINED);
+	assert_int_equal(c->contained.runtime, AG_RUNTIME_RUNC);
+	assert_null(c->contained.runtime_name);
+	ag_config_free(c);
+	c = load_ok(CONTAINED "  runtime: gvisor\n");
+	assert_int_equal(c->contained.runtime, AG_RUNTIME_GVISOR);
+	assert_string_equal(c->contained.runtime_name, "runsc");
+	assert_string_equal(ag_runtime_name(c->contained.runtime), "gvisor");
+	ag_config_free(c);
+	c = load_ok(CONTAINED
+		    "  runtime: gvisor\n  runtime_name: runsc-ptrace.1\n  pids_limit: 300\n");
+	assert_string_equal(c->contained.runtime_name, "runsc-ptrace.1");
+	ag_config_free(c);
+	expect(CONTAINED "  runtime: kata\n", "config.enum", "contained_execution.runtime", 10);
+	expect(CONTAINED "  runtime_name: runsc\n", "config.contained.runtime_name",
+	       "contained_execution.runtime_name", 10);
+	expect(CONTAINED "  runtime: gvisor\n  runtime_name: Run_SC\n",
+	       "config.contained.runtime_name", "contained_execution.runtime_name", 11);
+	expect(CONTAINED "  runtime: gvisor\n  runtime_name: ''\n", "config.contained.runtime_name",
+	       "contained_execution.runtime_name", 11);
+	expect(CONTAINED "  runtime: gvisor\n  pids_limit: 255\n", "config.contained.runtime_pids",
+	       "contained_execution.pids_limit", 11);
+	/* runc keeps the v1 range */
+	c = load_ok(CONTAINED "  pids_limit: 16\n");
+	ag_config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +477,7 @@ int main(void)
 	    cmocka_unit_test(test_image_refs),
 	    cmocka_unit_test(test_cross_field_run),
 	    cmocka_unit_test(test_full_document),
+	    cmocka_unit_test(test_runtime),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

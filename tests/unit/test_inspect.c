@@ -903,6 +903,94 @@ static void test_probe_output(void **state)
 	assert_int_equal(f.n, 0);
 }
 
+/* The line a gVisor probe prints (measured: runsc 20221219, ptrace
+ * platform, --oci-seccomp), with one field replaced. */
+#define PROBE_GVISOR                                                                               \
+	PROBE_OK_HEAD                                                                              \
+	"\"workspace_write\":true,\"tmp_write\":true,\"root_read_only\":false,"                    \
+	"\"cap_inh\":\"0000000000000000\",\"cap_prm\":\"0000000000000000\","                       \
+	"\"cap_eff\":\"0000000000000000\",\"cap_bnd\":\"0000000000000000\",\"cap_amb\":null,"      \
+	"\"no_new_privs\":null,\"seccomp\":2,\"net_ifaces\":[\"lo\"],\"docker_socket\":false,"     \
+	"\"pids_max\":null,\"memory_max\":null,\"kernel_release\":\"4.4.0\","                      \
+	"\"kernel_version\":\"#1 SMP Sun Jan 10 15:06:54 PST 2016\",\"root_fs\":\"9p\","           \
+	"\"root_fs_trans_fd\":true,\"root_ro_mount\":true,\"nnp_prctl\":1,"                        \
+	"\"cap_amb_prctl\":\"0000000000000000\"}\n"
+
+static char *gvisor_line(const char *from, const char *to)
+{
+	static const char ok[] = PROBE_GVISOR;
+	if (!from)
+		return ag_xstrdup(ok);
+	const char *at = strstr(ok, from);
+	assert_non_null(at);
+	return ag_xasprintf("%.*s%s%s", (int)(at - ok), ok, to, at + strlen(from));
+}
+
+/* runtime: gvisor. The probe must show gVisor's kernel (uname and a 9p
+ * root over a descriptor); the second readings (mounts, prctl) stand in
+ * for what gVisor shows differently and are never weaker; without the
+ * runtime asked, a gVisor-looking line is judged as before (and fails). */
+static void test_probe_output_gvisor(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *from, *to;
+		const char *reason; /* NULL = passes */
+	} cases[] = {
+	    {NULL, NULL, NULL},
+	    {"\"kernel_release\":\"4.4.0\"", "\"kernel_release\":\"6.1.0-13-amd64\"",
+	     "preflight.probe.runtime_unproven"},
+	    {"PST 2016", "PST 2017", "preflight.probe.runtime_unproven"},
+	    {"\"root_fs\":\"9p\"", "\"root_fs\":\"overlay\"", "preflight.probe.runtime_unproven"},
+	    {"\"root_fs_trans_fd\":true", "\"root_fs_trans_fd\":false",
+	     "preflight.probe.runtime_unproven"},
+	    {"\"root_ro_mount\":true", "\"root_ro_mount\":false", "preflight.probe.write_checks"},
+	    {"\"nnp_prctl\":1", "\"nnp_prctl\":0", "preflight.probe.no_new_privs"},
+	    {"\"cap_amb_prctl\":\"0000000000000000\"", "\"cap_amb_prctl\":\"0000000000000001\"",
+	     "preflight.probe.capabilities"},
+	    {"\"seccomp\":2", "\"seccomp\":0", "preflight.probe.seccomp"},
+	    /* one limit shown and wrong: not "hidden" */
+	    {"\"pids_max\":null", "\"pids_max\":\"max\"", "preflight.probe.pids"},
+	};
+	struct ag_exec_spec spec = fixture_spec();
+	spec.memory_limit = "128m";
+	spec.pids_limit = 256;
+	spec.runtime = "runsc";
+	const struct ag_probe_expect x = expect_of(&spec, AG_INSPECT_PREFLIGHT_PROBE, NULL);
+	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
+		_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+		_cleanup_free_ char *line = gvisor_line(cases[i].from, cases[i].to);
+		ag_inspect_probe_output(line, strlen(line), false, &x, &f);
+		if (!cases[i].reason) {
+			if (f.n != 0)
+				fail_msg("case %zu: unexpected %s", i, f.v[0].reason);
+		} else if (ag_pf_findings_find(&f, cases[i].reason) < 0) {
+			fail_msg("case %zu: no %s", i, cases[i].reason);
+		}
+	}
+	/* a runc probe's line with gVisor asked: unproven */
+	{
+		_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+		_cleanup_free_ char *line = probe_line(NULL, NULL);
+		ag_inspect_probe_output(line, strlen(line), false, &x, &f);
+		assert_true(ag_pf_findings_find(&f, "preflight.probe.runtime_unproven") >= 0);
+	}
+	/* the gVisor line without gVisor asked: the runc rules, which it fails */
+	spec.runtime = NULL;
+	const struct ag_probe_expect xr = expect_of(&spec, AG_INSPECT_PREFLIGHT_PROBE, NULL);
+	_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+	_cleanup_free_ char *line = gvisor_line(NULL, NULL);
+	ag_inspect_probe_output(line, strlen(line), false, &xr, &f);
+	assert_true(ag_pf_findings_find(&f, "preflight.probe.write_checks") >= 0);
+	assert_true(ag_pf_findings_find(&f, "preflight.probe.pids") >= 0);
+	assert_true(ag_pf_findings_find(&f, "preflight.probe.runtime_unproven") < 0);
+	/* the proof the evidence keeps */
+	json_t *proof = ag_inspect_probe_runtime_proof(line, strlen(line), false);
+	assert_true(json_is_true(json_object_get(proof, "gvisor")));
+	assert_string_equal(json_string_value(json_object_get(proof, "root_fs")), "9p");
+	json_decref(proof);
+}
+
 static int64_t dsize(const char *s, enum ag_size_syntax syn)
 {
 	int64_t v = -1;
@@ -953,6 +1041,7 @@ int main(void)
 	    cmocka_unit_test(test_expect_follows_spec),
 	    cmocka_unit_test(test_expect_refusals),
 	    cmocka_unit_test(test_probe_output),
+	    cmocka_unit_test(test_probe_output_gvisor),
 	    cmocka_unit_test(test_parse_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -75,6 +75,26 @@ const char *ag_network_name(enum ag_network n)
 	return n == AG_NET_BRIDGE ? "bridge" : "none";
 }
 
+const char *ag_runtime_name(enum ag_runtime r)
+{
+	return r == AG_RUNTIME_GVISOR ? "gvisor" : "runc";
+}
+
+/* An engine runtime name as daemon.json registers it: 1..64 of
+ * [a-z0-9._-], starting with a letter or digit. */
+static bool runtime_name_ok(const struct ag_ynode *n)
+{
+	if (!n || n->kind != AG_Y_SCALAR || n->len < 1 || n->len > 64 || strlen(n->str) != n->len)
+		return false;
+	for (size_t i = 0; i < n->len; i++) {
+		char c = n->str[i];
+		bool an = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		if (!an && (i == 0 || !strchr("._-", c)))
+			return false;
+	}
+	return true;
+}
+
 const char *ag_platform_name(enum ag_platform p)
 {
 	return p == AG_PLATFORM_DESKTOP_EXPERIMENTAL ? "docker-desktop-experimental"
@@ -945,6 +965,8 @@ static int load_contained(struct ctx *x, const struct ag_ynode *root)
 	    "allow_device_exposure",
 	    "allow_host_namespace_sharing",
 	    "environment",
+	    "runtime",
+	    "runtime_name",
 	    NULL,
 	};
 	size_t saved = ag_walk_push_key(&x->w, "contained_execution", 19);
@@ -1023,6 +1045,41 @@ static int load_contained(struct ctx *x, const struct ag_ynode *root)
 	    forbidden_flag(x, n, "allow_device_exposure", false) < 0 ||
 	    forbidden_flag(x, n, "allow_host_namespace_sharing", false) < 0)
 		return -1;
+	static const char *const runtimes[] = {"runc", "gvisor", NULL};
+	int rt = 0;
+	if (opt_enum(x, n, "runtime", runtimes, &rt) < 0)
+		return -1;
+	c->runtime = (enum ag_runtime)rt;
+	const struct ag_ynode *rn = ag_ynode_get(n, "runtime_name");
+	if (!ag_ynode_is_null(rn)) {
+		size_t s = ag_walk_push_key(&x->w, "runtime_name", 12);
+		if (c->runtime != AG_RUNTIME_GVISOR)
+			return ag_walk_fail(
+			    &x->w, rn, "config.contained.runtime_name",
+			    "runtime_name names the engine's gVisor runtime: it needs "
+			    "runtime: gvisor");
+		if (!runtime_name_ok(rn))
+			return ag_walk_fail(
+			    &x->w, rn, "config.contained.runtime_name",
+			    "must be an engine runtime name: 1..64 of a-z 0-9 . _ -");
+		c->runtime_name = ag_xstrdup(rn->str);
+		ag_walk_pop(&x->w, s);
+	}
+	if (c->runtime == AG_RUNTIME_GVISOR && !c->runtime_name)
+		c->runtime_name = ag_xstrdup("runsc");
+	/* gVisor's sandbox lives in the container's pids cgroup: about 40 host
+	 * tasks idle, and several per guest process on the ptrace platform
+	 * (8 background processes failed at 128). docs/contained-run.md. */
+	if (c->runtime == AG_RUNTIME_GVISOR && c->pids_limit < AG_CE_GVISOR_PIDS_MIN) {
+		const struct ag_ynode *pn = ag_ynode_get(n, "pids_limit");
+		size_t s = ag_walk_push_key(&x->w, pn ? "pids_limit" : "runtime", pn ? 10 : 7);
+		return ag_walk_fail(
+		    &x->w, pn ? pn : ag_ynode_get(n, "runtime"), "config.contained.runtime_pids",
+		    "with runtime: gvisor, pids_limit must be at least %d: gVisor's own "
+		    "sandbox counts against it",
+		    AG_CE_GVISOR_PIDS_MIN);
+		(void)s;
+	}
 	const struct ag_ynode *env = ag_ynode_get(n, "environment");
 	WITH_KEY(x, "environment", ag_env_parse(&x->w, env, c));
 	ag_walk_pop(&x->w, saved);
@@ -1265,6 +1322,7 @@ void ag_config_free(struct ag_config *c)
 	strv_rel(&c->benchmark.tags);
 	free(c->contained.memory_limit);
 	free(c->contained.tmpfs_size);
+	free(c->contained.runtime_name);
 	for (size_t i = 0; i < c->contained.n_env; i++) {
 		free(c->contained.env[i].name);
 		if (c->contained.env[i].value) {

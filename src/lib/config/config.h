@@ -101,8 +101,13 @@ struct ag_env_entry {
 	unsigned line, column; /* where the entry starts, for later errors */
 };
 
+/* The engine runtime of every container of a contained run (issue 24). */
+enum ag_runtime { AG_RUNTIME_RUNC = 0, AG_RUNTIME_GVISOR };
+
 struct ag_contained {
 	bool present;
+	enum ag_runtime runtime;
+	char *runtime_name; /* gvisor: the engine's name for runsc (default "runsc"); runc: NULL */
 	int version;
 	enum ag_platform platform;
 	enum ag_network network;
@@ -227,6 +232,7 @@ int ag_config_check_contained_run(const struct ag_config *c, uid_t euid, gid_t e
 				  struct ag_error **err);
 
 const char *ag_network_name(enum ag_network n);
+const char *ag_runtime_name(enum ag_runtime r);
 const char *ag_platform_name(enum ag_platform p);
 const char *ag_check_key(enum ag_check c);
 const char *ag_severity_name(enum ag_severity s);

@@ -307,8 +307,25 @@ static int check_env(const struct ag_exec_spec *s, struct ag_error **err)
 	return 0;
 }
 
+/* An engine runtime name: 1..64 of [a-z0-9._-], a letter or digit first. */
+static bool runtime_ok(const char *r)
+{
+	size_t n = strlen(r);
+	if (n < 1 || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		bool an = (r[i] >= 'a' && r[i] <= 'z') || (r[i] >= '0' && r[i] <= '9');
+		if (!an && (i == 0 || !strchr("._-", r[i])))
+			return false;
+	}
+	return true;
+}
+
 int ag_exec_spec_validate(const struct ag_exec_spec *s, struct ag_error **err)
 {
+	if (s->runtime && !runtime_ok(s->runtime))
+		return FAIL("render.runtime.invalid",
+			    "the runtime must be an engine runtime name (a-z 0-9 . _ -)");
 	/* image */
 	if (!s->image || !s->image[0])
 		return FAIL("render.image.invalid", "an image reference is required");
@@ -498,6 +515,10 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 		ag_strv_push(&a, "--sysctl");
 		ag_strv_push(&a, "net.ipv4.ip_forward=0");
 	}
+	if (s->runtime) {
+		ag_strv_push(&a, "--runtime");
+		ag_strv_push(&a, s->runtime);
+	}
 	ag_strv_push(&a, "--security-opt");
 	ag_strv_push(&a, "no-new-privileges");
 	ag_strv_push(&a, "--cap-drop");
@@ -646,6 +667,7 @@ int ag_exec_spec_from_config(const struct ag_config *c, const struct ag_exec_inp
 	    .n_labels = in->n_labels,
 	    .command = in->command,
 	    .n_command = in->n_command,
+	    .runtime = ce->runtime == AG_RUNTIME_GVISOR ? ce->runtime_name : NULL,
 	};
 	return ag_exec_spec_validate(out, err);
 }
@@ -726,6 +748,8 @@ int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct 
 			    h, "GroupAdd",
 			    json_pack("[o]", json_sprintf("%" PRId64, s->group_add)));
 	}
+	if (s->runtime)
+		json_object_set_new(h, "Runtime", json_string(s->runtime));
 	json_object_set_new(h, "SecurityOpt", json_pack("[s]", "no-new-privileges"));
 	json_object_set_new(h, "CapDrop", json_pack("[s]", "ALL"));
 	json_object_set_new(h, "CgroupnsMode", json_string("private"));

@@ -141,6 +141,10 @@ struct ag_exec_spec {
 	const struct ag_exec_file_bind *file_binds;
 	size_t n_file_binds;
 	int64_t file_size_max; /* bytes, AG_EXEC_FSIZE_MIN..AG_EXEC_FSIZE_MAX; 0: unlimited */
+	/* contained_execution.runtime gvisor: the engine runtime that runs
+	 * gVisor (HostConfig.Runtime, --runtime); NULL: the engine's default
+	 * (runc). ^[a-z0-9][a-z0-9._-]{0,63}$ */
+	const char *runtime;
 };
 
 /* What contained-run (or render) adds to the validated config. */

@@ -6,6 +6,7 @@
 #include "lib/base/error.h"
 #include "lib/base/sanitize.h"
 #include "lib/base/sha256.h"
+#include "lib/config/config.h"
 #include "lib/config/env_allowlist.h"
 #include "lib/docker/docker_json.h"
 
@@ -166,6 +167,7 @@ void ag_engine_facts_release(struct ag_engine_facts *e)
 	free(e->cgroup_driver);
 	free(e->cgroup_version);
 	free(e->runtime);
+	ag_strv_release(&e->runtimes);
 	ag_strv_release(&e->security_options);
 	memset(e, 0, sizeof(*e));
 	e->ncpu = -1;
@@ -263,6 +265,16 @@ void ag_inspect_info(const json_t *v, struct ag_engine_facts *e, struct ag_pf_fi
 		json_array_foreach(so, i, x) if (json_is_string(x))
 		    ag_strv_push_owned(&e->security_options, san_dup(json_string_value(x)));
 	}
+	ag_strv_release(&e->runtimes);
+	const char *rk;
+	const json_t *rv;
+	json_object_foreach((json_t *)json_object_get(v, "Runtimes"), rk, rv)
+	{
+		if (e->runtimes.n >= 16)
+			break;
+		(void)rv;
+		ag_strv_push_owned(&e->runtimes, san_dup(rk));
+	}
 	info_bool(v, "MemoryLimit", &e->memory_limit, &e->memory_limit_known);
 	info_bool(v, "PidsLimit", &e->pids_limit, &e->pids_limit_known);
 	info_bool(v, "CpuCfsQuota", &e->cpu_cfs_quota, &e->cpu_cfs_quota_known);
@@ -287,6 +299,20 @@ void ag_inspect_info(const json_t *v, struct ag_engine_facts *e, struct ag_pf_fi
 				   "preflight.engine.contradiction",
 				   "docker version says engine '%s' but docker info says '%s'",
 				   e->server_version, sv);
+}
+
+void ag_inspect_runtime_claim(const struct ag_engine_facts *e, const struct ag_contained *ce,
+			      struct ag_pf_findings *f)
+{
+	if (ce->runtime != AG_RUNTIME_GVISOR)
+		return;
+	for (size_t i = 0; i < e->runtimes.n; i++)
+		if (strcmp(e->runtimes.v[i], ce->runtime_name) == 0)
+			return;
+	ag_pf_findings_add(f, "runtime", AG_PF_V_UNAVAILABLE, "preflight.runtime.absent",
+			   "the engine has no runtime named '%s' (register gVisor's runsc under "
+			   "\"runtimes\" in the engine's daemon.json, docs/contained-run.md)",
+			   ce->runtime_name);
 }
 
 void ag_inspect_platform_claim(const struct ag_engine_facts *e, enum ag_platform platform,
@@ -868,6 +894,7 @@ int ag_inspect_expect_from_spec(const struct ag_exec_spec *s, const struct ag_in
 	    .ip_forward_off = s->ip_forward_off,
 	    .group_add = s->group_add,
 	    .file_size_max = s->file_size_max,
+	    .runtime = s->runtime,
 	};
 	/* Every file bind the spec renders, each exactly once (one line here
 	 * per such spec field). */
@@ -1042,6 +1069,12 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 	if (!empty_list(capadd))
 		ag_pf_findings_add(f, "capabilities", U, "preflight.probe.cap_add",
 				   "CapAdd is not empty");
+	const char *rt = ag_json_str_or(hc(v, "Runtime"), NULL);
+	json_object_set_new(insp, "runtime", jstr_or_null_owned(san_dup(rt)));
+	if (x->runtime && (!rt || strcmp(rt, x->runtime) != 0))
+		ag_pf_findings_add(f, "runtime", U, "preflight.probe.runtime",
+				   "HostConfig.Runtime is '%s', expected '%s'",
+				   rt ? rt : "(missing)", x->runtime);
 	const json_t *priv = hc(v, "Privileged");
 	json_object_set_new(insp, "privileged", json_boolean(!json_is_false(priv)));
 	if (!json_is_false(priv))
@@ -1249,6 +1282,37 @@ void ag_inspect_container(const json_t *v, const struct ag_probe_expect *x, json
 
 /* ---- probe ---- */
 
+bool ag_inspect_probe_gvisor(const json_t *v)
+{
+	return strcmp(ag_json_str_or(json_object_get(v, "kernel_release"), ""),
+		      AG_GVISOR_KERNEL_RELEASE) == 0 &&
+	       strcmp(ag_json_str_or(json_object_get(v, "kernel_version"), ""),
+		      AG_GVISOR_KERNEL_VERSION) == 0 &&
+	       strcmp(ag_json_str_or(json_object_get(v, "root_fs"), ""), "9p") == 0 &&
+	       json_is_true(json_object_get(v, "root_fs_trans_fd"));
+}
+
+json_t *ag_inspect_probe_runtime_proof(const char *out, size_t len, bool truncated)
+{
+	json_t *v = NULL;
+	struct ag_error *err = NULL;
+	if (ag_docker_json_parse(out, len, truncated, NULL, AG_DOCKER_JSON_OBJECT, &v, &err) < 0) {
+		ag_error_free(err);
+		return NULL;
+	}
+	json_t *o = json_object();
+	static const char *const keys[] = {"kernel_release", "kernel_version", "root_fs"};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(keys); i++)
+		json_object_set_new(
+		    o, keys[i],
+		    jstr_or_null_owned(san_dup(ag_json_str_or(json_object_get(v, keys[i]), NULL))));
+	json_object_set_new(o, "root_fs_trans_fd",
+			    json_boolean(json_is_true(json_object_get(v, "root_fs_trans_fd"))));
+	json_object_set_new(o, "gvisor", json_boolean(ag_inspect_probe_gvisor(v)));
+	json_decref(v);
+	return o;
+}
+
 void ag_inspect_probe_output(const char *out, size_t len, bool truncated,
 			     const struct ag_probe_expect *x, struct ag_pf_findings *f)
 {
@@ -1270,21 +1334,44 @@ void ag_inspect_probe_output(const char *out, size_t len, bool truncated,
 	    json_integer_value(jg) != x->gid)
 		ag_pf_findings_add(f, "uid_gid_probe", U, "preflight.probe.identity",
 				   "probe ran with a different uid/gid than required");
+	/*
+	 * Under gVisor (x->runtime) some facts are shown differently, and the
+	 * probe's second reading of each is taken, never a weaker claim:
+	 * statvfs does not flag the read-only root (its mount entry does),
+	 * /proc/self/status has no NoNewPrivs or CapAmb line (prctl answers),
+	 * and the container's cgroup limits are applied to the sandbox on the
+	 * host, not shown inside (HostConfig carries them; pids and memory are
+	 * then not proven from inside, which the docs say). Above all the
+	 * probe must show gVisor's kernel (ag_inspect_probe_gvisor).
+	 */
+	bool gv = x->runtime != NULL;
+	if (gv && !ag_inspect_probe_gvisor(v))
+		ag_pf_findings_add(f, "runtime", U, "preflight.probe.runtime_unproven",
+				   "the probe does not show gVisor's kernel from inside");
 	static const char *const flags[] = {"workspace_write", "tmp_write", "root_read_only"};
-	for (size_t i = 0; i < AG_ARRAY_SIZE(flags); i++)
-		if (!json_is_true(json_object_get(v, flags[i])))
+	for (size_t i = 0; i < AG_ARRAY_SIZE(flags); i++) {
+		bool ok = json_is_true(json_object_get(v, flags[i]));
+		if (!ok && gv && i == 2)
+			ok = json_is_true(json_object_get(v, "root_ro_mount"));
+		if (!ok)
 			ag_pf_findings_add(f, "uid_gid_probe", U, "preflight.probe.write_checks",
 					   "probe check %s failed", flags[i]);
+	}
 	/* CONTRACT: container.capabilities (every set empty, seen from inside) */
 	static const char *const caps[] = {"cap_inh", "cap_prm", "cap_eff", "cap_bnd", "cap_amb"};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(caps); i++) {
-		const char *c = ag_json_str_or(json_object_get(v, caps[i]), "");
+		const json_t *cj = json_object_get(v, caps[i]);
+		if (gv && i == 4 && json_is_null(cj))
+			cj = json_object_get(v, "cap_amb_prctl");
+		const char *c = ag_json_str_or(cj, "");
 		bool zero = *c && strspn(c, "0") == strlen(c);
 		if (!zero)
 			ag_pf_findings_add(f, "capabilities", U, "preflight.probe.capabilities",
 					   "the probe holds capabilities (%s)", caps[i]);
 	}
 	const json_t *nnp = json_object_get(v, "no_new_privs");
+	if (gv && json_is_null(nnp))
+		nnp = json_object_get(v, "nnp_prctl");
 	if (!json_is_integer(nnp) || json_integer_value(nnp) != 1)
 		ag_pf_findings_add(f, "no_new_privileges", U, "preflight.probe.no_new_privs",
 				   "NoNewPrivs is not 1 inside the container");
@@ -1310,14 +1397,17 @@ void ag_inspect_probe_output(const char *out, size_t len, bool truncated,
 	if (!json_is_false(json_object_get(v, "docker_socket")))
 		ag_pf_findings_add(f, "docker_socket_mount", U, "preflight.probe.docker_socket",
 				   "a Docker or containerd socket is reachable inside");
+	/* gVisor shows no cgroup inside: both null is the only other answer */
+	bool hidden = gv && json_is_null(json_object_get(v, "pids_max")) &&
+		      json_is_null(json_object_get(v, "memory_max"));
 	const char *pm = ag_json_str_or(json_object_get(v, "pids_max"), "");
 	int64_t pv = -1;
-	if (ag_parse_i64(pm, &pv) < 0 || pv != x->pids_limit)
+	if (!hidden && (ag_parse_i64(pm, &pv) < 0 || pv != x->pids_limit))
 		ag_pf_findings_add(f, "pids_limit", U, "preflight.probe.pids",
 				   "the container's cgroup does not show the pids limit");
 	const char *mm = ag_json_str_or(json_object_get(v, "memory_max"), "");
 	int64_t mv = -1;
-	if (ag_parse_i64(mm, &mv) < 0 || mv != x->memory_bytes)
+	if (!hidden && (ag_parse_i64(mm, &mv) < 0 || mv != x->memory_bytes))
 		ag_pf_findings_add(f, "memory", U, "preflight.probe.memory",
 				   "the container's cgroup does not show the memory limit");
 	json_decref(v);

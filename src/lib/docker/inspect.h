@@ -88,6 +88,7 @@ struct ag_engine_facts {
 	char *operating_system; /* info.OperatingSystem */
 	char *os_type;		/* info.OSType */
 	char *cgroup_driver, *cgroup_version, *runtime;
+	struct ag_strv runtimes; /* the names of info.Runtimes (at most 16) */
 	struct ag_strv security_options;
 	bool desktop; /* "docker desktop" seen in either source */
 	/* capability fields; *_known false when absent or not a boolean */
@@ -104,6 +105,11 @@ void ag_engine_facts_release(struct ag_engine_facts *e);
 void ag_inspect_version(const json_t *v, struct ag_engine_facts *e, struct ag_pf_findings *f);
 /* `docker info --format {{json .}}`; cross-checks what version said. */
 void ag_inspect_info(const json_t *v, struct ag_engine_facts *e, struct ag_pf_findings *f);
+/* contained_execution.runtime gvisor: the engine lists runtime_name
+ * (preflight.runtime.absent, unavailable); runc: nothing to check. */
+struct ag_contained;
+void ag_inspect_runtime_claim(const struct ag_engine_facts *e, const struct ag_contained *ce,
+			      struct ag_pf_findings *f);
 /* Docker Desktop classification against the configured platform. */
 void ag_inspect_platform_claim(const struct ag_engine_facts *e, enum ag_platform platform,
 			       struct ag_pf_findings *f);
@@ -223,6 +229,9 @@ struct ag_probe_expect {
 	size_t n_dns;
 	bool ip_forward_off; /* Sysctls exactly net.ipv4.ip_forward=0 (else empty) */
 	int64_t group_add;   /* the one supplementary group allowed (0: none) */
+	/* spec.runtime: HostConfig.Runtime exactly this, and (the probe) a
+	 * gVisor kernel shown from inside; NULL: the engine's default runtime */
+	const char *runtime;
 };
 
 /*
@@ -262,6 +271,20 @@ bool ag_is_image_id(const char *s);
  * only `lo` on network none, no Docker socket, and the pids and memory
  * limits of x visible in the container's own cgroup.
  */
+/*
+ * Whether the probe's line (parsed) shows gVisor's kernel: uname's release
+ * and version are gVisor's fixed ones (AG_GVISOR_KERNEL_*) and the root is
+ * a 9p mount over a file descriptor (trans=fd), as gVisor's gofer serves
+ * it. A runc container shows the host's kernel and an overlay root, and
+ * cannot change either without privileges it does not have.
+ */
+#define AG_GVISOR_KERNEL_RELEASE "4.4.0"
+#define AG_GVISOR_KERNEL_VERSION "#1 SMP Sun Jan 10 15:06:54 PST 2016"
+bool ag_inspect_probe_gvisor(const json_t *v);
+/* The probe's kernel facts for the evidence: {kernel_release,
+ * kernel_version, root_fs, root_fs_trans_fd, gvisor}; NULL when the line
+ * does not parse. */
+json_t *ag_inspect_probe_runtime_proof(const char *out, size_t len, bool truncated);
 void ag_inspect_probe_output(const char *out, size_t len, bool truncated,
 			     const struct ag_probe_expect *x, struct ag_pf_findings *f);
 

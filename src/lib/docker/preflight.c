@@ -275,6 +275,7 @@ static bool check_engine(struct pf *p)
 		return false;
 
 	ag_inspect_platform_claim(&p->engine, p->cfg->contained.platform, &f);
+	ag_inspect_runtime_claim(&p->engine, &p->cfg->contained, &f);
 	ok = findings_gate(p, "platform_claim", &f);
 	ag_pf_findings_release(&f);
 	if (!ok)
@@ -468,6 +469,11 @@ static void run_probe(struct pf *p)
 		} else {
 			ag_inspect_probe_output(st.out.buf, st.out.len, st.stdout_truncated, &x,
 						&f);
+			/* what the probe showed of its kernel: the runtime's proof */
+			json_t *proof = ag_inspect_probe_runtime_proof(st.out.buf, st.out.len,
+								       st.stdout_truncated);
+			if (proof)
+				json_object_set_new(p->inspected, "runtime_proof", proof);
 			findings_gate(p, "uid_gid_writable_path_probe", &f);
 			ag_pf_findings_release(&f);
 		}
@@ -507,6 +513,8 @@ static json_t *requested_json(const struct ag_config *c)
 	json_object_set_new(o, "read_only_rootfs", json_true());
 	json_object_set_new(o, "no_new_privileges", json_true());
 	json_object_set_new(o, "cap_drop_all", json_true());
+	json_object_set_new(o, "runtime", json_string(ag_runtime_name(ce->runtime)));
+	json_object_set_new(o, "runtime_name", ag_json_str_or_null(ce->runtime_name));
 	return o;
 }
 
@@ -521,6 +529,10 @@ static json_t *engine_json(const struct ag_engine_facts *e)
 	json_object_set_new(o, "cgroup_driver", ag_json_str_or_null(e->cgroup_driver));
 	json_object_set_new(o, "cgroup_version", ag_json_str_or_null(e->cgroup_version));
 	json_object_set_new(o, "runtime", ag_json_str_or_null(e->runtime));
+	json_t *rts = json_array();
+	for (size_t i = 0; i < e->runtimes.n; i++)
+		json_array_append_new(rts, json_string(e->runtimes.v[i]));
+	json_object_set_new(o, "runtimes", rts);
 	json_object_set_new(o, "docker_desktop", json_boolean(e->desktop));
 	json_t *so = json_array();
 	for (size_t i = 0; i < e->security_options.n && i < 16; i++)
