@@ -31,6 +31,8 @@ if [ "${AG_TEST_RUNTIME:-runc}" = gvisor ]; then
 		"$(art '(a["preflight"]["requested"]["runtime"], a["preflight"]["requested"]["runtime_name"], a["preflight"]["inspected"]["runtime_proof"]["gvisor"], a["preflight"]["inspected"]["runtime_proof"]["kernel_release"])')" \
 		"('gvisor', 'runsc', True, '4.4.0')"
 fi
+t_like "the report names the runtime" "$("$AG_BIN" report "$(dirname "$REPORT")" --public-key "$(pubkey)")" \
+	"Runtime: +$([ "${AG_TEST_RUNTIME:-runc}" = gvisor ] && echo "gvisor \\(engine runtime runsc; gVisor's kernel shown from inside by the probe\\)" || echo runc)"
 
 # --- the host environment is not visible; only the allowlist and defaults are
 run -- /bin/env

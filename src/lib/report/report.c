@@ -165,6 +165,23 @@ static const char *jstr(const json_t *v, const char *path)
 	return json_string_value(jget(v, path));
 }
 
+/* The runtime line: "runc", or "gvisor (engine runtime R; gVisor's kernel
+ * shown from inside by the probe)" (or "not shown"), from the artifact's
+ * preflight; NULL for an artifact from before issue 24. Bounded by buf. */
+static const char *runtime_text(const json_t *a, char *buf, size_t cap)
+{
+	const char *rt = jstr(a, "preflight.requested.runtime");
+	if (!rt)
+		return NULL;
+	if (strcmp(rt, "gvisor") != 0)
+		return rt;
+	const char *name = jstr(a, "preflight.requested.runtime_name");
+	bool proven = json_is_true(jget(a, "preflight.inspected.runtime_proof.gvisor"));
+	snprintf(buf, cap, "gvisor (engine runtime %.64s; gVisor's kernel %s)", name ? name : "?",
+		 proven ? "shown from inside by the probe" : "NOT shown");
+	return buf;
+}
+
 /* A scalar as display text ("-" for null/missing); *buf holds numbers. */
 /*
  * A scalar as short text for a fixed slot of every format (results, counts,
@@ -1104,6 +1121,13 @@ static void render_text(const json_t *a, const struct ag_report_egress *eg, stru
 	put(o, " (claim ");
 	val(o, ESC_TERM, jstr(ce, "security_claim_level"));
 	put(o, ")\n");
+	char rtb[192];
+	const char *rt = runtime_text(a, rtb, sizeof(rtb));
+	if (rt) {
+		put(o, "Runtime:    ");
+		val(o, ESC_TERM, rt);
+		put(o, "\n");
+	}
 	put(o, "Command:    ");
 	val(o, ESC_TERM,
 	    jstr(a, "command_result.outcome") ? jstr(a, "command_result.outcome") : "not executed");
@@ -1277,6 +1301,13 @@ static void render_md(const json_t *a, const struct ag_report_egress *eg, struct
 	val(o, ESC_MD, jstr(ce, "preflight.status"));
 	putf(o, " (%s of %s checks passed) |\n", jtext(ce, "preflight.checks_passed", b1),
 	     jtext(ce, "preflight.checks_total", b2));
+	char rtb[192];
+	const char *rt = runtime_text(a, rtb, sizeof(rtb));
+	if (rt) {
+		put(o, "| Runtime | ");
+		val(o, ESC_MD, rt);
+		put(o, " |\n");
+	}
 	put(o, "| Execution | ");
 	val(o, ESC_MD, jstr(ce, "execution.status"));
 	put(o, " |\n\n");
@@ -1410,6 +1441,10 @@ static void html_containment(const json_t *a, struct out *o)
 	html_row(o, "Execution mode", jstr(ce, "execution_mode"));
 	html_row(o, "Security claim", jstr(ce, "security_claim_level"));
 	html_row(o, "Preflight", jstr(ce, "preflight.status"));
+	char rtb[192];
+	const char *rt = runtime_text(a, rtb, sizeof(rtb));
+	if (rt)
+		html_row(o, "Runtime", rt);
 	html_row(o, "Execution", jstr(ce, "execution.status"));
 	put(o,
 	    "</table>\n<h3>Controls: requested vs verified</h3>\n<table><tr><th>Control</th>"
