@@ -41,10 +41,11 @@ static const char help[] =
     "  --public-key FILE  a key whose evidence counts as verified (the local\n"
     "                     signing key, and --signing-key, always do)\n"
     "\n"
-    "Running it again with the same FILE and DIR resumes: a trial whose newest\n"
-    "run verifies and was not cancelled is not run again. SIGINT, SIGTERM or\n"
-    "SIGHUP starts no new trial and cancels the running ones (each removes its\n"
-    "containers and writes a cancelled artifact); the summary is written\n"
+    "Running it again with the same FILE and DIR resumes: a trial with a run\n"
+    "of its entry as it is now (argv, config bytes, repo, ...) that verifies\n"
+    "and was not cancelled is not run again. SIGINT, SIGTERM, SIGHUP, SIGQUIT\n"
+    "or SIGPIPE starts no new trial and cancels the running ones (each removes\n"
+    "its containers and writes a cancelled artifact); the summary is written\n"
     "either way: DIR/batch-summary.json, .txt, .md and .html, with the pass\n"
     "rate, exit outcomes, durations, egress denials and where each trial's\n"
     "evidence is. Every claim about a trial is read from its verified evidence.\n"
@@ -54,8 +55,8 @@ static const char help[] =
     "--out; a trial whose evidence does not verify refuses the merge.\n"
     "\n"
     "Exit codes: 0 every trial passed, 1 a trial did not pass or was not run\n"
-    "(merge: refused), 2 usage or batch file, 3 refused by the plan, 6 Docker,\n"
-    "128+N cancelled by signal N.\n";
+    "(merge: refused), 2 usage or batch file, 3 refused by the plan or another\n"
+    "batch running in DIR, 6 Docker, 128+N cancelled by signal N.\n";
 
 static volatile sig_atomic_t cancel_signal;
 
@@ -355,6 +356,10 @@ int ag_cmd_batch(int argc, char **argv)
 	int r = sl > 0 ? ag_batch_run(b, &o, &s, &e)
 		       : ag_err(&e, AG_E_IO, errno, "batch.self",
 				"AgentGuard cannot find its own executable (/proc/self/exe)");
+	/* the batch is over: a closed pipe while printing its summary does
+	 * not make it a cancelled one */
+	int cancelled_by = cancel_signal;
+	signal(SIGPIPE, SIG_IGN);
 	json_decref(pj);
 	ag_cli_trust_release(&t);
 	ag_sign_key_free(key);
@@ -365,7 +370,7 @@ int ag_cmd_batch(int argc, char **argv)
 	bool ok = json_is_true(json_object_get(s, "complete")) &&
 		  json_integer_value(json_object_get(s, "failed")) == 0;
 	json_decref(s);
-	if (r == 1 || cancel_signal)
-		return AG_EXIT_SIGNAL_BASE + (cancel_signal ? cancel_signal : SIGINT);
+	if (r == 1 || cancelled_by)
+		return AG_EXIT_SIGNAL_BASE + (cancelled_by ? cancelled_by : SIGINT);
 	return ok ? AG_EXIT_PASS : AG_EXIT_FAIL;
 }

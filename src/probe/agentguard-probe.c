@@ -568,18 +568,19 @@ static void clean(const char *in, char *out, size_t cap)
 	out[i] = '\0';
 }
 
-/* The ambient set, asked of prctl (gVisor has no CapAmb line). */
-static unsigned long long ambient_mask(void)
+/* The ambient set, asked of prctl (gVisor has no CapAmb line); -1 when
+ * prctl cannot answer for the first capability (then null: unproven). */
+static int ambient_mask(unsigned long long *mask)
 {
-	unsigned long long mask = 0;
+	*mask = 0;
 	for (int c = 0; c < 64; c++) {
 		int r = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0);
 		if (r < 0)
-			break; /* past the last capability */
+			return c == 0 ? -1 : 0; /* past the last capability */
 		if (r == 1)
-			mask |= 1ull << c;
+			*mask |= 1ull << c;
 	}
-	return mask;
+	return 0;
 }
 
 static void put_kernel(void)
@@ -596,7 +597,11 @@ static void put_kernel(void)
 	put(",\"root_fs\":\"%s\",\"root_fs_trans_fd\":%s,\"root_ro_mount\":%s", r.type,
 	    r.trans_fd ? "true" : "false", r.ro ? "true" : "false");
 	int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
-	put(",\"nnp_prctl\":%d,\"cap_amb_prctl\":\"%016llx\"", nnp, ambient_mask());
+	unsigned long long amb = 0;
+	if (ambient_mask(&amb) < 0)
+		put(",\"nnp_prctl\":%d,\"cap_amb_prctl\":null", nnp);
+	else
+		put(",\"nnp_prctl\":%d,\"cap_amb_prctl\":\"%016llx\"", nnp, amb);
 }
 
 int main(int argc, char **argv)

@@ -6,7 +6,8 @@
 # left behind. Run again, it resumes (no trial runs twice). Shards 1/3, 2/3
 # and 3/3 run disjoint trials whose union is the list; their merge equals
 # the unsharded summary (durations and run ids aside) and a merge refuses a
-# shard whose evidence was altered. Last, SIGINT in the middle of a batch:
+# shard whose evidence was altered, or whose summary lends one trial's
+# evidence to another. A changed entry runs again on resume. Last, SIGINT in the middle of a batch:
 # exit 130, every container gone, the cancelled trial not final, and the
 # batch run again finishes it without running the others a second time.
 set -euo pipefail
@@ -118,6 +119,33 @@ sed -i 's/"result":"PASS"/"result":"FAIL"/; t; s/"result":"FAIL"/"result":"PASS"
 ag_must_fail 1 batch.merge.evidence "merge: a shard whose evidence was altered is refused" \
 	as_user "$AG_BIN" batch merge s1 s2 s3 --out m3
 t_ok "merge: the refused merge wrote no summary" test ! -e "$W/m3/batch-summary.json"
+# a shard summary (unsigned) that lends another trial's passing run to the
+# failed one: the identities do not add up (s2's artifact restored first)
+sed -i 's/"result":"PASS"/"result":"FAIL"/; t; s/"result":"FAIL"/"result":"PASS"/' "$a"
+t_run as_user "$AG_BIN" batch merge s1 s2 s3 --out m5
+t_is "merge: the restored shard merges again" "$AG_RC" 1
+t_like "merge: ... with every trial's evidence verified" "$(jget "$W/m5/batch-summary.json" '[t["evidence"]["verified"] for t in s["trials"]]')" "\[True, True, True\]"
+"$PY" - "$W/s3/batch-summary.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+s = json.load(open(p))
+t = s["trials"][0]
+t["id"], t["entry"], t["repetition"] = "ok.1", "ok", 1
+json.dump(s, open(p, "w"))
+PY
+ag_must_fail 1 batch.merge.identity "merge: a record claiming another trial's identity is refused" \
+	as_user "$AG_BIN" batch merge s1 s2 s3 --out m4
+
+# --- resume binds a run to its entry as it is now: a changed argv runs again
+sed -i 's/exit 3/exit 4/' "$W/b.yaml"
+t_run as_user "$AG_BIN" batch b.yaml --out b1 --jobs 2
+t_is "changed entry: the unchanged trials resume, the changed one runs again" \
+	"$(jget "$S" '[(t["id"], t["resumed"], t["exit_name"]) for t in s["trials"]]')" \
+	"[('ok.1', True, 'pass'), ('ok.2', True, 'pass'), ('bad', False, 'fail')]"
+t_is "changed entry: its new run is the one recorded" \
+	"$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["command_result"]["exit_code"])' \
+		"$W/b1/$(jget "$S" 's["trials"][2]["evidence"]["path"]')/contained-run.json")" 4
+t_ok "changed entry: no container left" batch_clean
 
 # --- SIGINT in the middle, then resume
 cat >"$W/b2.yaml" <<'EOF'

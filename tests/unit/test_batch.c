@@ -224,6 +224,12 @@ static void test_plan_pool(void **state)
 	json_decref(j);
 	/* a mixed batch keeps its concurrency; only its study trials are bound */
 	ag_batch_free(b);
+	b = plan_batch(4, 0, 128 << 20);
+	b->entries[0].fixed_subnet = true;
+	assert_int_equal(ag_batch_plan_make(b, &f, 4, 0, 0, &p, &err), 0);
+	assert_int_equal(p.jobs, 1);
+	assert_string_equal(p.cut_by, "fixed_subnet");
+	ag_batch_free(b);
 	b = plan_batch(4, 4, 128 << 20);
 	assert_int_equal(ag_batch_plan_make(b, &f, 4, 0, 0, &p, &err), 0);
 	assert_int_equal(p.jobs, 4);
@@ -231,6 +237,12 @@ static void test_plan_pool(void **state)
 	char *t = ag_batch_plan_text(&p, &f);
 	assert_non_null(strstr(t, "at most 2 study trials at once"));
 	free(t);
+	/* a fixed study_subnet: one study trial at a time */
+	b->entries[0].fixed_subnet = true;
+	assert_int_equal(ag_batch_plan_make(b, &f, 4, 0, 0, &p, &err), 0);
+	assert_int_equal(p.by_pool, 1);
+	assert_int_equal(p.jobs, 4); /* the contained trials still run beside it */
+	b->entries[0].fixed_subnet = false;
 	/* no free pair: refused, with the fix */
 	f.pool[0].free_pairs = 0;
 	assert_int_equal(ag_batch_plan_make(b, &f, 4, 0, 0, &p, &err), -1);

@@ -9,6 +9,7 @@
 #include "lib/config/imageref.h"
 #include "lib/docker/docker_json.h"
 #include "lib/base/size.h"
+#include "lib/config/config.h"
 #include "lib/docker/inspect.h"
 
 #include <setjmp.h>
@@ -948,6 +949,10 @@ static void test_probe_output_gvisor(void **state)
 	    {"\"nnp_prctl\":1", "\"nnp_prctl\":0", "preflight.probe.no_new_privs"},
 	    {"\"cap_amb_prctl\":\"0000000000000000\"", "\"cap_amb_prctl\":\"0000000000000001\"",
 	     "preflight.probe.capabilities"},
+	    /* gVisor answers neither: derived from permitted and inheritable */
+	    {"\"cap_amb_prctl\":\"0000000000000000\"", "\"cap_amb_prctl\":null", NULL},
+	    {"\"cap_prm\":\"0000000000000000\",", "\"cap_prm\":\"0000000000000400\",",
+	     "preflight.probe.capabilities"},
 	    {"\"seccomp\":2", "\"seccomp\":0", "preflight.probe.seccomp"},
 	    /* one limit shown and wrong: not "hidden" */
 	    {"\"pids_max\":null", "\"pids_max\":\"max\"", "preflight.probe.pids"},
@@ -989,6 +994,62 @@ static void test_probe_output_gvisor(void **state)
 	assert_true(json_is_true(json_object_get(proof, "gvisor")));
 	assert_string_equal(json_string_value(json_object_get(proof, "root_fs")), "9p");
 	json_decref(proof);
+}
+
+/* The engine must list the gVisor runtime, registered with accepted
+ * arguments only; a runc config asks nothing of the runtimes. */
+static void test_runtime_claim(void **state)
+{
+	(void)state;
+	struct ag_contained ce = {
+	    .present = true, .runtime = AG_RUNTIME_GVISOR, .runtime_name = (char *)"runsc"};
+	static const struct {
+		const char *runtimes;
+		const char *reason; /* NULL: no finding */
+	} cases[] = {
+	    {"{\"runc\":{\"path\":\"runc\"},\"runsc\":{\"path\":\"/usr/bin/runsc\","
+	     "\"runtimeArgs\":[\"--platform=ptrace\",\"--network=none\",\"--oci-seccomp\"]}}",
+	     NULL},
+	    {"{\"runsc\":{\"path\":\"/usr/bin/runsc\"}}", NULL},
+	    {"{\"runc\":{\"path\":\"runc\"}}", "preflight.runtime.absent"},
+	    {"{\"runsc\":{\"path\":\"/usr/bin/runsc\",\"runtimeArgs\":[\"--ignore-cgroups\"]}}",
+	     "preflight.runtime.args"},
+	    {"{\"runsc\":{\"path\":\"/usr/bin/runsc\",\"runtimeArgs\":[\"--oci-seccomp-x\"]}}",
+	     "preflight.runtime.args"},
+	    {"{\"runsc\":{\"path\":\"/usr/bin/runsc\",\"runtimeArgs\":[7]}}",
+	     "preflight.runtime.args"},
+	    /* another runtime's arguments are not judged */
+	    {"{\"runsc\":{\"path\":\"/usr/bin/runsc\"},\"runsc2\":{\"path\":\"x\","
+	     "\"runtimeArgs\":[\"--ignore-cgroups\"]}}",
+	     NULL},
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(cases); i++) {
+		_cleanup_free_ char *doc = ag_xasprintf(
+		    "{\"OperatingSystem\":\"Debian\",\"OSType\":\"linux\",\"Runtimes\":%s}",
+		    cases[i].runtimes);
+		json_error_t je;
+		json_t *v = json_loads(doc, 0, &je);
+		assert_non_null(v);
+		struct ag_engine_facts e = {0};
+		e.ncpu = -1;
+		_cleanup_findings_ struct ag_pf_findings f = AG_PF_FINDINGS_INIT;
+		ag_inspect_info(v, &e, &f);
+		assert_int_equal(f.n, 0);
+		ag_inspect_runtime_claim(&e, &ce, &f);
+		if (!cases[i].reason) {
+			if (f.n)
+				fail_msg("case %zu: unexpected %s", i, f.v[0].reason);
+		} else if (ag_pf_findings_find(&f, cases[i].reason) < 0) {
+			fail_msg("case %zu: no %s", i, cases[i].reason);
+		}
+		/* runc: nothing asked */
+		struct ag_contained rc = {.present = true};
+		_cleanup_findings_ struct ag_pf_findings g = AG_PF_FINDINGS_INIT;
+		ag_inspect_runtime_claim(&e, &rc, &g);
+		assert_int_equal(g.n, 0);
+		ag_engine_facts_release(&e);
+		json_decref(v);
+	}
 }
 
 static int64_t dsize(const char *s, enum ag_size_syntax syn)
@@ -1042,6 +1103,7 @@ int main(void)
 	    cmocka_unit_test(test_expect_refusals),
 	    cmocka_unit_test(test_probe_output),
 	    cmocka_unit_test(test_probe_output_gvisor),
+	    cmocka_unit_test(test_runtime_claim),
 	    cmocka_unit_test(test_parse_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

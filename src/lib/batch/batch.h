@@ -75,6 +75,9 @@ struct ag_batch_entry {
 	char *subnet_pool; /* study: NULL = AG_STUDY_AUTO_POOL */
 	bool own_outbound; /* study: AgentGuard creates the outbound network */
 	bool fixed_subnet; /* study: a study_subnet is configured (no pool use) */
+	/* what a run of this entry is bound to on resume: SHA-256 of its mode,
+	 * config path and bytes, argv, repo, timeout, policy and gateway image */
+	char digest[65];
 };
 
 struct ag_batch_trial {
@@ -103,9 +106,10 @@ int ag_batch_load(const char *path, struct ag_batch **out, struct ag_error **err
 int ag_batch_load_mem(const char *data, size_t len, const char *display, struct ag_batch **out,
 		      struct ag_error **err);
 void ag_batch_free(struct ag_batch *b);
-/* Loads every entry's config and takes what the plan needs from it; a
- * config that does not load fails the batch (its error, wrapped with the
- * entry). */
+/* Loads every entry's config and takes what the plan needs from it, and
+ * computes each entry's digest; a config that does not load fails the
+ * batch (its error, wrapped with the entry), and so does a study entry
+ * whose config asks for gVisor (batch.config.study_gvisor). */
 int ag_batch_load_configs(struct ag_batch *b, struct ag_error **err);
 /* "K/N", 1 <= K <= N <= AG_BATCH_TRIALS_MAX (batch.shard). */
 int ag_batch_shard_parse(const char *s, unsigned *k, unsigned *n, struct ag_error **err);
@@ -132,9 +136,11 @@ struct ag_batch_plan {
 	unsigned jobs;			       /* what runs at once */
 	unsigned asked;			       /* --jobs, or the default (the cores) */
 	unsigned by_cores, by_memory, by_pool; /* each bound; 0 = none */
-	const char *cut_by; /* "cores", "memory", "address_pool", "trials" or NULL */
-	unsigned trials;    /* trials in this shard */
+	const char
+	    *cut_by;	 /* "cores", "memory", "address_pool", "fixed_subnet", "trials" or NULL */
+	unsigned trials; /* trials in this shard */
 	unsigned study_trials;
+	bool fixed_subnet; /* a study trial has a configured study_subnet */
 	uint64_t memory_per_trial;
 };
 

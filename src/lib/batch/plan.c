@@ -13,7 +13,8 @@
  *                 whole life; no more study trials run at once than the
  *                 pool has free pairs now (the engine's networks and the
  *                 host's routes read as the study run reads them), none
- *                 free: refused (batch.plan.address_pool)
+ *                 free: refused (batch.plan.address_pool); a configured
+ *                 study_subnet is one subnet: one such trial at a time
  * The plan is the smallest; `cut_by` names the bound that decided it.
  */
 #include "lib/batch/batch.h"
@@ -132,6 +133,8 @@ int ag_batch_plan_make(const struct ag_batch *b, const struct ag_batch_facts *f,
 		p->trials++;
 		if (e->mode == AG_BATCH_STUDY)
 			p->study_trials++;
+		if (e->mode == AG_BATCH_STUDY && e->fixed_subnet)
+			p->fixed_subnet = true;
 		if ((uint64_t)e->memory_bytes > p->memory_per_trial)
 			p->memory_per_trial = (uint64_t)e->memory_bytes;
 	}
@@ -181,6 +184,14 @@ int ag_batch_plan_make(const struct ag_batch *b, const struct ag_batch_facts *f,
 			p->cut_by = "address_pool";
 		}
 	}
+	/* a configured study_subnet is one subnet: its trials run one at a time */
+	if (p->fixed_subnet) {
+		p->by_pool = 1;
+		if (p->study_trials == p->trials && jobs > 1) {
+			jobs = 1;
+			p->cut_by = "fixed_subnet";
+		}
+	}
 	if (jobs > p->trials && p->trials > 0) {
 		jobs = p->trials;
 		if (!p->cut_by)
@@ -222,6 +233,9 @@ char *ag_batch_plan_text(const struct ag_batch_plan *p, const struct ag_batch_fa
 	else if (p->cut_by && strcmp(p->cut_by, "address_pool") == 0)
 		snprintf(why, sizeof(why), "; cut by the address pool: %u free study subnet pair%s",
 			 p->by_pool, p->by_pool == 1 ? "" : "s");
+	else if (p->cut_by && strcmp(p->cut_by, "fixed_subnet") == 0)
+		snprintf(why, sizeof(why),
+			 "; cut by a fixed study_subnet: one study trial at a time");
 	else if (p->cut_by && strcmp(p->cut_by, "trials") == 0)
 		snprintf(why, sizeof(why), "; no more than the trials");
 	char extra[96] = "";

@@ -51,15 +51,53 @@ static int name_desc(const void *a, const void *b)
 	return strcmp(*(char *const *)b, *(char *const *)a);
 }
 
-/* The trial's final record from an earlier run, or NULL. */
+/* A run's binding: OUT/trials/<id>/.batch-run-<run-id> holds the digest of
+ * the entry it ran (written when the run ends). Resume counts a run only
+ * when its binding is the entry's digest now: a changed batch file (argv,
+ * config bytes, repo, ...) runs the trial again. */
+#define BINDING_PREFIX ".batch-run-"
+
+static bool bound_to(int trial_fd, const char *run_id, const char *digest)
+{
+	static const struct ag_read_reasons why = {"batch.binding", "batch.binding",
+						   "batch.binding", "batch.binding"};
+	_cleanup_free_ char *name = ag_xasprintf(BINDING_PREFIX "%s", run_id);
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	struct ag_error *e = NULL;
+	if (ag_read_file_at(trial_fd, name, name, 128, &why, &data, &len, &e) < 0) {
+		ag_error_free(e);
+		return false;
+	}
+	return len == strlen(digest) + 1 && memcmp(data, digest, len - 1) == 0 &&
+	       data[len - 1] == '\n';
+}
+
+static void bind_run(int trials_fd, const char *id, const char *run_id, const char *digest)
+{
+	int fd = openat(trials_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	_cleanup_free_ char *name = ag_xasprintf(BINDING_PREFIX "%s", run_id);
+	_cleanup_free_ char *text = ag_xasprintf("%s\n", digest);
+	struct ag_error *e = NULL;
+	if (ag_write_file_atomic_at(fd, name, name, text, strlen(text), 0600, false, &e) < 0)
+		ag_error_free(e); /* unbound: resume runs the trial again */
+	close(fd);
+}
+
+/* The trial's final record from an earlier run of the same entry, or NULL. */
 static json_t *resumed(struct runner *r, const struct ag_batch_trial *t, struct ag_error **err)
 {
 	int fd = openat(r->trials_fd, t->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
+	int keep = dup(fd);
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
+		if (keep >= 0)
+			close(keep);
 		return NULL;
 	}
 	char *names[AG_BATCH_ATTEMPTS_MAX];
@@ -78,14 +116,17 @@ static json_t *resumed(struct runner *r, const struct ag_batch_trial *t, struct 
 	}
 	closedir(d);
 	json_t *rec = NULL;
+	const char *digest = r->b->entries[t->entry].digest;
 	if (over) {
 		ag_err(err, AG_E_LIMIT, 0, "limit.batch.attempts",
 		       "trial '%s' has more than %d runs in its directory; move old ones away",
 		       t->id, AG_BATCH_ATTEMPTS_MAX);
-	} else {
+	} else if (keep >= 0) {
 		qsort(names, n, sizeof(*names), name_desc);
 		json_t *base = ag_batch_trial_base(r->b, t);
 		for (size_t i = 0; i < n && !rec; i++) {
+			if (!bound_to(keep, names[i], digest))
+				continue;
 			struct ag_batch_outcome out = {.exit_code = -1, .resumed = true};
 			json_t *x =
 			    ag_batch_trial_record(base, r->trials_fd, names[i], r->o->trust, &out);
@@ -96,6 +137,8 @@ static json_t *resumed(struct runner *r, const struct ag_batch_trial *t, struct 
 		}
 		json_decref(base);
 	}
+	if (keep >= 0)
+		close(keep);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	return rec;
@@ -203,6 +246,8 @@ static json_t *run_trial(struct runner *r, const struct ag_batch_trial *t)
 	if (res.status == AG_PROC_EXITED || res.status == AG_PROC_SIGNALED) {
 		child_doc(&res, &run_id, &reason);
 		out.reason = reason;
+		if (run_id)
+			bind_run(r->trials_fd, t->id, run_id, e->digest);
 	}
 	out.wall_ms = res.duration_ms;
 	ag_proc_result_release(&res);
@@ -233,14 +278,21 @@ static void *worker(void *data)
 	struct runner *r = data;
 	pthread_mutex_lock(&r->mu);
 	while (r->next < r->n_todo) {
-		const struct ag_batch_trial *t = &r->b->trials[r->todo[r->next]];
-		bool study = r->b->entries[t->entry].mode == AG_BATCH_STUDY;
 		if (cancelled(r)) {
-			r->next++;
+			const struct ag_batch_trial *t = &r->b->trials[r->todo[r->next++]];
 			finish(r, not_run(r, t));
 			continue;
 		}
-		if (study && r->study_max && r->study_running >= r->study_max) {
+		/* the first trial that can start now: a study trial waits for a
+		 * free subnet pair, a contained trial behind it does not */
+		size_t pick = r->n_todo;
+		for (size_t j = r->next; j < r->n_todo && pick == r->n_todo; j++) {
+			bool st =
+			    r->b->entries[r->b->trials[r->todo[j]].entry].mode == AG_BATCH_STUDY;
+			if (!st || !r->study_max || r->study_running < r->study_max)
+				pick = j;
+		}
+		if (pick == r->n_todo) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_nsec += 200 * 1000 * 1000;
@@ -251,6 +303,11 @@ static void *worker(void *data)
 			pthread_cond_timedwait(&r->cv, &r->mu, &ts);
 			continue;
 		}
+		size_t tmp = r->todo[pick];
+		r->todo[pick] = r->todo[r->next];
+		r->todo[r->next] = tmp;
+		const struct ag_batch_trial *t = &r->b->trials[r->todo[r->next]];
+		bool study = r->b->entries[t->entry].mode == AG_BATCH_STUDY;
 		r->next++;
 		if (study)
 			r->study_running++;

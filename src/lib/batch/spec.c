@@ -5,10 +5,13 @@
  */
 #include "lib/batch/batch.h"
 #include "lib/base/error.h"
+#include "lib/base/bounds.h"
 #include "lib/base/fsx.h"
 #include "lib/base/sha256.h"
 #include "lib/config/config.h"
 #include "lib/config/yaml_load.h"
+
+#include <jansson.h>
 
 #include <libgen.h>
 #include <limits.h>
@@ -99,11 +102,14 @@ static int int_of(const struct ag_ynode *n, int64_t lo, int64_t hi, int64_t *out
 	return 0;
 }
 
-/* PATH beside the batch file (dir "." keeps it as written). */
+/* PATH beside the batch file (dir "." keeps it as written); never one that
+ * starts with '-' (it is passed to a child as an argument). */
 static char *beside(const char *dir, const char *path)
 {
-	if (path[0] == '/' || strcmp(dir, ".") == 0)
+	if (path[0] == '/')
 		return ag_xstrdup(path);
+	if (strcmp(dir, ".") == 0)
+		return path[0] == '-' ? ag_xasprintf("./%s", path) : ag_xstrdup(path);
 	return ag_xasprintf("%s/%s", dir, path);
 }
 
@@ -314,6 +320,35 @@ int ag_batch_load(const char *path, struct ag_batch **out, struct ag_error **err
 	return load_doc(data, len, path, dirname(copy), out, err);
 }
 
+/* The entry's digest: every input of its runs, the config's bytes included. */
+static int entry_digest(struct ag_batch_entry *e, struct ag_error **err)
+{
+	static const struct ag_read_reasons why = {"config.io.symlink", "config.io.not_regular",
+						   "config.io.read", "config.io.too_large"};
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	if (ag_read_file_at(AT_FDCWD, e->config, e->config, AG_CONFIG_MAX_BYTES, &why, &data, &len,
+			    err) < 0)
+		return -1;
+	char csha[AG_SHA256_HEX_LEN + 1];
+	ag_sha256_hex(data, len, csha);
+	json_t *argv = json_array();
+	for (size_t i = 0; i < e->argc; i++)
+		json_array_append_new(argv, json_stringn(e->argv[i], strlen(e->argv[i])));
+	json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:s?, s:I, s:s?, s:s?}", "mode",
+			      e->mode == AG_BATCH_STUDY ? "study" : "contained", "config",
+			      e->config, "config_sha256", csha, "argv", argv, "repo", e->repo,
+			      "timeout", (json_int_t)e->timeout, "policy", e->policy,
+			      "gateway_image", e->gateway_image);
+	char *dump = j ? json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!dump)
+		return ag_err(err, AG_E_INTERNAL, 0, "batch.digest", "an entry cannot be digested");
+	ag_sha256_hex(dump, strlen(dump), e->digest);
+	free(dump);
+	return 0;
+}
+
 int ag_batch_load_configs(struct ag_batch *b, struct ag_error **err)
 {
 	for (size_t i = 0; i < b->n_entries; i++) {
@@ -321,6 +356,14 @@ int ag_batch_load_configs(struct ag_batch *b, struct ag_error **err)
 		struct ag_config *c = NULL;
 		if (ag_config_load(e->config, &c, err) < 0)
 			return ag_err_wrap(err, "batch trial '%s'", e->name);
+		if (e->mode == AG_BATCH_STUDY && c->contained.runtime == AG_RUNTIME_GVISOR) {
+			ag_config_free(c);
+			return ag_err_at(err, AG_E_CONFIG, "batch.config.study_gvisor", e->config,
+					 0, 0, "contained_execution.runtime",
+					 "batch trial '%s': a study trial cannot run under gVisor "
+					 "(study-egress run refuses it)",
+					 e->name);
+		}
 		if (!c->contained.present) {
 			ag_config_free(c);
 			return ag_err_at(err, AG_E_CONFIG, "batch.config.not_contained", e->config,
@@ -338,6 +381,8 @@ int ag_batch_load_configs(struct ag_batch *b, struct ag_error **err)
 			e->fixed_subnet = c->study.study_subnet != NULL;
 		}
 		ag_config_free(c);
+		if (entry_digest(e, err) < 0)
+			return ag_err_wrap(err, "batch trial '%s'", e->name);
 	}
 	return 0;
 }

@@ -31,12 +31,22 @@ static const char *exit_name(int code)
 	return "other";
 }
 
-/* Fills rec from the run's verified artifact; false when it does not verify. */
+/* Fills rec from the run's verified artifact; false when it does not verify.
+ * The trial's directory and the run's are opened without following a link;
+ * a study run's artifact must name this trial (its trial id). */
+static const char *jpath_str(const json_t *a, const char *path)
+{
+	return ag_json_path_str(a, path);
+}
+
 static bool from_evidence(json_t *rec, int trials_fd, const char *id, const char *run_id,
 			  const struct ag_trust *trust, const char **problem)
 {
-	_cleanup_free_ char *rel = ag_xasprintf("%s/%s", id, run_id);
-	int fd = openat(trials_fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int tfd = openat(trials_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd =
+	    tfd >= 0 ? openat(tfd, run_id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	if (tfd >= 0)
+		close(tfd);
 	if (fd < 0) {
 		*problem = "batch.evidence.missing";
 		return false;
@@ -53,6 +63,13 @@ static bool from_evidence(json_t *rec, int trials_fd, const char *id, const char
 		return false;
 	}
 	const json_t *a = rep.artifact;
+	const char *tid = jpath_str(a, "study_egress.trial_id");
+	if (json_is_object(json_object_get(a, "study_egress")) && (!tid || strcmp(tid, id) != 0)) {
+		*problem = "batch.evidence.other_trial";
+		ag_verify_report_release(&rep);
+		close(fd);
+		return false;
+	}
 	const json_t *ec = json_object_get(a, "exit_code");
 	int code = json_is_integer(ec) ? (int)json_integer_value(ec) : -1;
 	json_object_set_new(rec, "exit_code", json_integer(code));
@@ -144,7 +161,14 @@ json_t *ag_batch_summary_of(const char *sha256, size_t total, json_t *records, u
 	json_int_t passed = 0, failed = 0, not_run = 0;
 	for (size_t i = 0; i < n; i++) {
 		json_array_append(sorted, v[i]);
-		const char *name = ag_json_path_str(v[i], "exit_name") ?: "other";
+		/* an exit without verified evidence is only the child's (or, in a
+		 * merge, an unsigned summary's) word: counted apart */
+		const char *name =
+		    json_is_true(ag_json_path(v[i], "evidence.verified"))
+			? ag_json_path_str(v[i], "exit_name") ?: "other"
+		    : strcmp(ag_json_path_str(v[i], "exit_name") ?: "", "not_run") == 0
+			? "not_run"
+			: "unverified";
 		json_t *c = json_object_get(outcomes, name);
 		json_object_set_new(outcomes, name,
 				    json_integer((c ? json_integer_value(c) : 0) + 1));
@@ -400,6 +424,11 @@ int ag_batch_write_summary(int out_fd, const json_t *summary, struct ag_error **
 
 /* ---- merge ---- */
 
+static bool sha_ok(const char *s)
+{
+	return s && strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64;
+}
+
 static int read_summary(const char *dir, size_t which, json_t **out, struct ag_error **err)
 {
 	static const struct ag_read_reasons why = {"batch.merge.symlink", "batch.merge.not_regular",
@@ -418,7 +447,7 @@ static int read_summary(const char *dir, size_t which, json_t **out, struct ag_e
 	if (!s || !json_is_object(s) ||
 	    strcmp(ag_json_path_str(s, "schema") ?: "", SUMMARY_SCHEMA) != 0 ||
 	    json_integer_value(json_object_get(s, "schema_version")) != 1 ||
-	    !json_is_string(json_object_get(s, "batch_sha256")) ||
+	    !sha_ok(ag_json_path_str(s, "batch_sha256")) ||
 	    !json_is_integer(json_object_get(s, "trials_total")) ||
 	    !json_is_array(json_object_get(s, "trials"))) {
 		json_decref(s);
@@ -433,9 +462,40 @@ static int read_summary(const char *dir, size_t which, json_t **out, struct ag_e
 #define MERGE_FAIL(reason, ...) ag_err(err, AG_E_UNVERIFIED, 0, reason, __VA_ARGS__)
 
 /* One shard's records, recomputed from evidence, appended to records. */
+/* What the merge holds of the trials it has read: by index, the trial's id
+ * and entry, and where each entry's repetitions start. */
+struct merge_seen {
+	char **id, **entry;
+	json_int_t *offset; /* index - repetition, the same for every repetition */
+	size_t total;
+};
+
+/* The trial's identity is consistent: id is ENTRY (repetition 1) or
+ * ENTRY.REP, unique in the merge, and each entry's repetitions sit at one
+ * offset, as the batch file's expansion puts them. A shard summary is not
+ * signed: this is what keeps a record from borrowing another trial's
+ * evidence (the evidence lives under trials/<id>). */
+static const char *identity_problem(const struct merge_seen *m, const char *id, const char *entry,
+				    json_int_t rep, json_int_t idx)
+{
+	char want[AG_BATCH_NAME_MAX + 32];
+	snprintf(want, sizeof(want), "%s.%" JSON_INTEGER_FORMAT, entry, rep);
+	if (rep < 1 || (strcmp(id, want) != 0 && !(rep == 1 && strcmp(id, entry) == 0)))
+		return "its id is not its entry and repetition";
+	for (size_t k = 0; k < m->total; k++) {
+		if (!m->id[k])
+			continue;
+		if (strcmp(m->id[k], id) == 0)
+			return "its id is another trial's";
+		if (strcmp(m->entry[k], entry) == 0 && m->offset[k] != idx - rep)
+			return "its entry's repetitions are not where the batch file puts them";
+	}
+	return NULL;
+}
+
 static int merge_shard(const char *dir, size_t which, const json_t *s, size_t total,
-		       unsigned char *seen, const struct ag_trust *trust, json_t *records,
-		       struct ag_error **err)
+		       unsigned char *seen, struct merge_seen *ms, const struct ag_trust *trust,
+		       json_t *records, struct ag_error **err)
 {
 	_cleanup_free_ char *tdir = ag_xasprintf("%s/%s", dir, AG_BATCH_TRIALS_DIR);
 	_cleanup_close_ int tfd = open(tdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -457,7 +517,17 @@ static int merge_shard(const char *dir, size_t which, const json_t *s, size_t to
 					  "trial '%s' (index %" JSON_INTEGER_FORMAT
 					  ") is in two shards",
 					  id, idx);
+		json_int_t rep = json_integer_value(json_object_get(r, "repetition"));
+		const char *why = identity_problem(ms, id, ag_json_path_str(r, "entry"), rep, idx);
+		if (why)
+			return MERGE_FAIL(
+			    "batch.merge.identity",
+			    "shard directory %zu: trial '%s' (index %" JSON_INTEGER_FORMAT "): %s",
+			    which + 1, id, idx, why);
 		seen[idx] = 1;
+		ms->id[idx] = ag_xstrdup(id);
+		ms->entry[idx] = ag_xstrdup(ag_json_path_str(r, "entry"));
+		ms->offset[idx] = idx - rep;
 		const char *mode = ag_json_path_str(r, "mode") ?: "";
 		json_t *base = json_pack("{s:s, s:s, s:O, s:I, s:s}", "id", id, "entry",
 					 ag_json_path_str(r, "entry"), "repetition",
@@ -494,6 +564,7 @@ int ag_batch_merge(const char *const *dirs, size_t n, const struct ag_trust *tru
 {
 	json_t **s = ag_xcalloc(n + 1, sizeof(*s));
 	unsigned char *seen = NULL, *shard_seen = ag_xcalloc(n + 1, 1);
+	struct merge_seen ms = {0};
 	json_t *records = json_array();
 	int rc = -1;
 	const char *sha = NULL;
@@ -533,8 +604,13 @@ int ag_batch_merge(const char *const *dirs, size_t n, const struct ag_trust *tru
 		shard_seen[k] = 1;
 	}
 	seen = ag_xcalloc((size_t)total, 1);
+	ms.total = (size_t)total;
+	ms.id = ag_xcalloc((size_t)total, sizeof(*ms.id));
+	ms.entry = ag_xcalloc((size_t)total, sizeof(*ms.entry));
+	ms.offset = ag_xcalloc((size_t)total, sizeof(*ms.offset));
 	for (size_t i = 0; i < n; i++)
-		if (merge_shard(dirs[i], i, s[i], (size_t)total, seen, trust, records, err) < 0)
+		if (merge_shard(dirs[i], i, s[i], (size_t)total, seen, &ms, trust, records, err) <
+		    0)
 			goto out;
 	for (json_int_t i = 0; i < total; i++)
 		if (!seen[i]) {
@@ -552,6 +628,13 @@ out:
 	for (size_t i = 0; i < n; i++)
 		json_decref(s[i]);
 	free(s);
+	for (size_t i = 0; i < ms.total; i++) {
+		free(ms.id[i]);
+		free(ms.entry[i]);
+	}
+	free(ms.id);
+	free(ms.entry);
+	free(ms.offset);
 	free(seen);
 	free(shard_seen);
 	return rc;

@@ -168,6 +168,7 @@ void ag_engine_facts_release(struct ag_engine_facts *e)
 	free(e->cgroup_version);
 	free(e->runtime);
 	ag_strv_release(&e->runtimes);
+	ag_strv_release(&e->runtime_args);
 	ag_strv_release(&e->security_options);
 	memset(e, 0, sizeof(*e));
 	e->ncpu = -1;
@@ -266,14 +267,24 @@ void ag_inspect_info(const json_t *v, struct ag_engine_facts *e, struct ag_pf_fi
 		    ag_strv_push_owned(&e->security_options, san_dup(json_string_value(x)));
 	}
 	ag_strv_release(&e->runtimes);
+	ag_strv_release(&e->runtime_args);
 	const char *rk;
 	const json_t *rv;
 	json_object_foreach((json_t *)json_object_get(v, "Runtimes"), rk, rv)
 	{
 		if (e->runtimes.n >= 16)
 			break;
-		(void)rv;
 		ag_strv_push_owned(&e->runtimes, san_dup(rk));
+		const json_t *args = json_object_get(rv, "runtimeArgs");
+		for (size_t k = 0; k < json_array_size(args) && e->runtime_args.n < 64; k++) {
+			/* sanitized: an argument may name a private path */
+			char *raw = ag_xasprintf("%s %s", rk,
+						 json_is_string(json_array_get(args, k))
+						     ? json_string_value(json_array_get(args, k))
+						     : "(not a string)");
+			ag_strv_push_owned(&e->runtime_args, san_dup(raw));
+			free(raw);
+		}
 	}
 	info_bool(v, "MemoryLimit", &e->memory_limit, &e->memory_limit_known);
 	info_bool(v, "PidsLimit", &e->pids_limit, &e->pids_limit_known);
@@ -306,13 +317,38 @@ void ag_inspect_runtime_claim(const struct ag_engine_facts *e, const struct ag_c
 {
 	if (ce->runtime != AG_RUNTIME_GVISOR)
 		return;
+	bool listed = false;
 	for (size_t i = 0; i < e->runtimes.n; i++)
-		if (strcmp(e->runtimes.v[i], ce->runtime_name) == 0)
-			return;
-	ag_pf_findings_add(f, "runtime", AG_PF_V_UNAVAILABLE, "preflight.runtime.absent",
-			   "the engine has no runtime named '%s' (register gVisor's runsc under "
-			   "\"runtimes\" in the engine's daemon.json, docs/contained-run.md)",
-			   ce->runtime_name);
+		listed |= strcmp(e->runtimes.v[i], ce->runtime_name) == 0;
+	if (!listed) {
+		ag_pf_findings_add(f, "runtime", AG_PF_V_UNAVAILABLE, "preflight.runtime.absent",
+				   "the engine has no runtime named '%s' (register gVisor's runsc "
+				   "under \"runtimes\" in the engine's daemon.json, "
+				   "docs/contained-run.md)",
+				   ce->runtime_name);
+		return;
+	}
+	size_t nl = strlen(ce->runtime_name);
+	for (size_t i = 0; i < e->runtime_args.n; i++) {
+		const char *a = e->runtime_args.v[i];
+		if (strncmp(a, ce->runtime_name, nl) != 0 || a[nl] != ' ')
+			continue;
+		const char *arg = a + nl + 1;
+		/* whole words of the allow-list only */
+		const char *ok = AG_GVISOR_ARGS_OK;
+		size_t al = strlen(arg);
+		bool allowed = false;
+		for (const char *p = ok; *p && !allowed; p += strcspn(p, " "), p += *p == ' ') {
+			size_t wl = strcspn(p, " ");
+			allowed = wl == al && strncmp(p, arg, al) == 0;
+		}
+		if (!allowed)
+			ag_pf_findings_add(
+			    f, "runtime", AG_PF_V_UNSAFE, "preflight.runtime.args",
+			    "the engine runs '%s' with '%s', which AgentGuard does not "
+			    "accept (only %s)",
+			    ce->runtime_name, arg, AG_GVISOR_ARGS_OK);
+	}
 }
 
 void ag_inspect_platform_claim(const struct ag_engine_facts *e, enum ag_platform platform,
@@ -1338,7 +1374,8 @@ void ag_inspect_probe_output(const char *out, size_t len, bool truncated,
 	 * Under gVisor (x->runtime) some facts are shown differently, and the
 	 * probe's second reading of each is taken, never a weaker claim:
 	 * statvfs does not flag the read-only root (its mount entry does),
-	 * /proc/self/status has no NoNewPrivs or CapAmb line (prctl answers),
+	 * /proc/self/status has no NoNewPrivs or CapAmb line (prctl answers
+	 * the first; the second is derived, below),
 	 * and the container's cgroup limits are applied to the sandbox on the
 	 * host, not shown inside (HostConfig carries them; pids and memory are
 	 * then not proven from inside, which the docs say). Above all the
@@ -1365,6 +1402,15 @@ void ag_inspect_probe_output(const char *out, size_t len, bool truncated,
 			cj = json_object_get(v, "cap_amb_prctl");
 		const char *c = ag_json_str_or(cj, "");
 		bool zero = *c && strspn(c, "0") == strlen(c);
+		/* gVisor answers neither (no CapAmb line, no PR_CAP_AMBIENT): the
+		 * ambient set is a subset of permitted and inheritable, both shown
+		 * empty above, so it is empty */
+		if (gv && i == 4 && !zero && json_is_null(cj)) {
+			const char *prm = ag_json_str_or(json_object_get(v, "cap_prm"), "");
+			const char *inh = ag_json_str_or(json_object_get(v, "cap_inh"), "");
+			zero = *prm && strspn(prm, "0") == strlen(prm) && *inh &&
+			       strspn(inh, "0") == strlen(inh);
+		}
 		if (!zero)
 			ag_pf_findings_add(f, "capabilities", U, "preflight.probe.capabilities",
 					   "the probe holds capabilities (%s)", caps[i]);

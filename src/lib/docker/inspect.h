@@ -89,6 +89,8 @@ struct ag_engine_facts {
 	char *os_type;		/* info.OSType */
 	char *cgroup_driver, *cgroup_version, *runtime;
 	struct ag_strv runtimes; /* the names of info.Runtimes (at most 16) */
+	/* their runtimeArgs, one "NAME ARG" per argument (at most 64) */
+	struct ag_strv runtime_args;
 	struct ag_strv security_options;
 	bool desktop; /* "docker desktop" seen in either source */
 	/* capability fields; *_known false when absent or not a boolean */
@@ -106,7 +108,13 @@ void ag_inspect_version(const json_t *v, struct ag_engine_facts *e, struct ag_pf
 /* `docker info --format {{json .}}`; cross-checks what version said. */
 void ag_inspect_info(const json_t *v, struct ag_engine_facts *e, struct ag_pf_findings *f);
 /* contained_execution.runtime gvisor: the engine lists runtime_name
- * (preflight.runtime.absent, unavailable); runc: nothing to check. */
+ * (preflight.runtime.absent, unavailable), registered with no argument
+ * outside AG_GVISOR_ARGS_OK (preflight.runtime.args, unsafe: an argument
+ * like --ignore-cgroups would drop the limits inspection shows); runc:
+ * nothing to check. */
+#define AG_GVISOR_ARGS_OK                                                                          \
+	"--platform=ptrace --platform=systrap --platform=kvm --network=none --oci-seccomp "        \
+	"--oci-seccomp=true"
 struct ag_contained;
 void ag_inspect_runtime_claim(const struct ag_engine_facts *e, const struct ag_contained *ce,
 			      struct ag_pf_findings *f);

@@ -533,6 +533,10 @@ static json_t *engine_json(const struct ag_engine_facts *e)
 	for (size_t i = 0; i < e->runtimes.n; i++)
 		json_array_append_new(rts, json_string(e->runtimes.v[i]));
 	json_object_set_new(o, "runtimes", rts);
+	json_t *rargs = json_array();
+	for (size_t i = 0; i < e->runtime_args.n; i++)
+		json_array_append_new(rargs, json_string(e->runtime_args.v[i]));
+	json_object_set_new(o, "runtime_args", rargs);
 	json_object_set_new(o, "docker_desktop", json_boolean(e->desktop));
 	json_t *so = json_array();
 	for (size_t i = 0; i < e->security_options.n && i < 16; i++)

@@ -173,8 +173,14 @@ static const char *runtime_text(const json_t *a, char *buf, size_t cap)
 	const char *rt = jstr(a, "preflight.requested.runtime");
 	if (!rt)
 		return NULL;
-	if (strcmp(rt, "gvisor") != 0)
-		return rt;
+	/* what inspection showed the agent's container ran with */
+	const char *seen =
+	    jstr(a, "containment_evidence.controls.verified_resource_controls.runtime");
+	if (strcmp(rt, "gvisor") != 0) {
+		snprintf(buf, cap, "%.32s (the engine's runtime %.64s)", rt,
+			 seen ? seen : "not shown");
+		return buf;
+	}
 	const char *name = jstr(a, "preflight.requested.runtime_name");
 	bool proven = json_is_true(jget(a, "preflight.inspected.runtime_proof.gvisor"));
 	snprintf(buf, cap, "gvisor (engine runtime %.64s; gVisor's kernel %s)", name ? name : "?",
