@@ -37,6 +37,9 @@ int ag_cli_usage(const char *cmd, const char *fmt, ...) AG_PRINTF(2, 3);
  * executable's path cannot be read (the preflight then fails closed).
  */
 char *ag_cli_probe_path(void);
+/* The running agentguard binary's own path (/proc/self/exe, heap), or NULL
+ * when it cannot be read whole. */
+char *ag_cli_self_path(void);
 /* The agent's static init, installed beside agentguard like the probe. */
 char *ag_cli_init_path(void);
 /* Writes untrusted s to f through the one terminal escaper (lib/base/termsafe.h). */

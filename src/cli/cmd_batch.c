@@ -7,7 +7,6 @@
 #include "lib/base/error.h"
 #include "lib/batch/batch.h"
 
-#include <limits.h>
 #include <signal.h>
 
 static const char help[] =
@@ -327,9 +326,7 @@ int ag_cmd_batch(int argc, char **argv)
 		ag_batch_free(b);
 		return rc;
 	}
-	char self[PATH_MAX];
-	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	self[sl > 0 ? sl : 0] = '\0';
+	_cleanup_free_ char *self = ag_cli_self_path();
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
@@ -353,9 +350,9 @@ int ag_cmd_batch(int argc, char **argv)
 	    .data = &pr,
 	};
 	json_t *s = NULL;
-	int r = sl > 0 ? ag_batch_run(b, &o, &s, &e)
-		       : ag_err(&e, AG_E_IO, errno, "batch.self",
-				"AgentGuard cannot find its own executable (/proc/self/exe)");
+	int r = self ? ag_batch_run(b, &o, &s, &e)
+		     : ag_err(&e, AG_E_IO, errno, "batch.self",
+			      "AgentGuard cannot find its own executable (/proc/self/exe)");
 	/* the batch is over: a closed pipe while printing its summary does
 	 * not make it a cancelled one */
 	int cancelled_by = cancel_signal;

@@ -118,19 +118,25 @@ int ag_cli_usage(const char *cmd, const char *fmt, ...)
 	return AG_EXIT_CONFIG;
 }
 
-/* NAME beside the running agentguard binary (a heap path), or NULL. */
-static char *beside_self(const char *name)
+char *ag_cli_self_path(void)
 {
 	char buf[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
 	if (n <= 0 || (size_t)n >= sizeof(buf) - 1)
 		return NULL;
 	buf[n] = '\0';
-	char *slash = strrchr(buf, '/');
+	return ag_xstrdup(buf);
+}
+
+/* NAME beside the running agentguard binary (a heap path), or NULL. */
+static char *beside_self(const char *name)
+{
+	_cleanup_free_ char *self = ag_cli_self_path();
+	char *slash = self ? strrchr(self, '/') : NULL;
 	if (!slash)
 		return NULL;
 	*slash = '\0';
-	return ag_xasprintf("%s/%s", buf, name);
+	return ag_xasprintf("%s/%s", self, name);
 }
 
 char *ag_cli_probe_path(void)

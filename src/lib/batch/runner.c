@@ -92,12 +92,9 @@ static json_t *resumed(struct runner *r, const struct ag_batch_trial *t, struct 
 	int fd = openat(r->trials_fd, t->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	int keep = dup(fd);
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
-		if (keep >= 0)
-			close(keep);
 		return NULL;
 	}
 	char *names[AG_BATCH_ATTEMPTS_MAX];
@@ -114,18 +111,17 @@ static json_t *resumed(struct runner *r, const struct ag_batch_trial *t, struct 
 		}
 		names[n++] = ag_xstrdup(de->d_name);
 	}
-	closedir(d);
 	json_t *rec = NULL;
 	const char *digest = r->b->entries[t->entry].digest;
 	if (over) {
 		ag_err(err, AG_E_LIMIT, 0, "limit.batch.attempts",
 		       "trial '%s' has more than %d runs in its directory; move old ones away",
 		       t->id, AG_BATCH_ATTEMPTS_MAX);
-	} else if (keep >= 0) {
+	} else {
 		qsort(names, n, sizeof(*names), name_desc);
 		json_t *base = ag_batch_trial_base(r->b, t);
 		for (size_t i = 0; i < n && !rec; i++) {
-			if (!bound_to(keep, names[i], digest))
+			if (!bound_to(dirfd(d), names[i], digest))
 				continue;
 			struct ag_batch_outcome out = {.exit_code = -1, .resumed = true};
 			json_t *x =
@@ -137,8 +133,7 @@ static json_t *resumed(struct runner *r, const struct ag_batch_trial *t, struct 
 		}
 		json_decref(base);
 	}
-	if (keep >= 0)
-		close(keep);
+	closedir(d);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	return rec;

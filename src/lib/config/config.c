@@ -80,16 +80,14 @@ const char *ag_runtime_name(enum ag_runtime r)
 	return r == AG_RUNTIME_GVISOR ? "gvisor" : "runc";
 }
 
-/* An engine runtime name as daemon.json registers it: 1..64 of
- * [a-z0-9._-], starting with a letter or digit. */
-static bool runtime_name_ok(const struct ag_ynode *n)
+bool ag_runtime_name_valid(const char *r)
 {
-	if (!n || n->kind != AG_Y_SCALAR || n->len < 1 || n->len > 64 || strlen(n->str) != n->len)
+	size_t n = r ? strlen(r) : 0;
+	if (n < 1 || n > 64)
 		return false;
-	for (size_t i = 0; i < n->len; i++) {
-		char c = n->str[i];
-		bool an = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-		if (!an && (i == 0 || !strchr("._-", c)))
+	for (size_t i = 0; i < n; i++) {
+		bool an = (r[i] >= 'a' && r[i] <= 'z') || (r[i] >= '0' && r[i] <= '9');
+		if (!an && (i == 0 || !strchr("._-", r[i])))
 			return false;
 	}
 	return true;
@@ -1058,7 +1056,8 @@ static int load_contained(struct ctx *x, const struct ag_ynode *root)
 			    &x->w, rn, "config.contained.runtime_name",
 			    "runtime_name names the engine's gVisor runtime: it needs "
 			    "runtime: gvisor");
-		if (!runtime_name_ok(rn))
+		if (rn->kind != AG_Y_SCALAR || strlen(rn->str) != rn->len ||
+		    !ag_runtime_name_valid(rn->str))
 			return ag_walk_fail(
 			    &x->w, rn, "config.contained.runtime_name",
 			    "must be an engine runtime name: 1..64 of a-z 0-9 . _ -");

@@ -233,6 +233,9 @@ int ag_config_check_contained_run(const struct ag_config *c, uid_t euid, gid_t e
 
 const char *ag_network_name(enum ag_network n);
 const char *ag_runtime_name(enum ag_runtime r);
+/* An engine runtime name as daemon.json registers it: 1..64 of
+ * [a-z0-9._-], a letter or digit first (config and renderer alike). */
+bool ag_runtime_name_valid(const char *r);
 const char *ag_platform_name(enum ag_platform p);
 const char *ag_check_key(enum ag_check c);
 const char *ag_severity_name(enum ag_severity s);

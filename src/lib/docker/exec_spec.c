@@ -307,23 +307,9 @@ static int check_env(const struct ag_exec_spec *s, struct ag_error **err)
 	return 0;
 }
 
-/* An engine runtime name: 1..64 of [a-z0-9._-], a letter or digit first. */
-static bool runtime_ok(const char *r)
-{
-	size_t n = strlen(r);
-	if (n < 1 || n > 64)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		bool an = (r[i] >= 'a' && r[i] <= 'z') || (r[i] >= '0' && r[i] <= '9');
-		if (!an && (i == 0 || !strchr("._-", r[i])))
-			return false;
-	}
-	return true;
-}
-
 int ag_exec_spec_validate(const struct ag_exec_spec *s, struct ag_error **err)
 {
-	if (s->runtime && !runtime_ok(s->runtime))
+	if (s->runtime && !ag_runtime_name_valid(s->runtime))
 		return FAIL("render.runtime.invalid",
 			    "the runtime must be an engine runtime name (a-z 0-9 . _ -)");
 	/* image */

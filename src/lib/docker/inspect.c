@@ -334,20 +334,19 @@ void ag_inspect_runtime_claim(const struct ag_engine_facts *e, const struct ag_c
 		if (strncmp(a, ce->runtime_name, nl) != 0 || a[nl] != ' ')
 			continue;
 		const char *arg = a + nl + 1;
-		/* whole words of the allow-list only */
-		const char *ok = AG_GVISOR_ARGS_OK;
-		size_t al = strlen(arg);
+		static const char *const ok[] = {"--platform=ptrace", "--platform=systrap",
+						 "--platform=kvm",    "--network=none",
+						 "--oci-seccomp",     "--oci-seccomp=true"};
 		bool allowed = false;
-		for (const char *p = ok; *p && !allowed; p += strcspn(p, " "), p += *p == ' ') {
-			size_t wl = strcspn(p, " ");
-			allowed = wl == al && strncmp(p, arg, al) == 0;
-		}
+		for (size_t k = 0; k < AG_ARRAY_SIZE(ok) && !allowed; k++)
+			allowed = strcmp(arg, ok[k]) == 0;
 		if (!allowed)
 			ag_pf_findings_add(
 			    f, "runtime", AG_PF_V_UNSAFE, "preflight.runtime.args",
 			    "the engine runs '%s' with '%s', which AgentGuard does not "
-			    "accept (only %s)",
-			    ce->runtime_name, arg, AG_GVISOR_ARGS_OK);
+			    "accept (only --platform=ptrace|systrap|kvm, "
+			    "--network=none, --oci-seccomp)",
+			    ce->runtime_name, arg);
 	}
 }
 

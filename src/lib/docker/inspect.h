@@ -109,12 +109,10 @@ void ag_inspect_version(const json_t *v, struct ag_engine_facts *e, struct ag_pf
 void ag_inspect_info(const json_t *v, struct ag_engine_facts *e, struct ag_pf_findings *f);
 /* contained_execution.runtime gvisor: the engine lists runtime_name
  * (preflight.runtime.absent, unavailable), registered with no argument
- * outside AG_GVISOR_ARGS_OK (preflight.runtime.args, unsafe: an argument
+ * outside the accepted ones (the platform, --network=none, --oci-seccomp;
+ * preflight.runtime.args, unsafe: an argument
  * like --ignore-cgroups would drop the limits inspection shows); runc:
  * nothing to check. */
-#define AG_GVISOR_ARGS_OK                                                                          \
-	"--platform=ptrace --platform=systrap --platform=kvm --network=none --oci-seccomp "        \
-	"--oci-seccomp=true"
 struct ag_contained;
 void ag_inspect_runtime_claim(const struct ag_engine_facts *e, const struct ag_contained *ce,
 			      struct ag_pf_findings *f);
