@@ -177,7 +177,7 @@ static int print_summary(const json_t *s, bool as_json)
 {
 	if (as_json)
 		return ag_cli_json_print(json_deep_copy(s), "agentguard.batch-summary");
-	struct ag_buf b = AG_BUF_INIT(8 * 1024 * 1024, "limit.batch.render");
+	struct ag_buf b = AG_BUF_INIT(AG_BATCH_RENDER_MAX, "limit.batch.render");
 	struct ag_error *e = NULL;
 	int rc = ag_batch_render(s, "text", &b, &e);
 	if (rc == 0)

@@ -91,6 +91,9 @@ t_is "batch: the failed trial's claim is its artifact's" \
 		"$W/b1/$(jget "$S" 's["trials"][2]["evidence"]["path"]')/contained-run.json")" 3
 t_ok "batch: no container left" batch_clean
 t_ok "batch: the repository untouched" repo_unchanged
+t_unlike "batch: no host path or canary in any summary" \
+	"$(cat "$W"/b1/batch-summary.* "$T/none" 2>/dev/null; printf '%s' "$AG_OUT")" 'CANARY|/tmp/|/home/|/root/'
+
 runs_before=$(find "$W/b1/trials" -mindepth 2 -maxdepth 2 -type d | wc -l)
 
 # --- run again: resumed, nothing runs twice

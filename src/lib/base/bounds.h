@@ -673,4 +673,40 @@ _Static_assert((AG_GW_SAMPLE_FIRST + AG_GW_AGG_KEYS_MAX + 1 + AG_GW_SAMPLE_LAST 
 #define AG_IMAGES_EXPORT_PIDS 16
 #define AG_IMAGES_EXPORT_TMPFS "64k"
 
+/* ---- batch (agentguard batch; the batch file and shard summaries are
+ * untrusted input, a child's output is AgentGuard's own but bounded) ---- */
+/* The batch file: a person's list, not data: 1 MiB, 256 entries expanding
+ * to at most 1000 trials (each a full contained run: more is several
+ * batches), 1000 repetitions, argv as the contained run bounds it. */
+#define AG_BATCH_FILE_MAX_BYTES (1024 * 1024)
+#define AG_BATCH_ENTRIES_MAX 256
+#define AG_BATCH_TRIALS_MAX 1000
+#define AG_BATCH_REPETITIONS_MAX 1000
+#define AG_BATCH_ARGV_MAX 256
+#define AG_BATCH_ARG_MAX_BYTES 4096
+/* an entry's name (its trials' ids add ".REP") */
+#define AG_BATCH_NAME_MAX 64
+/* trials at once: past 64 the engine, not the batch, is the bottleneck */
+#define AG_BATCH_JOBS_MAX 64
+/* run directories read in one trial's runs root on resume (more:
+ * limit.batch.attempts, move old ones away) */
+#define AG_BATCH_ATTEMPTS_MAX 64
+/* a child's --json document (a run summary is a few KiB), and its own
+ * messages (kept only for the error reason) */
+#define AG_BATCH_CHILD_STDOUT_MAX (1024 * 1024)
+#define AG_BATCH_CHILD_STDERR_MAX (64 * 1024)
+/* a cancelled child gets this long to remove its containers and networks
+ * before SIGKILL (a study run's teardown takes seconds, not minutes) */
+#define AG_BATCH_CANCEL_GRACE_MS 120000
+/* a shard summary read back by merge: 1000 records of about 1 KiB, with room */
+#define AG_BATCH_SUMMARY_MAX_BYTES (16 * 1024 * 1024)
+/* a rendered summary (text, md, html) of 1000 trials */
+#define AG_BATCH_RENDER_MAX (8 * 1024 * 1024)
+/* a child's error reason token kept in a record */
+#define AG_BATCH_REASON_MAX 128
+/* a run's binding file: a SHA-256 hex digest and a newline */
+#define AG_BATCH_BINDING_MAX_BYTES 128
+/* /proc/meminfo read for MemAvailable (a few KiB on any kernel) */
+#define AG_BATCH_MEMINFO_MAX 16384
+
 #endif

@@ -24,6 +24,7 @@
 #define AG_BATCH_H
 
 #include "lib/base/ag.h"
+#include "lib/base/bounds.h"
 
 #include "lib/base/exit.h"
 
@@ -36,23 +37,7 @@ struct ag_error;
 struct ag_trust;
 struct ag_buf;
 
-#define AG_BATCH_FILE_MAX_BYTES (1024 * 1024)
-#define AG_BATCH_ENTRIES_MAX 256
-#define AG_BATCH_TRIALS_MAX 1000
-#define AG_BATCH_REPETITIONS_MAX 1000
-#define AG_BATCH_ARGV_MAX 256
-#define AG_BATCH_ARG_MAX_BYTES 4096
-#define AG_BATCH_NAME_MAX 64
-#define AG_BATCH_JOBS_MAX 64
-/* attempts (run directories) read in one trial's runs root */
-#define AG_BATCH_ATTEMPTS_MAX 64
-/* a child's --json document, and its own messages */
-#define AG_BATCH_CHILD_STDOUT_MAX (1024 * 1024)
-#define AG_BATCH_CHILD_STDERR_MAX (64 * 1024)
-/* a cancelled child gets this long to clean up before SIGKILL */
-#define AG_BATCH_CANCEL_GRACE_MS 120000
-/* a summary file read back by merge */
-#define AG_BATCH_SUMMARY_MAX_BYTES (16 * 1024 * 1024)
+/* Bounds: lib/base/bounds.h ("batch"). */
 #define AG_BATCH_SUMMARY_FILE "batch-summary.json"
 #define AG_BATCH_TRIALS_DIR "trials"
 

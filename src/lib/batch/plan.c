@@ -26,7 +26,6 @@
 #include <sched.h>
 
 #define AG_BATCH_JOBS_PER_CORE 4
-#define MEMINFO_MAX 16384
 
 static unsigned count_cores(void)
 {
@@ -42,7 +41,7 @@ static uint64_t mem_available(void)
 	int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	char buf[MEMINFO_MAX];
+	char buf[AG_BATCH_MEMINFO_MAX];
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)

@@ -65,7 +65,8 @@ static bool bound_to(int trial_fd, const char *run_id, const char *digest)
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
 	struct ag_error *e = NULL;
-	if (ag_read_file_at(trial_fd, name, name, 128, &why, &data, &len, &e) < 0) {
+	if (ag_read_file_at(trial_fd, name, name, AG_BATCH_BINDING_MAX_BYTES, &why, &data, &len,
+			    &e) < 0) {
 		ag_error_free(e);
 		return false;
 	}
@@ -168,7 +169,7 @@ static void child_doc(const struct ag_proc_result *res, char **run_id, char **re
 	const char *id = ag_json_path_str(j, "run_id");
 	const char *why = ag_json_path_str(j, "error.reason");
 	*run_id = id && ag_batch_name_ok(id, 255) ? ag_xstrdup(id) : NULL;
-	*reason = why && ag_batch_name_ok(why, 128) ? ag_xstrdup(why) : NULL;
+	*reason = why && ag_batch_name_ok(why, AG_BATCH_REASON_MAX) ? ag_xstrdup(why) : NULL;
 	json_decref(j);
 }
 

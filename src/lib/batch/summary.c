@@ -15,8 +15,6 @@
 #include <math.h>
 
 #define SUMMARY_SCHEMA "agentguard.batch-summary"
-#define RENDER_MAX (8 * 1024 * 1024)
-#define REASON_MAX 128
 
 static const char *exit_name(int code)
 {
@@ -112,7 +110,7 @@ json_t *ag_batch_trial_record(const json_t *base, int trials_fd, const char *run
 					       : json_null());
 		json_object_set_new(rec, "egress_denied", json_null());
 	}
-	bool reason_ok = o->reason && ag_batch_name_ok(o->reason, REASON_MAX);
+	bool reason_ok = o->reason && ag_batch_name_ok(o->reason, AG_BATCH_REASON_MAX);
 	json_object_set_new(rec, "reason", reason_ok ? json_string(o->reason) : json_null());
 	json_object_set_new(rec, "resumed", json_boolean(o->resumed && verified));
 	json_t *ev = json_object();
@@ -412,7 +410,7 @@ int ag_batch_write_summary(int out_fd, const json_t *summary, struct ag_error **
 					      {"md", "batch-summary.md"},
 					      {"html", "batch-summary.html"}};
 	for (size_t i = 0; rc == 0 && i < AG_ARRAY_SIZE(fmts); i++) {
-		struct ag_buf b = AG_BUF_INIT(RENDER_MAX, "limit.batch.render");
+		struct ag_buf b = AG_BUF_INIT(AG_BATCH_RENDER_MAX, "limit.batch.render");
 		rc = ag_batch_render(summary, fmts[i][0], &b, err);
 		if (rc == 0)
 			rc = ag_write_file_atomic_at(out_fd, fmts[i][1], fmts[i][1], b.buf, b.len,
@@ -507,7 +505,8 @@ static int merge_shard(const char *dir, size_t which, const json_t *s, size_t to
 		const json_t *ix = json_object_get(r, "index");
 		json_int_t idx = json_is_integer(ix) ? json_integer_value(ix) : -1;
 		if (!id || !ag_batch_name_ok(id, AG_BATCH_NAME_MAX + 8) || idx < 0 ||
-		    (size_t)idx >= total || !ag_batch_name_ok(ag_json_path_str(r, "entry"), 64) ||
+		    (size_t)idx >= total ||
+		    !ag_batch_name_ok(ag_json_path_str(r, "entry"), AG_BATCH_NAME_MAX) ||
 		    !json_is_integer(json_object_get(r, "repetition")))
 			return MERGE_FAIL("batch.merge.summary",
 					  "shard directory %zu: trial record %zu is malformed",
