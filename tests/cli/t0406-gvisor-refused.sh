@@ -26,12 +26,16 @@ workspaces() { find "$W/.agentguard" -maxdepth 3 -name 'workspace*' 2>/dev/null 
 
 gv absent agtest-no-such-runtime
 t_run as_user "$AG_BIN" contained-run "$W/absent.yaml" --repo repo --json -- /bin/true
+rep=$(printf '%s\n' "$AG_OUT" | grep -m1 '^{' | "$PY" -c 'import json,sys; print(json.load(sys.stdin).get("report") or "")')
 ledger_runs
 t_is "absent runtime: exit 3" "$AG_RC" 3
 t_like "absent runtime: the reason" "$AG_OUT" '"failure_reason":"preflight.runtime.absent"'
 t_like "absent runtime: the fix is named" "$("$AG_BIN" preflight "$W/absent.yaml" 2>&1 || true)" 'register gVisor.s runsc under "runtimes" in the engine.s daemon.json'
 t_is "absent runtime: no workspace was prepared" "$(workspaces)" 0
 t_ok "absent runtime: no container" no_containers
+t_ok "absent runtime: the failure record is written" test -n "$rep"
+t_ok "absent runtime: the failure record verifies (its runtime words fit the schema)" \
+	"$AG_BIN" evidence verify "$W/$rep" --public-key "$(pubkey)"
 
 gv fake agtest-runc-as-gvisor
 t_run as_user "$AG_BIN" contained-run "$W/fake.yaml" --repo repo --json -- /bin/true

@@ -89,4 +89,15 @@ ag_must_fail 2 "" "a config that does not load is refused, naming the trial" "$A
 t_like "a config that does not load: the trial named" "$AG_OUT" "batch trial 'a'"
 ag_must_fail 2 batch.shard "--shard 4/3 is refused" "$AG_BIN" batch "$W/c.yaml" --plan --shard 4/3
 ag_must_fail 2 usage "--out is required to run" "$AG_BIN" batch "$W/c.yaml"
+
+# merge's inputs are untrusted: a directory without a summary, a summary
+# AgentGuard did not write, one of another shape
+mkdir -p "$W/m1" "$W/m2" "$W/m3"
+ag_must_fail 1 batch.merge.read "merge: a shard directory without a summary" "$AG_BIN" batch merge "$W/m1" --out "$W/mo"
+printf 'not json' >"$W/m2/batch-summary.json"
+ag_must_fail 1 batch.merge.summary "merge: a summary that is not JSON" "$AG_BIN" batch merge "$W/m2" --out "$W/mo"
+printf '{"schema":"agentguard.batch-summary","schema_version":1,"batch_sha256":"<b>","trials_total":1,"trials":[]}' >"$W/m3/batch-summary.json"
+ag_must_fail 1 batch.merge.summary "merge: a batch_sha256 that is not a digest" "$AG_BIN" batch merge "$W/m3" --out "$W/mo"
+t_ok "merge: nothing written for a refused merge" test ! -e "$W/mo/batch-summary.json"
+ag_must_fail 2 usage "merge: no shard directory" "$AG_BIN" batch merge --out "$W/mo"
 t_done
