@@ -156,7 +156,7 @@ check-valgrind: tests
 # when there is one (the loader: yaml.dict).
 FUZZ_SECONDS ?= 60
 FUZZ_EGRESS_SECONDS ?= 30
-FUZZ_TARGETS ?= config egress_policy egress_authority egress_manifest gateway_request
+FUZZ_TARGETS ?= config egress_policy egress_authority egress_manifest gateway_request gateway_inject
 FUZZ_CFLAGS := -std=gnu17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	$(CPPFLAGS) $(PKG_CFLAGS)
 # The library is instrumented once (build-fuzz/lib.a), then linked into each target.

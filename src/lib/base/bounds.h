@@ -366,6 +366,17 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
 #define AG_EGRESS_HOST_MAX 253
 /* Longest rule purpose (characters). */
 #define AG_EGRESS_PURPOSE_MAX 256
+/* Credential injection (issue 21, docs/study-egress.md "Credential
+ * injection"): rules with an inject in one policy; the longest header
+ * name, prefix, credential source (a variable name or relative path) and
+ * placeholder variable name; the longest credential (bytes, after one
+ * trailing newline is dropped). */
+#define AG_EGRESS_INJECT_MAX 8
+#define AG_EGRESS_INJECT_HEADER_MAX 64
+#define AG_EGRESS_INJECT_PREFIX_MAX 32
+#define AG_EGRESS_INJECT_SOURCE_MAX 255
+#define AG_EGRESS_INJECT_ENV_MAX 64
+#define AG_EGRESS_CREDENTIAL_MAX 4096
 /* Longest CONNECT authority or URL one event may carry (upstream bound). */
 #define AG_EGRESS_AUTHORITY_MAX 8192
 /* Most resolved addresses one event may carry; more is ambiguous (upstream). */
@@ -571,6 +582,19 @@ _Static_assert(AG_EGRESS_MANIFEST_MAX_EVENTS <= AG_EGRESS_MANIFEST_MAX_LIST, "ev
 	(2 * (AG_GW_RELAY_HIGHWATER + 2 * AG_GW_RELAY_READ_MAX) + 2 * 2 * 2 * AG_GW_SOCKBUF)
 _Static_assert(2 * AG_GW_TUNNEL_BUF <= 2 * (AG_GW_RELAY_HIGHWATER + 2 * AG_GW_RELAY_READ_MAX),
 	       "a CONNECT tunnel holds no more than a buffered relay");
+/* Terminated tunnels (an inject rule's) open at once; one more gets 503
+ * (terminated_limit). Each holds two TLS sessions (OpenSSL's buffers,
+ * released while idle: SSL_MODE_RELEASE_BUFFERS) on top of a tunnel. */
+#define AG_GW_TERMINATED_MAX 32
+#define AG_GW_TLS_MEM_MAX (2 * 64 * 1024)
+_Static_assert((unsigned long long)AG_GW_MAX_CONNECTIONS * AG_GW_TUNNEL_MEM_MAX +
+			   (unsigned long long)AG_GW_TERMINATED_MAX * AG_GW_TLS_MEM_MAX + 32ull * 1024 * 1024 <=
+		       128ull * 1024 * 1024,
+	       "every connection at its bound fits the gateway container's 128 MiB");
+/* Largest inject file the gateway reads (the trial CA's key and
+ * certificate, the credentials), and its leaf certificates' lifetime
+ * beyond the trial's (seconds; the CA's is the same). */
+#define AG_GW_INJECT_FILE_MAX (64 * 1024)
 /* Largest evidence stream (bytes); a record past it is lost, the stream
  * incomplete, and every later request refused. */
 #define AG_GW_EVENTS_MAX_BYTES (16 * 1024 * 1024)

@@ -7,14 +7,30 @@
 #include "lib/base/fsx.h"
 #include "lib/base/buf.h"
 
+#include <strings.h>
+
 #define FAIL(code, reason, key, ...) ag_err_at(err, code, reason, NULL, 0, 0, key, __VA_ARGS__)
+
+static void inject_free(struct ag_egress_inject *in)
+{
+	if (!in)
+		return;
+	free(in->header);
+	free(in->prefix);
+	free(in->from_env);
+	free(in->from_file);
+	free(in->placeholder_env);
+	free(in);
+}
 
 void ag_egress_policy_free(struct ag_egress_policy *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->n_rules; i++)
+	for (size_t i = 0; i < p->n_rules; i++) {
 		free(p->rules[i].purpose);
+		inject_free(p->rules[i].inject);
+	}
 	free(p->rules);
 	free(p);
 }
@@ -44,6 +60,168 @@ static int purpose_ok(const char *s)
 	return chars >= 1 && chars <= AG_EGRESS_PURPOSE_MAX;
 }
 
+/* RFC 9110 tchar. */
+static bool tchar(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+bool ag_egress_inject_header_forbidden(const char *name, size_t len)
+{
+	static const char *const no[] = {"host",
+					 "content-length",
+					 "transfer-encoding",
+					 "connection",
+					 "keep-alive",
+					 "proxy-connection",
+					 "te",
+					 "trailer",
+					 "upgrade",
+					 "expect",
+					 "proxy-authorization"};
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (strlen(no[i]) == len && strncasecmp(no[i], name, len) == 0)
+			return true;
+	return false;
+}
+
+/* [A-Za-z_][A-Za-z0-9_]*, 1..AG_EGRESS_INJECT_ENV_MAX bytes. */
+static bool env_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > AG_EGRESS_INJECT_ENV_MAX || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/* A relative path of printable ASCII, no "." or ".." component, no empty
+ * one, at most AG_EGRESS_INJECT_SOURCE_MAX bytes. */
+static bool rel_path_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > AG_EGRESS_INJECT_SOURCE_MAX || s[0] == '/')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e || s[i] == '\\')
+			return false;
+	const char *p = s;
+	while (*p) {
+		size_t c = strcspn(p, "/");
+		if (c == 0 || (c == 1 && p[0] == '.') || (c == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		p += c;
+		if (*p == '/')
+			p++;
+		if (*p == '\0' && p[-1] == '/')
+			return false;
+	}
+	return true;
+}
+
+static int parse_inject(const json_t *o, const char *rkey, struct ag_egress_rule *r,
+			struct ag_error **err)
+{
+	char key[96];
+	snprintf(key, sizeof(key), "%s.inject", rkey);
+	if (!json_is_object(o))
+		return FAIL(AG_E_CONFIG, "egress.policy.inject.type", key,
+			    "inject must be an object");
+	struct ag_egress_inject *in = ag_xcalloc(1, sizeof(*in));
+	r->inject = in;
+	const char *k;
+	const json_t *v;
+	json_object_foreach((json_t *)o, k, v)
+	{
+		char sub[160];
+		snprintf(sub, sizeof(sub), "%s.%.40s", key, k);
+		char **slot = strcmp(k, "header") == 0		  ? &in->header
+			      : strcmp(k, "prefix") == 0	  ? &in->prefix
+			      : strcmp(k, "from_env") == 0	  ? &in->from_env
+			      : strcmp(k, "from_file") == 0	  ? &in->from_file
+			      : strcmp(k, "placeholder_env") == 0 ? &in->placeholder_env
+								  : NULL;
+		if (!slot)
+			return FAIL(AG_E_CONFIG, "egress.policy.inject.unknown_key", key,
+				    "unknown key in an inject");
+		if (!json_is_string(v))
+			return FAIL(AG_E_CONFIG, "egress.policy.inject.type", sub,
+				    "%s must be a string", k);
+		*slot = ag_xstrdup(json_string_value(v));
+	}
+	char sub[160];
+	if (!in->header) {
+		snprintf(sub, sizeof(sub), "%s.header", key);
+		return FAIL(AG_E_CONFIG, "egress.policy.missing", sub, "header is required");
+	}
+	size_t hl = strlen(in->header);
+	bool token = hl >= 1 && hl <= AG_EGRESS_INJECT_HEADER_MAX;
+	for (size_t i = 0; token && i < hl; i++)
+		token = tchar((unsigned char)in->header[i]);
+	if (!token || ag_egress_inject_header_forbidden(in->header, hl)) {
+		snprintf(sub, sizeof(sub), "%s.header", key);
+		return FAIL(AG_E_CONFIG, "egress.policy.inject.header", sub,
+			    "header must be an HTTP header name of 1..%d token characters, not "
+			    "Host, the framing or a hop-by-hop header",
+			    AG_EGRESS_INJECT_HEADER_MAX);
+	}
+	if (!in->prefix)
+		in->prefix = ag_xstrdup("");
+	bool prefix_ok = strlen(in->prefix) <= AG_EGRESS_INJECT_PREFIX_MAX;
+	for (const char *c = in->prefix; prefix_ok && *c; c++)
+		prefix_ok = (unsigned char)*c >= 0x20 && (unsigned char)*c <= 0x7e;
+	if (!prefix_ok) {
+		snprintf(sub, sizeof(sub), "%s.prefix", key);
+		return FAIL(AG_E_CONFIG, "egress.policy.inject.prefix", sub,
+			    "prefix must be at most %d printable ASCII characters",
+			    AG_EGRESS_INJECT_PREFIX_MAX);
+	}
+	if ((in->from_env != NULL) == (in->from_file != NULL)) {
+		snprintf(sub, sizeof(sub), "%s.from_env", key);
+		return FAIL(AG_E_CONFIG, "egress.policy.inject.source", sub,
+			    "exactly one of from_env and from_file names the credential");
+	}
+	if (in->from_env && !env_name_ok(in->from_env)) {
+		snprintf(sub, sizeof(sub), "%s.from_env", key);
+		return FAIL(
+		    AG_E_CONFIG, "egress.policy.inject.source", sub,
+		    "from_env must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*, "
+		    "at most %d characters)",
+		    AG_EGRESS_INJECT_ENV_MAX);
+	}
+	if (in->from_file && !rel_path_ok(in->from_file)) {
+		snprintf(sub, sizeof(sub), "%s.from_file", key);
+		return FAIL(AG_E_CONFIG, "egress.policy.inject.source", sub,
+			    "from_file must be a path relative to the policy's directory, without "
+			    "'.' or '..' components, at most %d characters",
+			    AG_EGRESS_INJECT_SOURCE_MAX);
+	}
+	snprintf(sub, sizeof(sub), "%s.placeholder_env", key);
+	if (!in->placeholder_env)
+		return FAIL(AG_E_CONFIG, "egress.policy.missing", sub,
+			    "placeholder_env is required");
+	if (!env_name_ok(in->placeholder_env))
+		return FAIL(AG_E_CONFIG, "egress.policy.inject.placeholder_env", sub,
+			    "placeholder_env must be an environment variable name "
+			    "([A-Za-z_][A-Za-z0-9_]*, at most %d characters)",
+			    AG_EGRESS_INJECT_ENV_MAX);
+	char hkey[128];
+	snprintf(hkey, sizeof(hkey), "%s.port", rkey);
+	if (r->dest.port != 443)
+		return FAIL(AG_E_CONFIG, "egress.policy.inject.port", hkey,
+			    "an inject rule must be for port 443 (HTTPS)");
+	snprintf(hkey, sizeof(hkey), "%s.host", rkey);
+	if (r->dest.ip_literal)
+		return FAIL(AG_E_CONFIG, "egress.policy.inject.host", hkey,
+			    "an inject rule must name its host by DNS name (its certificate is "
+			    "issued for that name)");
+	return 0;
+}
+
 static int parse_rule(const json_t *o, size_t idx, struct ag_egress_rule *r, struct ag_error **err)
 {
 	char key[64];
@@ -53,7 +231,7 @@ static int parse_rule(const json_t *o, size_t idx, struct ag_egress_rule *r, str
 			    "a destination must be an object");
 	const char *k;
 	const json_t *v;
-	const json_t *host = NULL, *port = NULL;
+	const json_t *host = NULL, *port = NULL, *inject = NULL;
 	json_object_foreach((json_t *)o, k, v)
 	{
 		char sub[128];
@@ -76,6 +254,8 @@ static int parse_rule(const json_t *o, size_t idx, struct ag_egress_rule *r, str
 					    AG_EGRESS_PURPOSE_MAX);
 			free(r->purpose);
 			r->purpose = ag_xstrdup(json_string_value(v));
+		} else if (strcmp(k, "inject") == 0) {
+			inject = v;
 		} else if (strcmp(k, "test_only") == 0 || strcmp(k, "test_only_ip_literal") == 0) {
 			if (!json_is_boolean(v))
 				return FAIL(AG_E_CONFIG, "egress.policy.type", sub,
@@ -126,6 +306,8 @@ static int parse_rule(const json_t *o, size_t idx, struct ag_egress_rule *r, str
 	}
 	if (!r->purpose)
 		r->purpose = ag_xstrdup(AG_EGRESS_DEFAULT_PURPOSE);
+	if (inject && parse_inject(inject, key, r, err) < 0)
+		return -1;
 	return 0;
 }
 
@@ -141,6 +323,18 @@ json_t *ag_egress_policy_json(const struct ag_egress_policy *p)
 		json_object_set_new(o, "test_only", json_boolean(r->test_only));
 		json_object_set_new(o, "test_only_ip_literal",
 				    json_boolean(r->test_only_ip_literal));
+		if (r->inject) {
+			const struct ag_egress_inject *in = r->inject;
+			json_t *j = json_object();
+			json_object_set_new(j, "header", json_string(in->header));
+			json_object_set_new(j, "prefix", json_string(in->prefix));
+			if (in->from_env)
+				json_object_set_new(j, "from_env", json_string(in->from_env));
+			else
+				json_object_set_new(j, "from_file", json_string(in->from_file));
+			json_object_set_new(j, "placeholder_env", json_string(in->placeholder_env));
+			json_object_set_new(o, "inject", j);
+		}
 		json_array_append_new(d, o);
 	}
 	json_t *o = json_object();
@@ -203,6 +397,22 @@ static void policy_digest(struct ag_egress_policy *p)
 		const struct ag_egress_rule *x = &p->rules[i];
 		r = ag_buf_adds(&b, i ? ",{\"host\":" : "{\"host\":", &e);
 		py_string(&b, x->dest.host);
+		if (x->inject && r == 0) {
+			/* sorted keys: from_env|from_file, header, placeholder_env, prefix */
+			const struct ag_egress_inject *in = x->inject;
+			r = ag_buf_adds(&b,
+					in->from_env ? ",\"inject\":{\"from_env\":"
+						     : ",\"inject\":{\"from_file\":",
+					&e);
+			py_string(&b, in->from_env ? in->from_env : in->from_file);
+			r = r ? r : ag_buf_adds(&b, ",\"header\":", &e);
+			py_string(&b, in->header);
+			r = r ? r : ag_buf_adds(&b, ",\"placeholder_env\":", &e);
+			py_string(&b, in->placeholder_env);
+			r = r ? r : ag_buf_adds(&b, ",\"prefix\":", &e);
+			py_string(&b, in->prefix);
+			r = r ? r : ag_buf_adds(&b, "}", &e);
+		}
 		r = r ? r : ag_buf_addf(&b, &e, ",\"port\":%d,\"purpose\":", x->dest.port);
 		py_string(&b, x->purpose);
 		r = r ? r
@@ -293,6 +503,26 @@ int ag_egress_policy_parse(const char *data, size_t len, struct ag_egress_policy
 				FAIL(AG_E_CONFIG, "egress.policy.duplicate", key,
 				     "destination '%s' port %d repeats destinations[%zu]",
 				     p->rules[i].dest.host, p->rules[i].dest.port, j);
+				goto out;
+			}
+	}
+	for (size_t i = 0; i < p->n_rules; i++) {
+		if (!p->rules[i].inject)
+			continue;
+		char key[64];
+		snprintf(key, sizeof(key), "destinations[%zu].inject", i);
+		if (++p->n_inject > AG_EGRESS_INJECT_MAX) {
+			FAIL(AG_E_LIMIT, "egress.policy.inject.too_many", key,
+			     "more than %d rules inject a credential", AG_EGRESS_INJECT_MAX);
+			goto out;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (p->rules[j].inject &&
+			    strcmp(p->rules[j].inject->placeholder_env,
+				   p->rules[i].inject->placeholder_env) == 0) {
+				FAIL(AG_E_CONFIG, "egress.policy.inject.duplicate_placeholder", key,
+				     "placeholder_env '%s' is also destinations[%zu]'s",
+				     p->rules[i].inject->placeholder_env, j);
 				goto out;
 			}
 	}

@@ -34,16 +34,38 @@ struct ag_error;
 #define AG_EGRESS_POLICY_SCHEMA "agentguard.live-study-egress-policy"
 #define AG_EGRESS_DEFAULT_PURPOSE "approved-destination"
 
+/*
+ * A rule's "inject" (issue 21, docs/study-egress.md "Credential
+ * injection"): the gateway terminates the agent's TLS to this destination
+ * only, and adds HEADER: PREFIX + the credential to every request, after
+ * removing any credential header the agent sent. The credential comes from
+ * AgentGuard's own environment (from_env) or a file relative to the
+ * policy's directory (from_file), read once per trial; the agent gets a
+ * per-trial placeholder in placeholder_env instead. Only on DNS-name rules
+ * for port 443, at most AG_EGRESS_INJECT_MAX per policy.
+ *   {"header": "Authorization", "prefix"?: "Bearer ",
+ *    "from_env"|"from_file": S, "placeholder_env": "OPENAI_API_KEY"}
+ */
+struct ag_egress_inject {
+	char *header;	       /* a token, as written (compared without case) */
+	char *prefix;	       /* printable ASCII, may be "" */
+	char *from_env;	       /* an environment variable name, or NULL */
+	char *from_file;       /* a relative path without "..", or NULL */
+	char *placeholder_env; /* the agent's variable that holds the placeholder */
+};
+
 struct ag_egress_rule {
 	struct ag_egress_target dest; /* normalised host, port, literal address */
 	char *purpose;		      /* owned */
 	bool test_only;
 	bool test_only_ip_literal;
+	struct ag_egress_inject *inject; /* owned; NULL: spliced, never terminated */
 };
 
 struct ag_egress_policy {
 	struct ag_egress_rule *rules; /* sorted by (host, port) */
 	size_t n_rules;
+	size_t n_inject; /* rules with an inject */
 	char digest[AG_SHA256_HEX_LEN + 1];
 };
 
@@ -58,6 +80,11 @@ struct ag_egress_policy {
  *   egress.policy.purpose egress.policy.host_blocked
  *   egress.policy.host_blocked_suffix egress.policy.ip_literal_not_test_only
  *   egress.policy.ip_literal_unsafe egress.policy.duplicate
+ *   egress.policy.inject.type egress.policy.inject.unknown_key
+ *   egress.policy.inject.header egress.policy.inject.prefix
+ *   egress.policy.inject.source egress.policy.inject.placeholder_env
+ *   egress.policy.inject.port egress.policy.inject.host
+ *   egress.policy.inject.too_many egress.policy.inject.duplicate_placeholder
  *   and every egress.host.* token of authority.h.
  */
 int ag_egress_policy_parse(const char *data, size_t len, struct ag_egress_policy **out,
@@ -73,6 +100,10 @@ void ag_egress_policy_free(struct ag_egress_policy *p);
 
 /* The normalised policy as a JSON value (the digest's input). */
 json_t *ag_egress_policy_json(const struct ag_egress_policy *p);
+
+/* True when NAME (any case) is a header an inject may not name: the
+ * framing, the connection's own and the hop-by-hop ones. */
+bool ag_egress_inject_header_forbidden(const char *name, size_t len);
 
 /* The rule for exactly (normalised host, port), or NULL. */
 const struct ag_egress_rule *ag_egress_policy_find(const struct ag_egress_policy *p,
