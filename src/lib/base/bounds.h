@@ -587,9 +587,10 @@ _Static_assert(2 * AG_GW_TUNNEL_BUF <= 2 * (AG_GW_RELAY_HIGHWATER + 2 * AG_GW_RE
  * released while idle: SSL_MODE_RELEASE_BUFFERS) on top of a tunnel. */
 #define AG_GW_TERMINATED_MAX 32
 #define AG_GW_TLS_MEM_MAX (2 * 64 * 1024)
-_Static_assert((unsigned long long)AG_GW_MAX_CONNECTIONS * AG_GW_TUNNEL_MEM_MAX +
-			   (unsigned long long)AG_GW_TERMINATED_MAX * AG_GW_TLS_MEM_MAX + 32ull * 1024 * 1024 <=
-		       128ull * 1024 * 1024,
+_Static_assert((unsigned long long)AG_GW_MAX_CONNECTIONS *AG_GW_TUNNEL_MEM_MAX +
+		       (unsigned long long)AG_GW_TERMINATED_MAX * AG_GW_TLS_MEM_MAX +
+		       32ull * 1024 * 1024 <=
+		   128ull * 1024 * 1024,
 	       "every connection at its bound fits the gateway container's 128 MiB");
 /* Largest inject file the gateway reads (the trial CA's key and
  * certificate, the credentials), and its leaf certificates' lifetime
