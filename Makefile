@@ -17,7 +17,7 @@ LAZY_SONAMES := -DAG_SONAME_CURL='"$(call soname,libcurl,libcurl)"' \
 	-DAG_SONAME_GIT2='"$(call soname,libgit2,libgit2)"' \
 	-DAG_SONAME_ARCHIVE='"$(call soname,libarchive,libarchive)"'
 EVENT_CFLAGS := $(shell pkg-config --cflags libevent)
-EVENT_LIBS := $(shell pkg-config --libs libevent)
+EVENT_LIBS := $(shell pkg-config --libs libevent libevent_openssl openssl)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -126,8 +126,15 @@ $(BUILD)/tests/agtest-net $(BUILD)/tests/agtest-hostile-gateway $(BUILD)/tests/a
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) -static -std=gnu17 -O2 -Wall -Wextra -Werror -o $@ $<
 
+# agtest-tls-upstream: a test HTTPS destination (credential injection), glibc
+# and OpenSSL, so it runs on the host or in a container of the gateway image.
+$(BUILD)/tests/agtest-tls-upstream: tests/gear/agtest-tls-upstream.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu17 -O2 -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto
+
 tests: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-init $(BUILD)/agentguard-gateway $(UNIT_BIN) $(FUZZ_REPLAY) \
-	$(BUILD)/tests/agtest-net $(BUILD)/tests/agtest-hostile-gateway $(BUILD)/tests/agtest-mock-provider
+	$(BUILD)/tests/agtest-net $(BUILD)/tests/agtest-hostile-gateway $(BUILD)/tests/agtest-mock-provider \
+	$(BUILD)/tests/agtest-tls-upstream
 
 # The whole suite; prints one closing line "N passed, M failed".
 check: tests

@@ -35,6 +35,7 @@
 
 #include <event2/event.h>
 #include <jansson.h>
+#include <openssl/ssl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -44,6 +45,8 @@ struct evconnlistener;
 struct gw_conn;
 
 #define GW_STREAM_SCHEMA "agentguard.egress-gateway-stream"
+/* The gateway image's CA bundle (the base's, pinned with ca-certificates). */
+#define GW_UPSTREAM_CA_DEFAULT "/etc/ssl/certs/ca-certificates.crt"
 
 struct gw_opts {
 	const char *listen_address;
@@ -58,6 +61,30 @@ struct gw_opts {
 	bool test_allow_loopback;
 	const char *host_addr_args[AG_GW_HOST_ADDRS_MAX]; /* --host-address, as given */
 	size_t n_host_addr_args;
+	const char *inject_path; /* --inject: the trial CA and the credentials */
+	const char *upstream_ca; /* --upstream-ca: the bundle destinations are checked against */
+};
+
+/* Credential injection (terminate.c): one inject rule's credential and
+ * its leaf's TLS context. */
+struct gw_inject_host {
+	const struct ag_egress_rule *rule; /* the policy's (with its inject) */
+	char *value;			   /* prefix + credential; zeroed when freed */
+	SSL_CTX *server;		   /* the leaf for exactly rule's host */
+};
+struct gw_inject {
+	struct gw_inject_host hosts[AG_EGRESS_INJECT_MAX];
+	size_t n;
+	SSL_CTX *client; /* to destinations: verify against the bundle and the name */
+	size_t n_open;	 /* terminated tunnels open (AG_GW_TERMINATED_MAX) */
+	char ca_sha256[65];
+};
+/* What one terminated tunnel did, for its decision record. */
+struct gw_term_stats {
+	bool terminated;
+	int64_t requests, refused;
+	const char *refusal;   /* the refusal word inside the tunnel, or NULL */
+	const char *tls_error; /* why a TLS session failed, or NULL */
 };
 
 /* The evidence stream: one file, appended with write(2), bounded. */
@@ -101,6 +128,7 @@ struct gw {
 	struct evconnlistener *listener;
 	struct event *sig_term, *sig_int, *drain_timer;
 	struct ag_egress_policy *policy;
+	struct gw_inject *inject; /* NULL: no rule injects */
 	struct gw_stream stream;
 	struct gw_aggs aggs;
 	/* --host-address: the host's own addresses, never connected to */
@@ -168,6 +196,24 @@ struct gw_tunnel *gw_tunnel_start(struct event_base *base, int cli, int up, int 
 				  const struct gw_tunnel_first *first, int64_t *bytes_out,
 				  int64_t *bytes_in, gw_tunnel_done_fn done, void *arg);
 void gw_tunnel_free(struct gw_tunnel *t);
+
+/* terminate.c */
+/* Reads --inject (bounded; zeroes its text after), checks it matches the
+ * policy's inject rules one for one, makes each rule's leaf and the
+ * destination context (BUNDLE). 0, or -1 with the reason printed. */
+int gw_inject_load(struct gw *gw, const char *path, const char *bundle);
+void gw_inject_free(struct gw_inject *in);
+const struct gw_inject_host *gw_inject_find(const struct gw *gw, const struct gw_inject *in,
+					    const char *host, int port);
+/* Takes over an established CONNECT tunnel to an inject host (the 200
+ * already sent): TLS both ways, requests rewritten. The sockets stay the
+ * caller's (each side works on a dup). DONE as for tunnels. NULL when it
+ * cannot start. */
+struct gw_term;
+struct gw_term *gw_term_start(struct gw *gw, int cfd, int ufd, const struct gw_inject_host *h,
+			      int64_t *bytes_out, int64_t *bytes_in, struct gw_term_stats *st,
+			      gw_tunnel_done_fn done, void *arg);
+void gw_term_free(struct gw_term *t);
 
 /* main.c: forgets and re-adds the one nameserver (see gw_dns_reset). */
 int gw_dns_set_nameserver(struct gw *gw);

@@ -25,6 +25,7 @@ static const char usage[] =
     "                          [--policy-digest HEX]\n"
     "                          [--trial-id ID] [--idle-timeout SECS] [--total-timeout SECS]\n"
     "                          [--max-connections N] [--host-address IP]...\n"
+    "                          [--inject FILE [--upstream-ca FILE]]\n"
     "                          [--test-allow-loopback]\n"
     "       agentguard-gateway --self-check | --help | --version\n"
     "\n"
@@ -32,7 +33,8 @@ static const char usage[] =
     "and absolute-form http:// requests, judges each against the destination\n"
     "policy before any DNS lookup, resolves approved names only through the one\n"
     "--resolver, connects only to the address it checked, never follows\n"
-    "redirects and never intercepts TLS. One JSON record per decision goes to\n"
+    "redirects and never intercepts TLS, except to a destination whose rule\n"
+    "injects a credential (--inject). One JSON record per decision goes to\n"
     "--events (a new file): the first ones, the first of each destination and\n"
     "reason, and the last ones; SIGTERM ends the stream with a completion record.\n"
     "--aggregates (a new file) counts every request and its bytes per decision,\n"
@@ -41,6 +43,12 @@ static const char usage[] =
     "  --host-address IP      an address of the host's own (a bridge's host side,\n"
     "                         an uplink): never connected to, even when a\n"
     "                         test_only rule approves it; repeatable\n"
+    "  --inject FILE          the trial CA's certificate and key and one credential\n"
+    "                         per inject rule of the policy (JSON, read once): to\n"
+    "                         those destinations only, the agent's TLS ends here,\n"
+    "                         its credential headers are replaced by the real one\n"
+    "  --upstream-ca FILE     the CA bundle those destinations' certificates are\n"
+    "                         checked against (default " GW_UPSTREAM_CA_DEFAULT ")\n"
     "  --test-allow-loopback  tests only: with a policy whose every rule is\n"
     "                         test_only, answers 127.0.0.1 and ::1 count as safe\n"
     "  --self-check           start nothing; check the binary runs; exit 0\n";
@@ -161,6 +169,8 @@ static void parse_args(int argc, char **argv, struct gw_opts *o)
 		O_MAXC,
 		O_LOOP,
 		O_HOSTADDR,
+		O_INJECT,
+		O_UPCA,
 		O_SELF,
 		O_HELP,
 		O_VERSION
@@ -179,6 +189,8 @@ static void parse_args(int argc, char **argv, struct gw_opts *o)
 	    {"max-connections", required_argument, NULL, O_MAXC},
 	    {"test-allow-loopback", no_argument, NULL, O_LOOP},
 	    {"host-address", required_argument, NULL, O_HOSTADDR},
+	    {"inject", required_argument, NULL, O_INJECT},
+	    {"upstream-ca", required_argument, NULL, O_UPCA},
 	    {"self-check", no_argument, NULL, O_SELF},
 	    {"help", no_argument, NULL, O_HELP},
 	    {"version", no_argument, NULL, O_VERSION},
@@ -235,6 +247,12 @@ static void parse_args(int argc, char **argv, struct gw_opts *o)
 				die_usage("too many --host-address");
 			o->host_addr_args[o->n_host_addr_args++] = optarg;
 			break;
+		case O_INJECT:
+			o->inject_path = optarg;
+			break;
+		case O_UPCA:
+			o->upstream_ca = optarg;
+			break;
 		case O_SELF:
 			exit(self_check());
 		case O_HELP:
@@ -255,6 +273,8 @@ static void parse_args(int argc, char **argv, struct gw_opts *o)
 			  "required");
 	if (o->trial_id && !ag_egress_id_valid(o->trial_id))
 		die_usage("bad --trial-id");
+	if (o->upstream_ca && !o->inject_path)
+		die_usage("--upstream-ca needs --inject");
 }
 
 static int fail(int code, const char *reason, const char *what)
@@ -278,7 +298,20 @@ static json_t *start_record(const struct gw *gw)
 			    json_pack("{s:s, s:i}", "address", gw->opts.listen_address, "port",
 				      gw->opts.listen_port));
 	json_object_set_new(r, "resolver", json_string(gw->opts.resolver));
-	json_object_set_new(r, "tls_interception", json_false());
+	json_object_set_new(r, "tls_interception", json_boolean(gw->inject != NULL));
+	if (gw->inject) {
+		/* which destinations are terminated, and with which header name */
+		json_t *hosts = json_array();
+		for (size_t i = 0; i < gw->inject->n; i++) {
+			const struct ag_egress_rule *rule = gw->inject->hosts[i].rule;
+			json_array_append_new(hosts, json_pack("{s:s, s:i, s:s}", "host",
+							       rule->dest.host, "port",
+							       rule->dest.port, "header",
+							       rule->inject->header));
+		}
+		json_object_set_new(r, "tls_terminated", hosts);
+		json_object_set_new(r, "trial_ca_sha256", json_string(gw->inject->ca_sha256));
+	}
 	json_object_set_new(r, "follows_redirects", json_false());
 	json_object_set_new(r, "test_allow_loopback", json_boolean(gw->opts.test_allow_loopback));
 	/* how many, never which: the host's addresses stay out of the evidence */
@@ -341,6 +374,18 @@ int main(int argc, char **argv)
 			    "--test-allow-loopback needs a policy whose every rule is test_only");
 			goto out_policy;
 		}
+	}
+	if ((gw.policy->n_inject > 0) != (gw.opts.inject_path != NULL)) {
+		rc = fail(2, "gateway.inject",
+			  gw.opts.inject_path ? "--inject needs a policy with an inject rule"
+					      : "the policy injects a credential: --inject is required");
+		goto out_policy;
+	}
+	if (gw.opts.inject_path &&
+	    gw_inject_load(&gw, gw.opts.inject_path,
+			   gw.opts.upstream_ca ? gw.opts.upstream_ca : GW_UPSTREAM_CA_DEFAULT) < 0) {
+		rc = 2;
+		goto out_policy;
 	}
 	struct sockaddr_storage lss;
 	socklen_t llen;
@@ -424,6 +469,7 @@ out_base:
 	if (gw.base)
 		event_base_free(gw.base);
 out_policy:
+	gw_inject_free(gw.inject);
 	ag_egress_policy_free(gw.policy);
 	return rc;
 }

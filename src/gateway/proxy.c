@@ -21,6 +21,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/dns.h>
+#include <ctype.h>
 #include <strings.h>
 #include <sys/socket.h>
 
@@ -32,6 +33,10 @@ struct gw_conn {
 	enum state state;
 	struct bufferevent *cli, *up;
 	struct gw_tunnel *tunnel; /* an established CONNECT tunnel (tunnel.c) */
+	/* an inject rule's destination: terminated (terminate.c), not spliced */
+	const struct gw_inject_host *inject;
+	struct gw_term *term;
+	struct gw_term_stats ts;
 	struct event *total_timer;
 	char started[32];
 	/* The request, as judged. `url` is the URL's canonical form (no query). */
@@ -206,9 +211,25 @@ static json_t *record_of(struct gw_conn *c)
 	json_object_set_new(rec, "close_reason",
 			    c->close_reason ? json_string(c->close_reason) : json_null());
 	json_object_set_new(rec, "tls",
-			    json_string(c->protocol && strcmp(c->protocol, "connect") == 0
+			    json_string(c->ts.terminated ? "terminated"
+					: c->protocol && strcmp(c->protocol, "connect") == 0
 					    ? "client-owned-not-intercepted"
 					    : "none"));
+	if (c->inject) {
+		/* names and counts only: never a header value or a body */
+		char h[AG_EGRESS_INJECT_HEADER_MAX + 1];
+		snprintf(h, sizeof(h), "%s", c->inject->rule->inject->header);
+		for (char *p = h; *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+		json_object_set_new(rec, "injected_header",
+				    c->ts.requests > 0 ? json_string(h) : json_null());
+		json_object_set_new(rec, "tunnel_requests", json_integer(c->ts.requests));
+		json_object_set_new(rec, "tunnel_refused", json_integer(c->ts.refused));
+		json_object_set_new(rec, "tunnel_refusal",
+				    c->ts.refusal ? json_string(c->ts.refusal) : json_null());
+		json_object_set_new(rec, "tls_error",
+				    c->ts.tls_error ? json_string(c->ts.tls_error) : json_null());
+	}
 	return rec;
 }
 
@@ -241,6 +262,8 @@ static void conn_finish(struct gw_conn *c)
 	c->state = S_DONE;
 	gw_tunnel_free(c->tunnel);
 	c->tunnel = NULL;
+	gw_term_free(c->term);
+	c->term = NULL;
 	if (c->cli)
 		bufferevent_free(c->cli);
 	if (c->up)
@@ -511,9 +534,50 @@ static bool start_tunnel(struct gw_conn *c)
 	return true;
 }
 
+/* The 200 is out: both sockets go to terminate.c. Bytes the agent sent
+ * before reading the 200 cannot be fed to a TLS session: such a tunnel
+ * ends. */
+static void tls_after_200(struct bufferevent *bev, void *arg)
+{
+	struct gw_conn *c = arg;
+	if (evbuffer_get_length(bufferevent_get_output(bev)) > 0)
+		return;
+	bufferevent_disable(c->cli, EV_READ | EV_WRITE);
+	bufferevent_disable(c->up, EV_READ | EV_WRITE);
+	bufferevent_setcb(c->cli, NULL, NULL, NULL, NULL);
+	bufferevent_setcb(c->up, NULL, NULL, NULL, NULL);
+	if (evbuffer_get_length(bufferevent_get_input(c->cli)) > 0) {
+		c->ts.tls_error = "client_sent_before_200";
+		c->close_reason = "client_error";
+		conn_finish(c);
+		return;
+	}
+	c->term = gw_term_start(c->gw, bufferevent_getfd(c->cli), bufferevent_getfd(c->up),
+				c->inject, &c->bytes_out, &c->bytes_in, &c->ts, tunnel_done, c);
+	if (!c->term) {
+		c->ts.tls_error = "gateway_tls_failed";
+		c->close_reason = "client_error";
+		conn_finish(c);
+	}
+}
+
+static void start_terminated(struct gw_conn *c)
+{
+	evbuffer_add_printf(bufferevent_get_output(c->cli),
+			    "HTTP/1.1 200 Connection established\r\n\r\n");
+	bufferevent_setcb(c->cli, NULL, tls_after_200, relay_event, c);
+	bufferevent_setcb(c->up, NULL, NULL, relay_event, c);
+	bufferevent_disable(c->cli, EV_READ);
+	bufferevent_enable(c->cli, EV_WRITE);
+}
+
 static void start_relay(struct gw_conn *c)
 {
 	c->state = S_RELAY;
+	if (c->inject && !c->upstream_head) {
+		start_terminated(c);
+		return;
+	}
 	if (!c->upstream_head && start_tunnel(c))
 		return;
 	struct evbuffer *cin = bufferevent_get_input(c->cli);
@@ -575,6 +639,12 @@ static void connect_checked(struct gw_conn *c)
 	if (c->gw->stream.broken || c->gw->aggs.broken) {
 		/* Nothing may pass that cannot be recorded (accepted before the loss). */
 		refuse_gw(c, 503, "Service Unavailable", "evidence_lost");
+		return;
+	}
+	if (c->protocol && strcmp(c->protocol, "connect") == 0)
+		c->inject = gw_inject_find(c->gw, c->gw->inject, c->d.host, c->d.port);
+	if (c->inject && c->gw->inject->n_open >= AG_GW_TERMINATED_MAX) {
+		refuse_gw(c, 503, "Service Unavailable", "terminated_limit");
 		return;
 	}
 	struct ag_egress_addr a;

@@ -193,6 +193,7 @@ static const struct {
     {"invalid_url", "invalid_url"},
     {"client_closed_before_request", "request_incomplete"},
     {"connection_limit", "connection_limit"},
+    {"terminated_limit", "connection_limit"},
     {"evidence_lost", "evidence_lost"},
     {"socket_failed", "gateway_error"},
     {"checked_address_invalid", "gateway_error"},
