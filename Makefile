@@ -131,10 +131,15 @@ $(BUILD)/tests/agtest-net $(BUILD)/tests/agtest-hostile-gateway $(BUILD)/tests/a
 $(BUILD)/tests/agtest-tls-upstream: tests/gear/agtest-tls-upstream.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu17 -O2 -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto
+# agtest-tls-client: the test agent's HTTPS client, static (glibc, OpenSSL)
+# for the busybox test image.
+$(BUILD)/tests/agtest-tls-client: tests/gear/agtest-tls-client.c
+	@mkdir -p $(dir $@)
+	$(CC) -static -std=gnu17 -O2 -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lpthread
 
 tests: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-init $(BUILD)/agentguard-gateway $(UNIT_BIN) $(FUZZ_REPLAY) \
 	$(BUILD)/tests/agtest-net $(BUILD)/tests/agtest-hostile-gateway $(BUILD)/tests/agtest-mock-provider \
-	$(BUILD)/tests/agtest-tls-upstream
+	$(BUILD)/tests/agtest-tls-upstream $(BUILD)/tests/agtest-tls-client
 
 # The whole suite; prints one closing line "N passed, M failed".
 check: tests

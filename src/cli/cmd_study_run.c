@@ -12,6 +12,7 @@
 #include "lib/egress/policy.h"
 #include "lib/run/contained_run.h"
 #include "lib/run/study.h"
+#include "lib/run/inject.h"
 
 #include <jansson.h>
 #include <sys/random.h>
@@ -20,7 +21,8 @@
 static const char help[] =
     "Usage: agentguard study-egress run CONFIG [--policy POLICY] [--trial-id ID]\n"
     "         [--gateway-image REF] [--resolver IP] [--outbound-network NAME]\n"
-    "         [--study-subnet CIDR] [--outbound-internal] [--json]\n"
+    "         [--study-subnet CIDR] [--outbound-internal] [--test-upstream-ca FILE]\n"
+    "         [--json]\n"
     "         [contained-run options] -- ARGV...\n"
     "\n"
     "A contained run (same config rules, preflight, workspace, agent controls,\n"
@@ -54,6 +56,9 @@ static const char help[] =
     "                          chosen from the engine's networks and the host's\n"
     "                          routes (study.subnet.exhausted if none)\n"
     "  --outbound-internal     AgentGuard's own outbound network is --internal too (CI)\n"
+    "  --test-upstream-ca FILE tests only: the CA bundle the gateway checks the\n"
+    "                          destinations of inject rules against (every inject\n"
+    "                          rule must be test_only); default: the gateway image's\n"
     "\n"
     "Before the agent starts: every inspection assertion on both networks and\n"
     "both containers, and live self-tests from a throwaway probe on the study\n"
@@ -69,7 +74,7 @@ static const char help[] =
     "says cancelled).\n";
 
 struct study_cli {
-	const char *policy_path, *trial, *gateway, *resolver, *outbound, *subnet;
+	const char *policy_path, *trial, *gateway, *resolver, *outbound, *subnet, *test_ca;
 	bool outbound_internal;
 	struct ag_egress_policy *policy;
 	struct ag_study *study;
@@ -86,6 +91,7 @@ static int opt(void *data, const char *a, const char *val)
 			    : !strcmp(a, "--resolver")	       ? &s->resolver
 			    : !strcmp(a, "--outbound-network") ? &s->outbound
 			    : !strcmp(a, "--study-subnet")     ? &s->subnet
+			    : !strcmp(a, "--test-upstream-ca") ? &s->test_ca
 							       : NULL;
 	if (!strcmp(a, "--outbound-internal")) {
 		s->outbound_internal = true;
@@ -167,6 +173,14 @@ static int prepare(void *data, const struct ag_config *c, struct ag_run_opts *o)
 		ag_cli_print_error(err);
 		return AG_EXIT_CONFIG;
 	}
+	/* credential injection: read once, checked, redacted, the trial CA made */
+	struct ag_study_inject *inject = NULL;
+	if (ag_study_inject_prepare(c, s->policy, s->policy_path, s->test_ca, s->trial,
+				    o->timeout_seconds + 3600, o->redact, &inject, &err) < 0) {
+		ag_cli_json_error("config", err->reason, err->msg, err);
+		ag_cli_print_error(err);
+		return err->code == AG_E_CONFIG ? AG_EXIT_CONFIG : AG_EXIT_PREFLIGHT;
+	}
 	s->probe = ag_cli_probe_path();
 	const struct ag_study_opts so = {
 	    .cfg = c,
@@ -181,6 +195,7 @@ static int prepare(void *data, const struct ag_config *c, struct ag_run_opts *o)
 	    .probe_path = s->probe,
 	    .evidence_gid = c->contained.required_gid,
 	    .redact = o->redact,
+	    .inject = inject,
 	};
 	s->study = ag_study_new(&so);
 	o->net = ag_study_hooks(s->study);
@@ -204,6 +219,17 @@ static void report(void *data, const struct ag_run_record *rec, json_t *j)
 			      "gateway_state", gw, "events", (json_int_t)m->events, "denied",
 			      (json_int_t)m->denied, "manifest",
 			      m->manifest_written ? "live-study-egress-manifest.json" : NULL));
+		if (s->policy->n_inject > 0) {
+			/* where the gateway terminated TLS to inject a credential */
+			json_t *t = json_array();
+			for (size_t i = 0; i < s->policy->n_rules; i++)
+				if (s->policy->rules[i].inject)
+					json_array_append_new(
+					    t, json_sprintf("%s:%d", s->policy->rules[i].dest.host,
+							    s->policy->rules[i].dest.port));
+			json_object_set_new(json_object_get(j, "study_egress"), "tls_terminated",
+					    t);
+		}
 		return;
 	}
 	fputs("Study egress: trial ", stdout);
@@ -211,6 +237,16 @@ static void report(void *data, const struct ag_run_record *rec, json_t *j)
 	printf("; subnet %s; topology %s; gateway %s; %zu request(s), %zu denied\n",
 	       m->study_subnet ? m->study_subnet : "none",
 	       m->setup_done ? "verified" : "NOT verified", gw, m->events, m->denied);
+	for (size_t i = 0; i < s->policy->n_rules; i++) {
+		const struct ag_egress_rule *r = &s->policy->rules[i];
+		if (!r->inject)
+			continue;
+		fputs("TLS terminated to inject a credential: ", stdout);
+		ag_cli_put_sanitized(stdout, r->dest.host);
+		printf(":%d (header ", r->dest.port);
+		ag_cli_put_sanitized(stdout, r->inject->header);
+		fputs("; the agent held a placeholder)\n", stdout);
+	}
 	if (m->completion)
 		printf("Egress manifest: %s (%s)\n", m->completion, m->completion_reason);
 	else

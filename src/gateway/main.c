@@ -304,10 +304,9 @@ static json_t *start_record(const struct gw *gw)
 		json_t *hosts = json_array();
 		for (size_t i = 0; i < gw->inject->n; i++) {
 			const struct ag_egress_rule *rule = gw->inject->hosts[i].rule;
-			json_array_append_new(hosts, json_pack("{s:s, s:i, s:s}", "host",
-							       rule->dest.host, "port",
-							       rule->dest.port, "header",
-							       rule->inject->header));
+			json_array_append_new(
+			    hosts, json_pack("{s:s, s:i, s:s}", "host", rule->dest.host, "port",
+					     rule->dest.port, "header", rule->inject->header));
 		}
 		json_object_set_new(r, "tls_terminated", hosts);
 		json_object_set_new(r, "trial_ca_sha256", json_string(gw->inject->ca_sha256));
@@ -377,13 +376,15 @@ int main(int argc, char **argv)
 	}
 	if ((gw.policy->n_inject > 0) != (gw.opts.inject_path != NULL)) {
 		rc = fail(2, "gateway.inject",
-			  gw.opts.inject_path ? "--inject needs a policy with an inject rule"
-					      : "the policy injects a credential: --inject is required");
+			  gw.opts.inject_path
+			      ? "--inject needs a policy with an inject rule"
+			      : "the policy injects a credential: --inject is required");
 		goto out_policy;
 	}
 	if (gw.opts.inject_path &&
 	    gw_inject_load(&gw, gw.opts.inject_path,
-			   gw.opts.upstream_ca ? gw.opts.upstream_ca : GW_UPSTREAM_CA_DEFAULT) < 0) {
+			   gw.opts.upstream_ca ? gw.opts.upstream_ca : GW_UPSTREAM_CA_DEFAULT) <
+		0) {
 		rc = 2;
 		goto out_policy;
 	}

@@ -205,8 +205,7 @@ out:
 		json_object_foreach(root, k, v)
 		{
 			if (json_is_string(v))
-				explicit_bzero((char *)json_string_value(v),
-					       json_string_length(v));
+				explicit_bzero((char *)json_string_value(v), json_string_length(v));
 		}
 		json_array_foreach(creds, i, c)
 		{
@@ -325,7 +324,8 @@ static void answer_and_end(struct gw_term *t, int status, const char *text, cons
 			    "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nConnection: close\r\n"
 			    "X-AgentGuard-Reason: %s\r\nContent-Length: %zu\r\n\r\n"
 			    "agentguard-gateway: %s\n",
-			    status, text, word, strlen("agentguard-gateway: \n") + strlen(word), word);
+			    status, text, word, strlen("agentguard-gateway: \n") + strlen(word),
+			    word);
 	end_after_flush(t, CLI, "refused_in_tunnel");
 }
 
@@ -347,7 +347,7 @@ static void pause_if_full(struct gw_term *t, enum side from)
 }
 
 static const struct ag_egress_inject_result too_large = {-1, "header_too_large", 431,
-							  "Request Header Fields Too Large"};
+							 "Request Header Fields Too Large"};
 
 /* One request head from IN, rewritten into the destination's output.
  * 1: done, more may follow; 0: the head is not complete yet; -1: refused
@@ -365,9 +365,10 @@ static int one_head(struct gw_term *t, struct evbuffer *in)
 	char *head = ag_xmalloc(n + 1);
 	evbuffer_remove(in, head, n);
 	head[n] = 0;
-	struct ag_buf nb = AG_BUF_INIT(AG_GW_HEADER_MAX + AG_EGRESS_INJECT_HEADER_MAX +
-					   AG_EGRESS_INJECT_PREFIX_MAX + AG_EGRESS_CREDENTIAL_MAX + 8,
-				       "gateway.inject.head");
+	struct ag_buf nb =
+	    AG_BUF_INIT(AG_GW_HEADER_MAX + AG_EGRESS_INJECT_HEADER_MAX +
+			    AG_EGRESS_INJECT_PREFIX_MAX + AG_EGRESS_CREDENTIAL_MAX + 8,
+			"gateway.inject.head");
 	struct ag_egress_inject_result res;
 	const struct ag_egress_rule *r = t->h->rule;
 	int rc = ag_egress_inject_rewrite(head, n, r->dest.host, r->dest.port, r->inject->header,

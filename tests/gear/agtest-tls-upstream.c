@@ -175,7 +175,8 @@ int main(int argc, char **argv)
 		die("bad --listen");
 	memcpy(ip, listen_at, (size_t)(colon - listen_at));
 	ip[colon - listen_at] = 0;
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)atoi(colon + 1))};
 	if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1)
 		die("bad --listen address");
 	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());

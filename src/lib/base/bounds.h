@@ -205,12 +205,14 @@
  * outbound network). More fails closed (inspect.expect.networks). */
 #define AG_INSPECT_NETWORKS_MAX 2
 /* Most single-file bind mounts a spec renders and inspection judges (the
- * static probe, the agent's init, the gateway's three evidence files). */
-#define AG_INSPECT_FILE_BINDS_MAX 4
+ * static probe; the agent's init and trial CA; the gateway's three evidence
+ * files, its inject file and a test-only destination CA bundle). */
+#define AG_INSPECT_FILE_BINDS_MAX 6
 /* Host files a container may get bind-mounted one by one (the study
- * gateway's policy, stream and aggregates), and the range of the size
+ * gateway's policy, stream and aggregates, with credential injection its
+ * inject file and a test-only destination CA bundle), and the range of the size
  * limit on every file it writes (RLIMIT_FSIZE). */
-#define AG_EXEC_FILE_BINDS_MAX 3
+#define AG_EXEC_FILE_BINDS_MAX 5
 #define AG_EXEC_FSIZE_MIN 4096
 #define AG_EXEC_FSIZE_MAX (1024LL * 1024 * 1024)
 /* Longest label key ("agentguard.contained-run.id") and value. */
@@ -377,6 +379,9 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
 #define AG_EGRESS_INJECT_SOURCE_MAX 255
 #define AG_EGRESS_INJECT_ENV_MAX 64
 #define AG_EGRESS_CREDENTIAL_MAX 4096
+/* Largest CA bundle read for the agent's CA file (the host's) or given as a
+ * test-only destination bundle (bytes). */
+#define AG_STUDY_HOST_CA_MAX (4 * 1024 * 1024)
 /* Longest CONNECT authority or URL one event may carry (upstream bound). */
 #define AG_EGRESS_AUTHORITY_MAX 8192
 /* Most resolved addresses one event may carry; more is ambiguous (upstream). */

@@ -22,6 +22,7 @@ static const char *const reserved_exact[] = {
     "BUILDKIT_HOST",
     "CARGO_HTTP_CAINFO",
     "CDPATH",
+    "CODEX_CA_CERTIFICATE",
     "COMPOSE_FILE",
     "COMPOSE_PROJECT_NAME",
     "CURL_CA_BUNDLE",

@@ -263,6 +263,19 @@ static int check_study_network(const struct ag_exec_spec *s, struct ag_error **e
 	return 0;
 }
 
+/* NAME=VALUE is one of the trial CA's variables, as a spec with
+ * ca_host_path sets them (and only such a spec). */
+static bool ca_var(const struct ag_exec_spec *s, const char *name, const char *value)
+{
+	static const char *const vars[] = {AG_EXEC_CA_VARS};
+	if (!s->ca_host_path || strcmp(value, AG_EXEC_CA_PATH) != 0)
+		return false;
+	for (size_t i = 0; i < AG_ARRAY_SIZE(vars); i++)
+		if (strcmp(name, vars[i]) == 0)
+			return true;
+	return false;
+}
+
 /* CONTRACT: env.allowlist (renderer re-validation: 36 entries, names,
  * unique, values <= 4096 without controls, 16384 bytes). */
 static int check_env(const struct ag_exec_spec *s, struct ag_error **err)
@@ -283,7 +296,7 @@ static int check_env(const struct ag_exec_spec *s, struct ag_error **err)
 				    "environment entry %zu: name must match ^[A-Z_][A-Z0-9_]*$ "
 				    "(at most %d characters)",
 				    i + 1, AG_ENV_NAME_MAX);
-		if (ag_env_name_reserved(name))
+		if (ag_env_name_reserved(name) && !ca_var(s, name, e + nl + 1))
 			return FAIL("render.env.reserved",
 				    "environment name '%s' is reserved (fixed defaults and host "
 				    "control names cannot be set)",
@@ -366,6 +379,8 @@ int ag_exec_spec_validate(const struct ag_exec_spec *s, struct ag_error **err)
 	if (s->workspace_host_path && check_host_path(s->workspace_host_path, err) < 0)
 		return -1;
 	if (s->probe_host_path && check_host_path(s->probe_host_path, err) < 0)
+		return -1;
+	if (s->ca_host_path && check_host_path(s->ca_host_path, err) < 0)
 		return -1;
 	if (s->init_host_path) {
 		if (check_host_path(s->init_host_path, err) < 0)
@@ -558,6 +573,11 @@ int ag_render_argv(const struct ag_exec_spec *s, enum ag_render_mode mode, struc
 		ag_strv_pushf(&a, "type=bind,source=%s,target=%s,readonly", s->init_host_path,
 			      AG_EXEC_INIT_PATH);
 	}
+	if (s->ca_host_path) {
+		ag_strv_push(&a, "--mount");
+		ag_strv_pushf(&a, "type=bind,source=%s,target=%s,readonly", s->ca_host_path,
+			      AG_EXEC_CA_PATH);
+	}
 	for (size_t i = 0; i < s->n_file_binds; i++) {
 		const struct ag_exec_file_bind *b = &s->file_binds[i];
 		ag_strv_push(&a, "--mount");
@@ -646,6 +666,7 @@ int ag_exec_spec_from_config(const struct ag_config *c, const struct ag_exec_inp
 	    .probe_host_path = in->probe_host_path,
 	    .init_host_path = in->init_host_path,
 	    .init_deadline_seconds = in->init_deadline_seconds,
+	    .ca_host_path = in->ca_host_path,
 	    .entrypoint = in->entrypoint,
 	    .env = in->env,
 	    .n_env = in->n_env,
@@ -777,6 +798,10 @@ int ag_render_create_request(const struct ag_exec_spec *s, json_t **out, struct 
 		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s,s:b}", "Type", "bind",
 							"Source", s->init_host_path, "Target",
 							AG_EXEC_INIT_PATH, "ReadOnly", 1));
+	if (s->ca_host_path)
+		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s,s:b}", "Type", "bind",
+							"Source", s->ca_host_path, "Target",
+							AG_EXEC_CA_PATH, "ReadOnly", 1));
 	for (size_t i = 0; i < s->n_file_binds; i++)
 		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s,s:b}", "Type", "bind",
 							"Source", s->file_binds[i].host_path,

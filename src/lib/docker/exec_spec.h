@@ -61,6 +61,16 @@ struct ag_label {
 /* Where the agent's static init is bind-mounted (read-only): with an init,
  * the entrypoint is `AG_EXEC_INIT_PATH SECONDS -- ARGV...` (src/init/). */
 #define AG_EXEC_INIT_PATH "/agentguard-init"
+/* A study agent whose policy injects a credential: the trial CA (and the
+ * host's bundle) bound read-only here, named by SSL_CERT_FILE and the
+ * other CA variables (docs/study-egress.md "Credential injection"). */
+#define AG_EXEC_CA_PATH "/agentguard-trial-ca.pem"
+/* The agent's variables that name it: reserved names a config can never
+ * set; the renderer accepts them only with ca_host_path, and only with
+ * exactly AG_EXEC_CA_PATH as their value. */
+#define AG_EXEC_CA_VARS                                                                            \
+	"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",            \
+	    "CODEX_CA_CERTIFICATE"
 /* The init's own deadline bound (src/init/agentguard-init.c, same value). */
 #define AG_EXEC_INIT_DEADLINE_MAX 90000
 
@@ -94,6 +104,9 @@ struct ag_exec_spec {
 	 * NULL for every other container; excludes probe_host_path and entrypoint. */
 	const char *init_host_path;
 	int64_t init_deadline_seconds;
+	/* A study agent with credential injection only: a host file bound
+	 * read-only at AG_EXEC_CA_PATH. NULL for every other container. */
+	const char *ca_host_path;
 	/* NULL: command[0] is the entrypoint (the argv runs exactly, never the image's) */
 	const char *entrypoint;
 	/*
@@ -154,6 +167,7 @@ struct ag_exec_inputs {
 	const char *probe_host_path;	 /* NULL: none (the preflight probe only) */
 	const char *init_host_path;	 /* NULL: none (the contained agent only) */
 	int64_t init_deadline_seconds;	 /* with init_host_path */
+	const char *ca_host_path;	 /* NULL: none (a study agent with injection only) */
 	const char *entrypoint;		 /* NULL: none */
 	const char *const *env;		 /* resolved "NAME=VALUE" entries */
 	size_t n_env;

@@ -939,6 +939,8 @@ int ag_inspect_expect_from_spec(const struct ag_exec_spec *s, const struct ag_in
 	if (s->init_host_path &&
 	    add_file_bind(x, s->init_host_path, AG_EXEC_INIT_PATH, false, err) < 0)
 		return -1;
+	if (s->ca_host_path && add_file_bind(x, s->ca_host_path, AG_EXEC_CA_PATH, false, err) < 0)
+		return -1;
 	for (size_t i = 0; i < s->n_file_binds; i++)
 		if (add_file_bind(x, s->file_binds[i].host_path, s->file_binds[i].container_path,
 				  !s->file_binds[i].read_only, err) < 0)

@@ -39,8 +39,8 @@ static int random_serial(X509 *x)
 
 static int set_name(X509_NAME *n, const char *cn)
 {
-	return X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_UTF8, (const unsigned char *)cn, -1,
-					  -1, 0)
+	return X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_UTF8, (const unsigned char *)cn, -1, -1,
+					  0)
 		   ? 0
 		   : -1;
 }
@@ -86,7 +86,8 @@ int ag_egress_ca_new(const char *trial_id, const char *const *names, size_t n_na
 	    set_name(X509_get_subject_name(x), cn) < 0 ||
 	    !X509_set_issuer_name(x, X509_get_subject_name(x)) ||
 	    !X509_gmtime_adj(X509_getm_notBefore(x), -300) ||
-	    !X509_gmtime_adj(X509_getm_notAfter(x), (long)lifetime_secs) || !X509_set_pubkey(x, key) ||
+	    !X509_gmtime_adj(X509_getm_notAfter(x), (long)lifetime_secs) ||
+	    !X509_set_pubkey(x, key) ||
 	    add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") < 0 ||
 	    add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign") < 0 ||
 	    add_ext(x, x, NID_subject_key_identifier, "hash") < 0 ||

@@ -223,14 +223,33 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 		ag_strv_push(&p->gateway_cmd, in->host_addresses[i]);
 	}
 	ag_strv_push(&p->owned, in->gateway_image);
+	size_t n_files = 0;
+	bool inject = in->policy && in->policy->n_inject > 0;
+	if (inject != (in->inject_host_path != NULL) ||
+	    (inject && (!in->evidence_host_path || !in->agent_ca_host_path)))
+		return FAIL("egress.plan.inject",
+			    "a policy that injects needs the inject file and the agent's CA file");
 	if (in->evidence_host_path) {
 		static const char *const files[] = {AG_EGRESS_POLICY_FILE, AG_EGRESS_EVENTS_FILE,
 						    AG_EGRESS_AGGREGATES_FILE};
 		for (size_t i = 0; i < AG_ARRAY_SIZE(files); i++) {
 			ag_strv_pushf(&p->owned, "%s/%s", in->evidence_host_path, files[i]);
 			ag_strv_pushf(&p->owned, "%s/%s", AG_EGRESS_EVIDENCE_PATH, files[i]);
-			p->gateway_files[i] = (struct ag_exec_file_bind){
+			p->gateway_files[n_files++] = (struct ag_exec_file_bind){
 			    p->owned.v[p->owned.n - 2], p->owned.v[p->owned.n - 1], i == 0};
+		}
+		const char *extra[2][2] = {{in->inject_host_path, AG_EGRESS_INJECT_FILE},
+					   {in->upstream_ca_host_path, AG_EGRESS_UPSTREAM_CA_FILE}};
+		static const char *const flag[2] = {"--inject", "--upstream-ca"};
+		for (size_t i = 0; i < 2; i++) {
+			if (!extra[i][0])
+				continue;
+			ag_strv_push(&p->owned, extra[i][0]);
+			ag_strv_pushf(&p->owned, "%s/%s", AG_EGRESS_EVIDENCE_PATH, extra[i][1]);
+			p->gateway_files[n_files++] = (struct ag_exec_file_bind){
+			    p->owned.v[p->owned.n - 2], p->owned.v[p->owned.n - 1], true};
+			ag_strv_push(&p->gateway_cmd, flag[i]);
+			ag_strv_push(&p->gateway_cmd, p->owned.v[p->owned.n - 1]);
 		}
 	}
 	p->gateway_dns[0] = in->gateway_dns ? in->gateway_dns : AG_EGRESS_AGENT_DNS;
@@ -251,8 +270,8 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 		     * files, when there is a run, are bound into it one by one */
 		    .workspace_container_path = AG_EGRESS_EVIDENCE_PATH,
 		    .workspace_tmpfs_size = AG_EGRESS_GATEWAY_EVIDENCE_TMPFS,
-		    .file_binds = in->evidence_host_path ? p->gateway_files : NULL,
-		    .n_file_binds = in->evidence_host_path ? AG_ARRAY_SIZE(p->gateway_files) : 0,
+		    .file_binds = n_files ? p->gateway_files : NULL,
+		    .n_file_binds = n_files,
 		    .file_size_max = AG_EGRESS_GATEWAY_FSIZE,
 		    .container_name = p->gateway_name,
 		    .entrypoint = AG_EGRESS_GATEWAY_BIN,
@@ -280,6 +299,19 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 	ag_strv_pushf(&p->agent_env, "HTTPS_PROXY=%s", proxy);
 	ag_strv_pushf(&p->agent_env, "HTTP_PROXY=%s", proxy);
 	ag_strv_push(&p->agent_env, "NO_PROXY=");
+	if (inject) {
+		/* the placeholders, and the trial CA for every client library */
+		static const char *const ca_vars[] = {AG_EXEC_CA_VARS};
+		for (size_t i = 0; i < in->n_placeholders; i++)
+			ag_strv_push(&p->agent_env, in->placeholders[i]);
+		for (size_t i = 0; i < AG_ARRAY_SIZE(ca_vars); i++)
+			ag_strv_pushf(&p->agent_env, "%s=%s", ca_vars[i], AG_EXEC_CA_PATH);
+	}
+	const char *agent_ca = NULL;
+	if (inject) {
+		ag_strv_push(&p->owned, in->agent_ca_host_path);
+		agent_ca = p->owned.v[p->owned.n - 1];
+	}
 	struct ag_exec_inputs ei = {
 	    .workspace_host_path = in->workspace_host_path,
 	    .container_name = p->agent_name,
@@ -289,10 +321,12 @@ int ag_egress_plan_build(const struct ag_egress_plan_inputs *in, struct ag_egres
 	    .n_labels = n_labels,
 	    .command = in->command,
 	    .n_command = in->n_command,
+	    .ca_host_path = agent_ca,
 	};
 	p->agent.role = AG_EGRESS_AGENT;
 	if (ag_exec_spec_from_config(c, &ei, &p->agent.exec, err) < 0)
 		return ag_err_wrap(err, "agent container");
+
 	ag_egress_plan_agent_network(p, &p->agent.exec);
 	return ag_egress_plan_validate(p, err);
 }

@@ -54,6 +54,10 @@ struct ag_egress_policy;
 #define AG_EGRESS_AGGREGATES_FILE "aggregates.jsonl"
 #define AG_EGRESS_AGENT_DNS "127.0.0.1"
 #define AG_EGRESS_GATEWAY_BIN "/usr/local/bin/agentguard-gateway"
+/* Credential injection: the gateway's inject file and test-only
+ * destination CA bundle, bound read-only into its evidence directory. */
+#define AG_EGRESS_INJECT_FILE "inject.json"
+#define AG_EGRESS_UPSTREAM_CA_FILE "upstream-ca.pem"
 
 enum ag_egress_role { AG_EGRESS_GATEWAY = 0, AG_EGRESS_AGENT };
 
@@ -97,6 +101,15 @@ struct ag_egress_plan_inputs {
 	 * --host-address); the plan adds the host side of both study subnets. */
 	const char *const *host_addresses;
 	size_t n_host_addresses;
+	/* Credential injection (the policy has inject rules; with
+	 * evidence_host_path): the gateway's inject file (a host tmpfs file),
+	 * a test-only CA bundle for the destinations (NULL: the image's), the
+	 * agent's CA file, and the placeholders ("NAME=VALUE") the agent gets. */
+	const char *inject_host_path;
+	const char *upstream_ca_host_path;
+	const char *agent_ca_host_path;
+	const char *const *placeholders;
+	size_t n_placeholders;
 };
 
 /* The specs borrow from the plan's own storage: never copy a built plan. */
@@ -115,7 +128,8 @@ struct ag_egress_plan {
 	struct ag_label gateway_labels[5], agent_labels[5];
 	const char *gateway_dns[1], *agent_dns[1];
 	struct ag_strv gateway_cmd, agent_env, owned;
-	struct ag_exec_file_bind gateway_files[3]; /* policy (ro), events, aggregates */
+	/* policy (ro), events, aggregates; inject file, destination CA (ro) */
+	struct ag_exec_file_bind gateway_files[5];
 };
 
 /*

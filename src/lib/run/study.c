@@ -10,6 +10,7 @@
 #include "lib/base/fsx.h"
 #include "lib/base/json.h"
 #include "lib/base/redact.h"
+#include "lib/run/inject.h"
 #include "lib/base/sha256.h"
 #include "lib/base/size.h"
 #include "lib/config/config.h"
@@ -940,7 +941,8 @@ static int setup(struct ag_study *s, struct ag_engine *eng, int run_fd, const ch
 	int dfd = openat(run_fd, AG_STUDY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0 || fchmod(dfd, 0750) < 0 || write_policy(s, dfd, err) < 0 ||
 	    empty_evidence_file(dfd, AG_STUDY_EVENTS_FILE) < 0 ||
-	    empty_evidence_file(dfd, AG_STUDY_AGGREGATES_FILE) < 0) {
+	    empty_evidence_file(dfd, AG_STUDY_AGGREGATES_FILE) < 0 ||
+	    (s->o.inject && ag_study_inject_write(s->o.inject, dfd, s->o.evidence_gid, err) < 0)) {
 		if (dfd >= 0)
 			close(dfd);
 		return *err ? -1
@@ -980,8 +982,23 @@ static int setup(struct ag_study *s, struct ag_engine *eng, int run_fd, const ch
 	    .host_addresses = (const char *const *)host.v,
 	    .n_host_addresses = host.n,
 	};
+	_cleanup_free_ char *agent_ca = NULL, *up_ca = NULL;
+	const char *placeholders[AG_EGRESS_INJECT_MAX];
+	struct ag_egress_plan_inputs inj = in;
+	if (s->o.inject) {
+		agent_ca = ag_xasprintf("%s/%s", s->evidence_dir, AG_STUDY_CA_FILE);
+		if (s->o.inject->test_upstream_ca)
+			up_ca = ag_xasprintf("%s/upstream-ca.pem", s->evidence_dir);
+		for (size_t i = 0; i < s->o.inject->n; i++)
+			placeholders[i] = s->o.inject->e[i].env;
+		inj.inject_host_path = s->o.inject->file;
+		inj.upstream_ca_host_path = up_ca;
+		inj.agent_ca_host_path = agent_ca;
+		inj.placeholders = placeholders;
+		inj.n_placeholders = s->o.inject->n;
+	}
 	s->plan_built = true;
-	int built = ag_egress_plan_build(&in, &s->plan, err);
+	int built = ag_egress_plan_build(&inj, &s->plan, err);
 	ag_strv_release(&host);
 	if (built < 0)
 		return -1;
@@ -1080,6 +1097,10 @@ static int setup(struct ag_study *s, struct ag_engine *eng, int run_fd, const ch
 		rc = -1;
 	if (selftest_end(s, eng, &t, rc, err) < 0)
 		return -1;
+	/* the gateway answers on its port: it has read its inject file, which
+	 * leaves the host's tmpfs now (the CA key and the credentials then live
+	 * in the gateway's memory only) */
+	ag_study_inject_unlink(s->o.inject);
 	s->f->setup_done = true;
 	return 0;
 }
@@ -1095,6 +1116,7 @@ static int h_agent_spec(void *data, struct ag_exec_spec *spec, struct ag_error *
 		ag_strv_push(&s->agent_env, s->plan.agent_env.v[i]);
 	spec->env = (const char *const *)ag_strv_argv(&s->agent_env);
 	spec->n_env = s->agent_env.n;
+	spec->ca_host_path = s->plan.agent.exec.ca_host_path;
 	ag_egress_plan_agent_network(&s->plan, spec);
 	return ag_exec_spec_validate(spec, err);
 }
@@ -1622,6 +1644,7 @@ void ag_study_free(struct ag_study *s)
 		return;
 	if (s->plan_built)
 		ag_egress_plan_release(&s->plan);
+	ag_study_inject_free(s->o.inject);
 	ag_strv_release(&s->agent_env);
 	free(s->suffix);
 	free(s->run_id);

@@ -68,6 +68,8 @@ struct ag_study_opts {
 	/* the run's secrets and roots: the gateway's records (agent-chosen
 	 * hosts and URLs) are redacted with them before anything keeps them */
 	const struct ag_redactor *redact;
+	/* credential injection (inject.h), or NULL: the study takes it over */
+	struct ag_study_inject *inject;
 };
 
 /* The study's evidence directory in the run directory, and its files. */
