@@ -190,7 +190,21 @@ static json_t *record_of(struct gw_conn *c)
 		d.address[0] = '\0';
 	char ended[32];
 	gw_now(ended);
+	char hdr[AG_EGRESS_INJECT_HEADER_MAX + 1] = "";
+	if (c->inject) {
+		snprintf(hdr, sizeof(hdr), "%s", c->inject->rule->inject->header);
+		for (char *p = hdr; *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+	}
+	/* with injection configured, every allowed CONNECT says whether its
+	 * TLS was terminated here (an inject rule's) or spliced */
+	bool tunnel = c->gw->inject && d.allow && c->connected[0] && c->protocol &&
+		      strcmp(c->protocol, "connect") == 0;
 	struct ag_egress_event_meta meta = {
+	    .tls_mode = !tunnel	    ? NULL
+			: c->inject ? "terminated"
+				    : "spliced",
+	    .injected_header = tunnel && c->inject && c->ts.requests > 0 ? hdr : NULL,
 	    .event_type = "request",
 	    .bytes_in = c->bytes_in,
 	    .bytes_out = c->bytes_out,
@@ -217,12 +231,8 @@ static json_t *record_of(struct gw_conn *c)
 					    : "none"));
 	if (c->inject) {
 		/* names and counts only: never a header value or a body */
-		char h[AG_EGRESS_INJECT_HEADER_MAX + 1];
-		snprintf(h, sizeof(h), "%s", c->inject->rule->inject->header);
-		for (char *p = h; *p; p++)
-			*p = (char)tolower((unsigned char)*p);
 		json_object_set_new(rec, "injected_header",
-				    c->ts.requests > 0 ? json_string(h) : json_null());
+				    c->ts.requests > 0 ? json_string(hdr) : json_null());
 		json_object_set_new(rec, "tunnel_requests", json_integer(c->ts.requests));
 		json_object_set_new(rec, "tunnel_refused", json_integer(c->ts.refused));
 		json_object_set_new(rec, "tunnel_refusal",

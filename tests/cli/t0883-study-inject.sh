@@ -176,6 +176,22 @@ t_like "the spliced request's record says spliced" \
 	"$(jq -c 'select(.record=="decision" and .event.requested.host=="plain.test")' "$EV")" \
 	'"tls":"client-owned-not-intercepted"'
 t_like "the summary lists the terminated host" "$SUMMARY" '"tls_terminated":\["tls.test:443"\]'
+MAN=$RUN_DIR/live-study-egress-manifest.json
+t_is "the manifest lists the terminated destination and the header name" \
+	"$(jq -c '.tls_terminated' "$MAN")" '[{"header":"authorization","host":"tls.test","port":443}]'
+t_like "... each event says terminated or spliced" \
+	"$(jq -c '[.events[]|select(.protocol=="connect")|"\(.requested.host) \(.tls.mode) \(.tls.injected_header)"]|unique' "$MAN")" \
+	'"plain.test spliced null","tls.test terminated authorization"'
+# evidence verify judges the manifest against the run's copy of the policy:
+# a copy of the run whose manifest claims a terminated tunnel to plain.test
+# (re-sealed hashes would need the key; the claim alone must fail)
+cp -a "$RUN_DIR" "$T/tampered"
+jq -c '(.events[]|select(.requested.host=="plain.test")|.tls)={"mode":"terminated","injected_header":"authorization"}' \
+	"$MAN" >"$T/tampered/live-study-egress-manifest.json"
+t_run "$AG_BIN" study-egress manifest validate "$T/tampered/live-study-egress-manifest.json" \
+	--policy "$W/inject.json"
+t_like "a manifest claiming termination to a host without inject does not validate" "$AG_OUT" \
+	'egress.manifest.tls'
 t_is "the credential is nowhere in the run directory" "$(grep -rlF "$REAL" "$RUN_DIR" | head -3)" ""
 t_is "... nor in the output" "$(grep -cF "$REAL" <<<"$AG_OUT" || true)" 0
 t_is "no private key is in the run directory" "$(grep -rl 'PRIVATE KEY' "$RUN_DIR" | head -3)" ""

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <sys/stat.h>
 
 #include "lib/base/ag.h"
 #include "lib/base/error.h"
@@ -600,6 +601,84 @@ static void test_manifest_aggregates(void **state)
 	ag_egress_policy_free(p);
 }
 
+#define INJECT_RULES                                                                               \
+	"{\"schema\":\"agentguard.live-study-egress-policy\",\"schema_version\":1,"                \
+	"\"destinations\":[{\"host\":\"api.example.com\",\"port\":443,\"inject\":{\"header\":"     \
+	"\"X-Api-Key\",\"from_env\":\"K\",\"placeholder_env\":\"P\"}},"                            \
+	"{\"host\":\"plain.example.com\",\"port\":443}]}"
+
+/* A CONNECT event to HOST:443, allowed, with "tls" MODE and HEADER. */
+static json_t *tls_event(const struct ag_egress_policy *p, const char *host, const char *mode,
+			 const char *header)
+{
+	const char *addrs[] = {"93.184.216.34"};
+	char auth[128];
+	snprintf(auth, sizeof(auth), "%s:443", host);
+	struct ag_egress_event ev = {.protocol = "connect",
+				     .authority = auth,
+				     .resolved = addrs,
+				     .n_resolved = 1,
+				     .resolution_status = "stable"};
+	struct ag_egress_decision d;
+	ag_egress_decide(p, &ev, &d);
+	struct ag_egress_event_meta m = {.event_type = "request",
+					 .started = "2026-11-30T13:00:00Z",
+					 .ended = "2026-11-30T13:00:01Z",
+					 .evidence_complete = true,
+					 .tls_mode = mode,
+					 .injected_header = header};
+	return ag_egress_event_record(&ev, &d, &m);
+}
+
+/* Credential injection in the manifest: the terminated list is the
+ * policy's inject rules, and an event contradicting the policy (a
+ * terminated tunnel to a host without inject, another header, an inject
+ * host spliced) is refused. */
+static void test_manifest_tls(void **state)
+{
+	(void)state;
+	struct ag_egress_policy *p = pol(INJECT_RULES);
+	json_t *ev = json_array();
+	json_array_append_new(ev, tls_event(p, "api.example.com", "terminated", "x-api-key"));
+	json_array_append_new(ev, tls_event(p, "plain.example.com", "spliced", NULL));
+	json_t *m = NULL;
+	struct ag_error *e = NULL;
+	assert_int_equal(build_with(p, ev, NULL, "running", &m, &e), 0);
+	json_t *t = json_object_get(m, "tls_terminated");
+	assert_int_equal(json_array_size(t), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(t, 0), "header")),
+			    "x-api-key");
+	assert_string_equal(
+	    json_string_value(json_object_get(m, "completion")
+				  ? json_object_get(json_object_get(m, "completion"), "status")
+				  : NULL),
+	    "complete");
+	json_decref(m);
+	json_decref(ev);
+	static const struct {
+		const char *host, *mode, *header;
+	} bad[] = {
+	    {"plain.example.com", "terminated", NULL},
+	    {"plain.example.com", "spliced", "x-api-key"},
+	    {"api.example.com", "terminated", "authorization"},
+	    {"api.example.com", "spliced", NULL},
+	    {"api.example.com", NULL, NULL},
+	};
+	for (size_t i = 0; i < AG_ARRAY_SIZE(bad); i++) {
+		ev = json_array();
+		json_array_append_new(ev, tls_event(p, bad[i].host, bad[i].mode, bad[i].header));
+		m = NULL;
+		if (build_with(p, ev, NULL, "running", &m, &e) != -1 ||
+		    strcmp(e->reason, "egress.manifest.tls") != 0)
+			fail_msg("case %zu: %s", i, e ? e->reason : "(built)");
+		ag_error_free(e);
+		e = NULL;
+		json_decref(m);
+		json_decref(ev);
+	}
+	ag_egress_policy_free(p);
+}
+
 /* The egress_manifest check `evidence verify` gets plugged in from above:
  * the recorded file's exact bytes, and a manifest that validates. */
 static int check_run(const char *dir, json_t *study, const char **reason)
@@ -642,7 +721,32 @@ static void test_manifest_check_run(void **state)
 	/* no study, or a study that wrote no manifest: nothing to check */
 	assert_int_equal(check_run(dir, NULL, &why), 0);
 	assert_int_equal(check_run(dir, json_object(), &why), 0);
-	/* the recorded file and hash: passes */
+	/* the run's copy of the policy is needed to judge the manifest */
+	assert_int_equal(check_run(dir,
+				   json_pack("{s:s,s:s}", "manifest", AG_EGRESS_MANIFEST_FILE,
+					     "manifest_sha256", hex),
+				   &why),
+			 -1);
+	assert_string_equal(why, "evidence.egress_policy.missing");
+	char *edir = ag_xasprintf("%s/egress", dir), *ppath = ag_xasprintf("%s/policy.json", edir);
+	assert_int_equal(mkdir(edir, 0700), 0);
+	f = fopen(ppath, "w");
+	assert_non_null(f);
+	fputs("{\"schema\":\"agentguard.live-study-egress-policy\",\"schema_version\":1,"
+	      "\"destinations\":[{\"host\":\"other.example.com\",\"port\":443}]}",
+	      f);
+	fclose(f);
+	assert_int_equal(check_run(dir,
+				   json_pack("{s:s,s:s}", "manifest", AG_EGRESS_MANIFEST_FILE,
+					     "manifest_sha256", hex),
+				   &why),
+			 -1);
+	assert_string_equal(why, "egress.manifest.policy_digest");
+	f = fopen(ppath, "w");
+	assert_non_null(f);
+	fputs(ONE_RULE, f);
+	fclose(f);
+	/* the recorded file and hash, and the policy: passes */
 	assert_int_equal(check_run(dir,
 				   json_pack("{s:s,s:s}", "manifest", AG_EGRESS_MANIFEST_FILE,
 					     "manifest_sha256", hex),
@@ -684,7 +788,11 @@ static void test_manifest_check_run(void **state)
 				   &why),
 			 -1);
 	assert_string_equal(why, "evidence.egress_manifest.missing");
+	assert_int_equal(unlink(ppath), 0);
+	assert_int_equal(rmdir(edir), 0);
 	assert_int_equal(rmdir(dir), 0);
+	free(ppath);
+	free(edir);
 	free(path);
 	free(text);
 	json_decref(ev);
@@ -974,6 +1082,7 @@ int main(void)
 	    cmocka_unit_test(test_manifest_build),
 	    cmocka_unit_test(test_manifest_aggregates),
 	    cmocka_unit_test(test_manifest_check_run),
+	    cmocka_unit_test(test_manifest_tls),
 	    cmocka_unit_test(test_plan_invariants),
 	    cmocka_unit_test(test_review_allow_to_unsafe_address),
 	    cmocka_unit_test(test_review_allow_outside_policy),

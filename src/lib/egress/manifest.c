@@ -3,6 +3,8 @@
  * manifest (manifest.h).
  */
 #include "lib/base/ag.h"
+
+#include <ctype.h>
 #include "lib/egress/manifest.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
@@ -334,7 +336,8 @@ enum kind {
 	K_OBJ,
 	K_OBJ_OPT,
 	K_OBJ_NULL,
-	K_LIST
+	K_LIST,
+	K_LIST_OPT
 };
 
 static bool hex64(const char *s)
@@ -381,7 +384,7 @@ static int fields(const json_t *o, const char *where, const struct field *f, siz
 	for (size_t i = 0; i < n; i++) {
 		snprintf(key, sizeof(key), "%s%s%s", where, where[0] ? "." : "", f[i].key);
 		v = json_object_get(o, f[i].key);
-		if (!v && f[i].kind == K_OBJ_OPT)
+		if (!v && (f[i].kind == K_OBJ_OPT || f[i].kind == K_LIST_OPT))
 			continue;
 		if (!v)
 			return FAIL(AG_E_CONFIG, "egress.manifest.missing", key, "is required");
@@ -419,6 +422,7 @@ static int fields(const json_t *o, const char *where, const struct field *f, siz
 			ok = json_is_object(v) || json_is_null(v);
 			break;
 		case K_LIST:
+		case K_LIST_OPT:
 			ok = json_is_array(v);
 			break;
 		default:
@@ -502,9 +506,19 @@ static int check_event(const json_t *e, size_t idx, struct ag_error **err)
 	    {"timestamps", K_OBJ, NULL},
 	    {"evidence_complete", K_BOOL, NULL},
 	    {"evidence_truncated", K_BOOL, NULL},
+	    {"tls", K_OBJ_OPT, NULL},
 	};
 	if (fields(e, w, f, AG_ARRAY_SIZE(f), err) < 0)
 		return -1;
+	const json_t *tls = json_object_get(e, "tls");
+	if (tls) {
+		static const char *const modes[] = {"terminated", "spliced", NULL};
+		static const struct field tf[] = {{"mode", K_STR, modes},
+						  {"injected_header", K_STR_NULL, NULL}};
+		snprintf(k, sizeof(k), "%s.tls", w);
+		if (fields(tls, k, tf, AG_ARRAY_SIZE(tf), err) < 0)
+			return -1;
+	}
 	snprintf(k, sizeof(k), "%s.reason", w);
 	if (!ag_egress_event_reason_known(str(e, "reason")))
 		return FAIL(AG_E_CONFIG, "egress.manifest.status", k,
@@ -589,6 +603,86 @@ static int check_aggregates(const json_t *a, struct ag_error **err)
 	return 0;
 }
 
+/* A header name as the evidence writes it: lower case. */
+static void lower_header(const char *in, char out[AG_EGRESS_INJECT_HEADER_MAX + 1])
+{
+	size_t i = 0;
+	for (; in[i] && i < AG_EGRESS_INJECT_HEADER_MAX; i++)
+		out[i] = (char)tolower((unsigned char)in[i]);
+	out[i] = 0;
+}
+
+/* Credential injection (manifest.h): the terminated list and every
+ * event's "tls", against the policy when there is one. */
+static int check_tls(const json_t *m, const struct ag_egress_policy *policy, struct ag_error **err)
+{
+	const json_t *list = json_object_get(m, "tls_terminated");
+	size_t i;
+	const json_t *t;
+	json_array_foreach(list, i, t)
+	{
+		static const struct field f[] = {
+		    {"host", K_STR, NULL}, {"port", K_INT, NULL}, {"header", K_STR, NULL}};
+		char w[64];
+		snprintf(w, sizeof(w), "tls_terminated[%zu]", i);
+		if (fields(t, w, f, AG_ARRAY_SIZE(f), err) < 0)
+			return -1;
+	}
+	if (json_array_size(list) > AG_EGRESS_INJECT_MAX)
+		return FAIL(AG_E_LIMIT, "egress.manifest.tls", "tls_terminated",
+			    "more than %d terminated destinations", AG_EGRESS_INJECT_MAX);
+	if (!policy)
+		return 0;
+	if (json_array_size(list) != policy->n_inject)
+		return FAIL(AG_E_CONFIG, "egress.manifest.tls", "tls_terminated",
+			    "must list exactly the policy's inject rules");
+	json_array_foreach(list, i, t)
+	{
+		const struct ag_egress_rule *r = ag_egress_policy_find(
+		    policy, str(t, "host"), (int)json_integer_value(json_object_get(t, "port")));
+		char h[AG_EGRESS_INJECT_HEADER_MAX + 1];
+		if (r && r->inject)
+			lower_header(r->inject->header, h);
+		if (!r || !r->inject || strcmp(h, str(t, "header")) != 0)
+			return FAIL(AG_E_CONFIG, "egress.manifest.tls", "tls_terminated",
+				    "item %zu is not one of the policy's inject rules", i);
+	}
+	const json_t *e;
+	json_array_foreach(json_object_get(m, "events"), i, e)
+	{
+		const json_t *req = json_object_get(e, "requested");
+		const json_t *tls = json_object_get(e, "tls");
+		const char *host = str(req, "host");
+		const struct ag_egress_rule *r =
+		    host ? ag_egress_policy_find(
+			       policy, host, (int)json_integer_value(json_object_get(req, "port")))
+			 : NULL;
+		bool inject = r && r->inject;
+		const char *mode = str(tls, "mode");
+		const char *hdr = str(tls, "injected_header");
+		char want[AG_EGRESS_INJECT_HEADER_MAX + 1] = "";
+		if (inject)
+			lower_header(r->inject->header, want);
+		bool allowed_connect =
+		    !strcmp(str(e, "decision"), "allow") && !strcmp(str(e, "protocol"), "connect");
+		const char *why = NULL;
+		if (mode && !strcmp(mode, "terminated") && !inject)
+			why = "was terminated, but its destination has no inject rule";
+		else if (hdr && (!inject || strcmp(hdr, want) != 0))
+			why = "names an injected header the policy does not give its destination";
+		else if (mode && !strcmp(mode, "spliced") && hdr)
+			why = "names an injected header on a spliced tunnel";
+		else if (inject && allowed_connect && (!mode || strcmp(mode, "terminated") != 0))
+			why = "reached an inject rule's destination without termination";
+		if (why) {
+			char w[64];
+			snprintf(w, sizeof(w), "events[%zu].tls", i);
+			return FAIL(AG_E_CONFIG, "egress.manifest.tls", w, "%s", why);
+		}
+	}
+	return 0;
+}
+
 static int check_fields(const json_t *m, const struct ag_egress_policy *policy,
 			struct ag_error **err)
 {
@@ -609,6 +703,7 @@ static int check_fields(const json_t *m, const struct ag_egress_policy *policy,
 	    {"liveness_status", K_OBJ, NULL},
 	    {"completion", K_OBJ, NULL},
 	    {"aggregates", K_OBJ_OPT, NULL},
+	    {"tls_terminated", K_LIST_OPT, NULL},
 	};
 	if (fields(m, "", top, AG_ARRAY_SIZE(top), err) < 0)
 		return -1;
@@ -682,6 +777,8 @@ static int check_fields(const json_t *m, const struct ag_egress_policy *policy,
 		if (check_event(e, i, err) < 0)
 			return -1;
 	}
+	if (check_tls(m, policy, err) < 0)
+		return -1;
 	if (policy) {
 		if (strcmp(str(m, "egress_policy_digest"), policy->digest))
 			return FAIL(AG_E_CONFIG, "egress.manifest.policy_digest",
@@ -827,6 +924,10 @@ json_t *ag_egress_event_record(const struct ag_egress_event *ev, const struct ag
 	json_object_set_new(o, "timestamps", t);
 	json_object_set_new(o, "evidence_complete", json_boolean(complete));
 	json_object_set_new(o, "evidence_truncated", json_boolean(truncated));
+	if (meta->tls_mode)
+		json_object_set_new(o, "tls",
+				    json_pack("{s:s, s:s?}", "mode", meta->tls_mode,
+					      "injected_header", meta->injected_header));
 	return o;
 }
 
@@ -905,6 +1006,20 @@ int ag_egress_manifest_build(const struct ag_egress_manifest_inputs *in, json_t 
 		json_array_append_new(events, e);
 	}
 	json_object_set_new(m, "events", events);
+	if (in->policy->n_inject > 0) {
+		/* where the gateway terminated TLS, and with which header */
+		json_t *t = json_array();
+		for (size_t i = 0; i < in->policy->n_rules; i++) {
+			const struct ag_egress_rule *r = &in->policy->rules[i];
+			if (!r->inject)
+				continue;
+			char h[AG_EGRESS_INJECT_HEADER_MAX + 1];
+			lower_header(r->inject->header, h);
+			json_array_append_new(t, json_pack("{s:s, s:i, s:s}", "host", r->dest.host,
+							   "port", r->dest.port, "header", h));
+		}
+		json_object_set_new(m, "tls_terminated", t);
+	}
 	json_t *gw = json_object();
 	json_object_set_new(gw, "state",
 			    json_string(in->gateway_state ? in->gateway_state : "unknown"));
@@ -980,6 +1095,9 @@ int ag_egress_manifest_dump(const json_t *m, char **out, size_t *len, struct ag_
 	return 0;
 }
 
+/* The run's copy of the policy the gateway enforced (study.c writes it). */
+#define AG_EGRESS_POLICY_PATH "egress/policy.json"
+
 /* The gateway's files the artifact seals by hash and length
  * (study_egress.gateway_stream / gateway_aggregates): each as recorded. */
 static int check_gateway_files(int run_fd, const json_t *st, struct ag_error **err)
@@ -1040,14 +1158,34 @@ int ag_egress_manifest_check_run(int run_fd, const json_t *artifact, struct ag_e
 	ag_sha256_hex(data, n, hex);
 	struct ag_egress_completion c;
 	int rc = 0;
+	/* The run's own copy of the policy: the manifest is judged against it
+	 * (its digest must be the manifest's, every injection claim the
+	 * policy's); a study run without it does not verify. */
+	struct ag_egress_policy *policy = NULL;
+	if (strcmp(hex, want) == 0) {
+		static const struct ag_read_reasons pwhy = {
+		    "evidence.egress_policy.symlink", "evidence.egress_policy.not_regular",
+		    "evidence.egress_policy.missing", "evidence.egress_policy.too_large"};
+		char *pd = NULL;
+		size_t pn = 0;
+		if (ag_read_file_at(run_fd, AG_EGRESS_POLICY_PATH, AG_EGRESS_POLICY_PATH,
+				    AG_EGRESS_POLICY_MAX_BYTES, &pwhy, &pd, &pn, err) < 0 ||
+		    ag_egress_policy_parse(pd, pn, &policy, err) < 0) {
+			free(pd);
+			free(data);
+			return -1;
+		}
+		free(pd);
+	}
 	if (strcmp(hex, want) != 0)
 		rc = ag_err(err, AG_E_UNVERIFIED, 0, "evidence.egress_manifest.mismatch",
 			    "the egress manifest is not the one the sealed artifact records");
 	else if (n < 1 || data[n - 1] != '\n' ||
-		 ag_egress_manifest_validate(data, n - 1, NULL, &c, err) < 0)
+		 ag_egress_manifest_validate(data, n - 1, policy, &c, err) < 0)
 		rc = *err ? -1
 			  : ag_err(err, AG_E_UNVERIFIED, 0, "evidence.egress_manifest.invalid",
 				   "the egress manifest does not validate");
+	ag_egress_policy_free(policy);
 	free(data);
 	return rc;
 }

@@ -44,6 +44,15 @@
  * With them, "events" is a sample of the individual records and
  * "sampled_out" counts the records left out of it.
  *
+ * CREDENTIAL INJECTION (optional; a policy with inject rules): an allowed
+ * CONNECT event carries "tls": {"mode": "terminated"|"spliced",
+ * "injected_header": NAME|null}, and the manifest lists the destinations
+ * the gateway terminated: "tls_terminated": [{"host","port","header"}].
+ * Validated against the policy (egress.manifest.tls): the list is exactly
+ * its inject rules; a terminated event is to one of them with its header
+ * (never another header, never to a host without inject); an allowed
+ * CONNECT to an inject rule's host is never spliced.
+ *
  * SANITIZING: every string passes the one sanitizer's egress profile
  * (base/sanitize.h, AG_SANITIZE_EGRESS, bound AG_EGRESS_MANIFEST_MAX_STRING):
  * cut at a character boundary; a URL loses its query and fragment; any
@@ -85,6 +94,10 @@ struct ag_egress_event_meta {
 	int64_t bytes_in, bytes_out;
 	const char *started, *ended; /* RFC 3339 UTC, e.g. 2026-11-30T13:00:00Z */
 	bool evidence_complete, evidence_truncated;
+	/* an allowed CONNECT: "terminated" (an inject rule's) or "spliced";
+	 * NULL: no "tls" in the event. injected_header: the header name
+	 * (lower case) when one was added, else NULL. */
+	const char *tls_mode, *injected_header;
 };
 
 /* One sanitized event record (the manifest's events[] item). */
