@@ -198,6 +198,15 @@ t_is "no private key is in the run directory" "$(grep -rl 'PRIVATE KEY' "$RUN_DI
 t_is "the inject file is gone from the host's tmpfs" \
 	"$(find /dev/shm -maxdepth 1 -name 'agentguard-inject-*' -user "$U" | head -3)" ""
 t_ok "the evidence verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$RUN_DIR"
+for fmt in text md html; do
+	rep=$("$AG_BIN" report "$RUN_DIR" --public-key "$(pubkey)" --format "$fmt" 2>&1 || true)
+	t_like "the $fmt report says which destination was terminated, with the header" "$rep" \
+		'terminated by the gateway to inject a credential.*tls\.test:443, header authorization'
+	t_like "... and each tunnel: terminated or spliced" "$rep" \
+		'tls\.test:443 terminated \(header authorization injected\)'
+	t_like "... plain.test spliced" "$rep" 'plain\.test:443 spliced'
+	t_unlike "... never the credential" "$rep" "$REAL"
+done
 t_ok "nothing of the run is left" study_nothing_left "$RUN_DIR"
 
 # ---- refusals before anything starts ----

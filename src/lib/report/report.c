@@ -915,6 +915,77 @@ static void eg_destinations(struct out *o, const struct eg_fmt *f, const json_t 
 	free(v.rows);
 }
 
+/*
+ * Credential injection (a manifest with "tls_terminated"): per destination,
+ * whether the gateway terminated its TLS to inject a credential (and which
+ * header) or spliced it, from the events' "tls" (manifest.h); at most
+ * AG_REPORT_EGRESS_ROWS destinations.
+ */
+static void eg_tls(struct out *o, const struct eg_fmt *f, const json_t *m)
+{
+	const json_t *list = json_object_get(m, "tls_terminated");
+	if (!json_is_array(list))
+		return;
+	eg_label(o, f, "TLS:");
+	size_t i, k = 0;
+	const json_t *t;
+	put(o, "terminated by the gateway to inject a credential (the agent held a "
+	       "placeholder): ");
+	json_array_foreach(list, i, t)
+	{
+		put(o, k++ ? ", " : "");
+		eg_val(o, f, jstr(t, "host"));
+		putf(o, ":%lld, header ", (long long)jint(t, "port", -1));
+		eg_val(o, f, jstr(t, "header"));
+	}
+	if (!k)
+		put(o, "none");
+	put(o, f->end);
+	/* what each tunnel was, as the gateway recorded it */
+	const char *seen_h[AG_REPORT_EGRESS_ROWS], *seen_m[AG_REPORT_EGRESS_ROWS];
+	long long seen_p[AG_REPORT_EGRESS_ROWS];
+	size_t n = 0, more = 0;
+	const json_t *e;
+	json_array_foreach(json_object_get(m, "events"), i, e)
+	{
+		const json_t *tls = json_object_get(e, "tls");
+		const char *h = jstr(json_object_get(e, "requested"), "host");
+		const char *mode = jstr(tls, "mode");
+		long long port = jint(json_object_get(e, "requested"), "port", -1);
+		if (!mode || !h)
+			continue;
+		bool dup = false;
+		for (size_t j = 0; j < n && !dup; j++)
+			dup =
+			    seen_p[j] == port && !strcmp(seen_h[j], h) && !strcmp(seen_m[j], mode);
+		if (dup)
+			continue;
+		if (n == AG_REPORT_EGRESS_ROWS) {
+			more++;
+			continue;
+		}
+		seen_h[n] = h, seen_m[n] = mode, seen_p[n] = port;
+		if (n++)
+			put(o, f->line);
+		else
+			eg_label(o, f, "Tunnels:");
+		eg_val(o, f, h);
+		putf(o, ":%lld ", port);
+		eg_val(o, f, mode);
+		if (jstr(tls, "injected_header")) {
+			put(o, " (header ");
+			eg_val(o, f, jstr(tls, "injected_header"));
+			put(o, " injected)");
+		} else if (!strcmp(mode, "spliced")) {
+			put(o, " (the agent's own TLS; no credential added)");
+		}
+		put(o, f->end);
+	}
+	if (more)
+		putf(o, "%s%zu more tunnel%s not shown%s", f->line, more, more == 1 ? "" : "s",
+		     f->end);
+}
+
 /* The self-tests the study ran before the agent started (the artifact's). */
 static void eg_selftests(struct out *o, const struct eg_fmt *f, const json_t *st)
 {
@@ -992,8 +1063,10 @@ static void egress_section(struct out *o, const json_t *a, const struct ag_repor
 		putf(o, "not shown: %s",
 		     eg && eg->problem ? eg->problem : "the manifest was not read");
 	put(o, f->end);
-	if (m)
+	if (m) {
 		eg_destinations(o, f, m);
+		eg_tls(o, f, m);
+	}
 	eg_selftests(o, f, st);
 	eg_gateway(o, f, st, m);
 }
