@@ -110,6 +110,7 @@ run_inject() { # CONFIG [EXTRA-ENV...]
 	GW_IP=${sb%.*}.$((${sb##*.} + 2))
 	# shellcheck disable=SC2016 # expanded by the agent's shell
 	local script='
+sleep 3
 C="./agtest-tls-client --proxy-ip '"$GW_IP"' --extra-ca ./destination-ca.pem"
 echo "== env"; env | sort
 echo "== scan"; for d in /*; do case $d in /proc|/sys|/dev) ;; *) grep -rslF sk-real-t0883 "$d" 2>/dev/null | head -3;; esac; done; cat /proc/[0-9]*/environ 2>/dev/null | tr "\0" "\n" | grep -F sk-real-t0883; echo "scan done"
@@ -117,6 +118,19 @@ echo "== inject"; $C --connect tls.test:443 --path /v1/models --header "Authoriz
 echo "== splice"; $C --connect plain.test:443 --path /plain --header "Authorization: Bearer $T0883_API_KEY"; echo " rc=$?"
 echo "== mismatch"; $C --connect tls.test:443 --path /mismatch --host-header plain.test; echo " rc=$?"
 exit 0'
+	# The inject file's life on the host's tmpfs, polled every 0.1 s (bounded
+	# by the run): P present, A absent.
+	rm -f "$T/shm.log" "$T/shm.stop"
+	(for _ in $(seq 1 1200); do
+		[ -e "$T/shm.stop" ] && break
+		if [ -n "$(find /dev/shm -maxdepth 2 -path '/dev/shm/agentguard-inject-*/inject.json' -user "$U" 2>/dev/null)" ]; then
+			echo P
+		else
+			echo A
+		fi >>"$T/shm.log"
+		sleep 0.1
+	done) &
+	local watcher=$!
 	# shellcheck disable=SC2016 # positional parameters of the inner shell
 	t_run runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$W" "AG_T0883_KEY=$REAL" \
 		AGENT_API_TOKEN=CANARY-SENSITIVE-91c2 "$@" \
@@ -125,6 +139,8 @@ exit 0'
 		--trial-id "t0883-$$" --gateway-image "$GW_IMAGE" --resolver "$RESOLVER" \
 		--outbound-network "$OUT_NAME" --study-subnet "$STUDY_SUBNET" \
 		--test-upstream-ca "$T/certs/ca.pem" -- sh -c "$script"
+	touch "$T/shm.stop"
+	wait "$watcher" 2>/dev/null || true
 	SUMMARY=$(grep -m1 '^{' <<<"$AG_OUT" || true)
 	REPORT=$(jq -r '.report // empty' <<<"$SUMMARY" 2>/dev/null || true)
 	RUN_DIR=
@@ -195,6 +211,11 @@ t_like "a manifest claiming termination to a host without inject does not valida
 t_is "the credential is nowhere in the run directory" "$(grep -rlF "$REAL" "$RUN_DIR" | head -3)" ""
 t_is "... nor in the output" "$(grep -cF "$REAL" <<<"$AG_OUT" || true)" 0
 t_is "no private key is in the run directory" "$(grep -rl 'PRIVATE KEY' "$RUN_DIR" | head -3)" ""
+shm=$(tr -d '\n' <"$T/shm.log")
+t_like "the inject file (the CA key, the credential) existed on the host's tmpfs during setup" "$shm" 'P'
+tail_absent=${shm##*P}
+t_like "... and was removed once the gateway had read it, before the agent ran (3 s and more absent at the end)" \
+	"${#tail_absent}" '^([3-9][0-9]|[1-9][0-9][0-9]+)$'
 t_is "the inject file is gone from the host's tmpfs" \
 	"$(find /dev/shm -maxdepth 1 -name 'agentguard-inject-*' -user "$U" | head -3)" ""
 t_ok "the evidence verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$RUN_DIR"

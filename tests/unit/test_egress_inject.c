@@ -12,11 +12,15 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+#include <time.h>
 
 #include "lib/base/ag.h"
 #include "lib/base/bounds.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
+#include "lib/egress/ca.h"
 #include "lib/egress/inject.h"
 #include "lib/egress/policy.h"
 
@@ -268,6 +272,76 @@ static void test_policy_inject_rules(void **state)
 	}
 }
 
+/* A leaf for HOST signed by CA (PEMs), verified against CA alone: the
+ * X509_V_ result. */
+static int verify_leaf(const struct ag_egress_ca *ca, const char *host)
+{
+	BIO *b = BIO_new_mem_buf(ca->cert_pem, -1);
+	X509 *cax = PEM_read_bio_X509(b, NULL, NULL, NULL);
+	BIO_free(b);
+	b = BIO_new_mem_buf(ca->key_pem, -1);
+	EVP_PKEY *cak = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
+	BIO_free(b);
+	assert_non_null(cax);
+	assert_non_null(cak);
+	assert_int_equal(X509_check_private_key(cax, cak), 1);
+	EVP_PKEY *lk = ag_egress_key_new();
+	X509 *leaf = ag_egress_leaf_new(cax, cak, lk, host);
+	assert_non_null(leaf);
+	X509_STORE *st = X509_STORE_new();
+	X509_STORE_add_cert(st, cax);
+	X509_STORE_CTX *ctx = X509_STORE_CTX_new();
+	X509_STORE_CTX_init(ctx, st, leaf, NULL);
+	X509_VERIFY_PARAM_set1_host(X509_STORE_CTX_get0_param(ctx), host, 0);
+	int ok = X509_verify_cert(ctx);
+	int e = ok == 1 ? X509_V_OK : X509_STORE_CTX_get_error(ctx);
+	X509_STORE_CTX_free(ctx);
+	X509_STORE_free(st);
+	X509_free(leaf);
+	EVP_PKEY_free(lk);
+	EVP_PKEY_free(cak);
+	X509_free(cax);
+	return e;
+}
+
+/* The trial CA: a CA for path length 0 that signs certificates only, its
+ * key the certificate's, its leaves valid for the inject hosts and for
+ * nothing else (name constraints), its key text zeroed when released. */
+static void test_trial_ca(void **state)
+{
+	(void)state;
+	struct ag_egress_ca ca;
+	struct ag_error *err = NULL;
+	const char *names[] = {"api.example.com", "b.example.org"};
+	assert_int_equal(ag_egress_ca_new("trial-7", names, 2, 3600, &ca, &err), 0);
+	assert_non_null(strstr(ca.key_pem, "PRIVATE KEY"));
+	assert_int_equal(strlen(ca.cert_sha256), 64);
+	BIO *b = BIO_new_mem_buf(ca.cert_pem, -1);
+	X509 *x = PEM_read_bio_X509(b, NULL, NULL, NULL);
+	BIO_free(b);
+	assert_non_null(x);
+	assert_true(X509_get_extension_flags(x) & EXFLAG_CA);
+	assert_int_equal(X509_get_pathlen(x), 0);
+	assert_int_equal(X509_get_key_usage(x), KU_KEY_CERT_SIGN | KU_CRL_SIGN);
+	char cn[128];
+	X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn, sizeof(cn));
+	assert_string_equal(cn, "AgentGuard trial CA trial-7");
+	assert_true(X509_cmp_time(X509_get0_notAfter(x), NULL) > 0);
+	time_t in2h = time(NULL) + 7200;
+	assert_true(X509_cmp_time(X509_get0_notAfter(x), &in2h) < 0);
+	X509_free(x);
+	assert_int_equal(verify_leaf(&ca, "api.example.com"), X509_V_OK);
+	assert_int_equal(verify_leaf(&ca, "b.example.org"), X509_V_OK);
+	assert_int_equal(verify_leaf(&ca, "other.example.com"), X509_V_ERR_PERMITTED_VIOLATION);
+	ag_egress_ca_release(&ca);
+	assert_null(ca.key_pem);
+	assert_null(ca.cert_pem);
+	/* no names, too many: refused */
+	assert_int_equal(ag_egress_ca_new("t", names, 0, 60, &ca, &err), -1);
+	assert_string_equal(err->reason, "egress.ca.generate");
+	ag_error_free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -276,6 +350,7 @@ int main(void)
 	    cmocka_unit_test(test_rewrite_oversized),
 	    cmocka_unit_test(test_body_is_not_a_header),
 	    cmocka_unit_test(test_policy_inject_rules),
+	    cmocka_unit_test(test_trial_ca),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
