@@ -23,6 +23,7 @@
 #include <event2/dns.h>
 #include <ctype.h>
 #include <strings.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 enum state { S_HEAD, S_RESOLVING, S_CONNECTING, S_RELAY, S_DONE };
@@ -502,6 +503,12 @@ static void bound_socket(int fd)
 	int v = AG_GW_SOCKBUF;
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
 	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+	/* A relay sends what it has at once: Nagle's wait for an ACK (held
+	 * back up to 40 ms by the peer's delayed ACK) only adds latency, and
+	 * with TLS records cut to these small buffers it throttled terminated
+	 * tunnels to a few MiB/s (bench/gateway/inject.sh). */
+	v = 1;
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v));
 }
 
 static void tunnel_done(void *arg, const char *reason)

@@ -13,7 +13,8 @@
  * a time, keep-alive: every request head is logged to DIR/headers.log as
  * "REQUEST <request line>" then one "H <header line>" per header, values
  * included (the test needs to see which credential arrived), and answered
- * 200 with the body "upstream-ok NAME\n". Bodies are read by
+ * 200 with the body "upstream-ok NAME\n" (GET /bytes/N: N bytes of 'x',
+ * N at most 4 GiB, not logged: bench/gateway's throughput). Bodies are read by
  * Content-Length (at most 1 MiB) and dropped. Heads at most 16 KiB; every
  * read has a 10 s timeout; the process exits after SECS. DIR/ready appears
  * once listening.
@@ -23,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -79,6 +81,8 @@ static int alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 static void serve(SSL_CTX *ctx, int fd)
 {
 	struct timeval tv = {10, 0};
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	SSL *ssl = SSL_new(ctx);
@@ -89,6 +93,7 @@ static void serve(SSL_CTX *ctx, int fd)
 	}
 	static char buf[16 * 1024 + 1];
 	size_t have = 0;
+	long long bytes_n = -1;
 	for (int requests = 0; requests < 1000; requests++) {
 		char *end;
 		while (!(end = memmem(buf, have, "\r\n\r\n", 4))) {
@@ -103,10 +108,17 @@ static void serve(SSL_CTX *ctx, int fd)
 		long long body = 0;
 		const char *line = buf;
 		bool first = true;
+		bool bench = strncmp(buf, "GET /bytes/", 11) == 0;
+		if (bench) {
+			bytes_n = atoll(buf + 11);
+			if (bytes_n < 0 || bytes_n > (1LL << 32))
+				goto out;
+		}
 		while (line < end) {
 			const char *eol = memmem(line, (size_t)(end + 2 - line), "\r\n", 2);
 			size_t len = (size_t)(eol - line);
-			log_line(first ? "REQUEST" : "H", line, len);
+			if (!bench)
+				log_line(first ? "REQUEST" : "H", line, len);
 			if (!first && len > 15 && strncasecmp(line, "content-length:", 15) == 0)
 				body = atoll(line + 15);
 			first = false;
@@ -130,6 +142,26 @@ static void serve(SSL_CTX *ctx, int fd)
 					goto out;
 				body -= n;
 			}
+		}
+		long long want = -1;
+		if (bytes_n >= 0)
+			want = bytes_n;
+		bytes_n = -1;
+		if (want >= 0) {
+			char h[128];
+			int hl = snprintf(h, sizeof(h),
+					  "HTTP/1.1 200 OK\r\nContent-Length: %lld\r\n\r\n", want);
+			if (SSL_write(ssl, h, hl) != hl)
+				goto out;
+			static char xs[64 * 1024];
+			memset(xs, 'x', sizeof(xs));
+			while (want > 0) {
+				int c = want < (long long)sizeof(xs) ? (int)want : (int)sizeof(xs);
+				if (SSL_write(ssl, xs, c) != c)
+					goto out;
+				want -= c;
+			}
+			continue;
 		}
 		char resp[512], text[128];
 		int tl = snprintf(text, sizeof(text), "upstream-ok %s\n", name);
