@@ -192,6 +192,14 @@ t_like "the spliced request's record says spliced" \
 	"$(jq -c 'select(.record=="decision" and .event.requested.host=="plain.test")' "$EV")" \
 	'"tls":"client-owned-not-intercepted"'
 t_like "the summary lists the terminated host" "$SUMMARY" '"tls_terminated":\["tls.test:443"\]'
+t_ok "... and the summary is valid against the CLI output schema" /usr/bin/python3 -c '
+import json, sys
+from jsonschema import Draft202012Validator
+s = json.load(open(sys.argv[1]))
+d = json.loads(sys.argv[2])
+errs = [e.message[:200] for e in Draft202012Validator(s).iter_errors(d)]
+assert not errs, errs[:3]
+' "$AG_ROOT/data/schemas/agentguard-cli-output-v1.schema.json" "$SUMMARY"
 MAN=$RUN_DIR/live-study-egress-manifest.json
 t_is "the manifest lists the terminated destination and the header name" \
 	"$(jq -c '.tls_terminated' "$MAN")" '[{"header":"authorization","host":"tls.test","port":443}]'
