@@ -15,6 +15,11 @@
  *    HTTP_PROXY, NO_PROXY: the gateway's address, so Codex's requests go
  *    through it) and the credential from CODEX_API_KEY only. Nothing else
  *    passes, in particular no OPENAI_API_KEY or other credential variable;
+ *  - SSL_CERT_FILE is the image's CA bundle, except when the caller sets
+ *    exactly /agentguard-trial-ca.pem (a study run with credential
+ *    injection binds the trial CA there, docs/study-egress.md): then that
+ *    file, and CODEX_CA_CERTIFICATE too when the caller sets it to it.
+ *    No other value of either passes;
  *  - `exec` runs with Codex's own sandbox off and no approval prompts
  *    (the first options of FAIL_FAST below): AgentGuard's container is the sandbox, and Codex's
  *    bubblewrap cannot start inside it (no user namespaces, no mounts);
@@ -25,6 +30,7 @@
  * Built static with musl (no libc needed in the image, no shell). The
  * value of CODEX_API_KEY is never printed.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +44,7 @@
 	"codex-path"
 #define DEFAULT_HOME "/tmp/agentguard-home"
 #define ENV_MAX_VALUE 4096
+#define TRIAL_CA "/agentguard-trial-ca.pem"
 
 /*
  * Inserted right after `exec` (the caller's own -c options come later and
@@ -125,7 +132,12 @@ int main(int argc, char **argv)
 	envp[e++] = pair("LANG", "C.UTF-8");
 	envp[e++] = pair("LC_ALL", "C.UTF-8");
 	envp[e++] = pair("SHELL", "/bin/bash");
-	envp[e++] = pair("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt");
+	const char *ca = getenv("SSL_CERT_FILE");
+	bool trial = ca && strcmp(ca, TRIAL_CA) == 0;
+	envp[e++] = pair("SSL_CERT_FILE", trial ? TRIAL_CA : "/etc/ssl/certs/ca-certificates.crt");
+	ca = getenv("CODEX_CA_CERTIFICATE");
+	if (ca && strcmp(ca, TRIAL_CA) == 0)
+		envp[e++] = pair("CODEX_CA_CERTIFICATE", TRIAL_CA);
 	for (size_t i = 0; i < sizeof(proxies) / sizeof(proxies[0]); i++) {
 		const char *v = getenv(proxies[i]);
 		if (v && strlen(v) <= ENV_MAX_VALUE)

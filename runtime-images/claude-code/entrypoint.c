@@ -22,6 +22,11 @@
  *    study's egress record must show the URL it checked):
  *    no ANTHROPIC_AUTH_TOKEN, no CLAUDE_CODE_OAUTH_TOKEN, no other
  *    credential variable;
+ *  - SSL_CERT_FILE is the image's CA bundle, except when the caller sets
+ *    exactly /agentguard-trial-ca.pem (a study run with credential
+ *    injection binds the trial CA there, docs/study-egress.md): then that
+ *    file, and NODE_EXTRA_CA_CERTS too when the caller sets it to it. No
+ *    other value of either passes;
  *  - every request Claude Code would make besides the model API (update
  *    checks, telemetry, error reports, feedback) is turned off
  *    (CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC and the single switches), so
@@ -33,10 +38,14 @@
  * Built static with musl (no libc needed by the entrypoint itself). The
  * value of ANTHROPIC_API_KEY is never printed.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* AgentGuard's trial CA (credential injection) */
+#define TRIAL_CA "/agentguard-trial-ca.pem"
 
 #define CLAUDE_BIN "/usr/local/lib/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
 #define DEFAULT_HOME "/tmp/agentguard-home"
@@ -113,7 +122,12 @@ int main(int argc, char **argv)
 	envp[e++] = pair("LANG", "C.UTF-8");
 	envp[e++] = pair("LC_ALL", "C.UTF-8");
 	envp[e++] = pair("SHELL", "/bin/bash");
-	envp[e++] = pair("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt");
+	const char *ca = getenv("SSL_CERT_FILE");
+	bool trial = ca && strcmp(ca, TRIAL_CA) == 0;
+	envp[e++] = pair("SSL_CERT_FILE", trial ? TRIAL_CA : "/etc/ssl/certs/ca-certificates.crt");
+	ca = getenv("NODE_EXTRA_CA_CERTS");
+	if (ca && strcmp(ca, TRIAL_CA) == 0)
+		envp[e++] = pair("NODE_EXTRA_CA_CERTS", TRIAL_CA);
 	envp[e++] = pair("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
 	envp[e++] = pair("DISABLE_AUTOUPDATER", "1");
 	envp[e++] = pair("DISABLE_TELEMETRY", "1");

@@ -38,6 +38,15 @@
 #                       the CANARY key value nowhere in the evidence
 #   agents_check_denied       the last run (mock not approved) failed, named
 #                       the mock as denied, and the mock saw nothing
+#
+# Credential injection (issue 21): with AGENTS_TLS=1 before agents_setup,
+# mock-provider.test is an HTTPS front on :443 (tests/gear/
+# agtest-tls-upstream --forward, on the gateway image, its certificate from
+# a test CA, AGENTS_TLS_CA) that logs each request head to
+# AGENTS_FRONT_LOG and passes the request to the mock; AGENTS_DEST_PORT is
+# then 443 and the runs pass --test-upstream-ca.
+#   agents_policy NAME inject FROM_ENV HEADER PREFIX PLACEHOLDER_ENV
+#                       the mock approved with that inject
 AGENTS_MOCK_HOST=mock-provider.test
 AGENTS_MOCK_PORT=8080
 AGENTS_LIFETIME=900
@@ -90,14 +99,20 @@ agents_setup() {
 	AGENTS_IDS=()
 	t_cleanup _agents_teardown
 	local id
+	local zone=$AGENTS_MOCK
+	if [ "${AGENTS_TLS:-}" = 1 ]; then
+		zone=203.0.113.$((base + 4))
+		_agents_front "$zone" || return 1
+	fi
 	id=$(_agents_container resolver "$AGENTS_RESOLVER" /gear/agtest-net serve --log-dir /logs \
 		--lifetime "$AGENTS_LIFETIME" --dns 0.0.0.0:53 \
-		--zone "$AGENTS_MOCK_HOST=$AGENTS_MOCK") || return 1
+		--zone "$AGENTS_MOCK_HOST=$zone") || return 1
 	AGENTS_IDS+=("$id")
 	id=$(_agents_container mock "$AGENTS_MOCK" /gear/mock --listen "0.0.0.0:$AGENTS_MOCK_PORT" \
 		--log-dir /logs --lifetime "$AGENTS_LIFETIME" --workdir /agentguard-workspace) || return 1
 	AGENTS_IDS+=("$id")
-	_agents_wait_ready "$AGENTS_LOGS/resolver" && _agents_wait_ready "$AGENTS_LOGS/mock" || {
+	_agents_wait_ready "$AGENTS_LOGS/resolver" && _agents_wait_ready "$AGENTS_LOGS/mock" &&
+		{ [ "${AGENTS_TLS:-}" != 1 ] || _agents_wait_ready "$AGENTS_LOGS/front"; } || {
 		diag "the resolver or the mock did not start"
 		return 1
 	}
@@ -107,6 +122,36 @@ agents_setup() {
 	done
 	[ "$st_ok" = 1 ] || skip_all "the route to the outbound network names no owned bridge"
 	AGENTS_MOCK_LOG=$AGENTS_LOGS/mock/requests.log
+}
+
+# _agents_front IP: the HTTPS front of the mock (AGENTS_TLS=1), on the
+# gateway image (its glibc and OpenSSL), forwarding to the mock's :8080.
+_agents_front() {
+	local d=$T/agents-ca id
+	mkdir -p "$d" "$AGENTS_LOGS/front"
+	chmod 0777 "$AGENTS_LOGS/front"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+		-subj "/CN=agtest $STUDY_TEST provider CA" -keyout "$d/ca.key" -out "$d/ca.pem" \
+		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null &&
+		openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+			-subj "/CN=$AGENTS_MOCK_HOST" -keyout "$d/srv.key" -out "$d/srv.csr" 2>/dev/null &&
+		printf 'subjectAltName=DNS:%s\nextendedKeyUsage=serverAuth\n' "$AGENTS_MOCK_HOST" >"$d/srv.ext" &&
+		openssl x509 -req -in "$d/srv.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+			-days 2 -extfile "$d/srv.ext" -out "$d/srv.pem" 2>/dev/null || return 1
+	chmod 0755 "$d"
+	chmod 0644 "$d"/*
+	AGENTS_TLS_CA=$d/ca.pem
+	AGENTS_FRONT_LOG=$AGENTS_LOGS/front/headers.log
+	AGENTS_DEST_PORT=443
+	id=$("$AG_DOCKER" run -d --pull never --network "$OUT_ID" --ip "$1" --dns "$AGENTS_RESOLVER" \
+		--label "$AG_TEST_LABEL" --label "agentguard.test=$STUDY_TEST" \
+		--read-only --cap-drop ALL --security-opt no-new-privileges --pids-limit 32 \
+		--memory 64m --memory-swap 64m --user 65532:65532 \
+		-v "$AG_BUILD/tests/agtest-tls-upstream:/gear/front:ro" -v "$d:/certs:ro" \
+		-v "$AGENTS_LOGS/front:/logs" --entrypoint /gear/front "$GW_IMAGE" \
+		--listen 0.0.0.0:443 --cert /certs/srv.pem --key /certs/srv.key --log-dir /logs \
+		--lifetime "$AGENTS_LIFETIME" --name front --forward "$AGENTS_MOCK:$AGENTS_MOCK_PORT") || return 1
+	AGENTS_IDS+=("$id")
 }
 
 agents_repo() {
@@ -136,7 +181,10 @@ agents_config() {
 }
 
 agents_policy() {
-	if [ "${2:-}" = approve ]; then
+	if [ "${2:-}" = inject ]; then
+		study_policy "$1" "[{\"host\":\"$AGENTS_MOCK_HOST\",\"port\":443,\"test_only\":true,
+		  \"inject\":{\"from_env\":\"$3\",\"header\":\"$4\",\"prefix\":\"$5\",\"placeholder_env\":\"$6\"}}]"
+	elif [ "${2:-}" = approve ]; then
 		study_policy "$1" "[{\"host\":\"$AGENTS_MOCK_HOST\",\"port\":$AGENTS_MOCK_PORT,\"test_only\":true}]"
 	else
 		study_policy "$1" '[]'
@@ -156,6 +204,7 @@ agents_study() {
 		study_subnet || return 1
 		opts=(--policy "$W/$policy.json" --trial-id "$STUDY_TEST-$policy-$$" --gateway-image "$GW_IMAGE"
 			--resolver "$AGENTS_RESOLVER" --outbound-network "$AGENTS_OUT_NAME" --study-subnet "$STUDY_SUBNET")
+		[ "${AGENTS_TLS:-}" != 1 ] || opts+=(--test-upstream-ca "$AGENTS_TLS_CA")
 	fi
 	# shellcheck disable=SC2016 # positional parameters of the inner shell
 	t_run runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$W" "$keyvar=$key" \
@@ -208,7 +257,7 @@ agents_check_done() {
 		"$(tail -n 1 "$AGENTS_MOCK_LOG" 2>/dev/null)" 'saw_wc=yes'
 	t_like "$agent printed the mock's closing message" "$(art 'a["command_result"]["stdout"]')" 'README.md reviewed'
 	t_is "$agent: the egress: exactly one destination, the mock, allowed" "$(agents_destinations)" \
-		"allow $AGENTS_MOCK_HOST:$AGENTS_MOCK_PORT"
+		"allow $AGENTS_MOCK_HOST:${AGENTS_DEST_PORT:-$AGENTS_MOCK_PORT}"
 	t_is "$agent: the manifest is complete" "$(jq -r '.completion.status // .status // empty' "$MANIFEST" 2>/dev/null)" complete
 	t_ok "$agent: the run's evidence verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$REPORT"
 	agents_check_patch "$agent"
@@ -218,7 +267,8 @@ agents_check_done() {
 
 agents_check_denied() {
 	t_unlike "with the mock not approved the run does not pass" "$AG_RC" '^0$'
-	t_like "... the mock is named as denied" "$(agents_destinations)" "deny $AGENTS_MOCK_HOST:$AGENTS_MOCK_PORT"
+	t_like "... the mock is named as denied" "$(agents_destinations)" \
+		"deny $AGENTS_MOCK_HOST:${AGENTS_DEST_PORT:-$AGENTS_MOCK_PORT}"
 	t_is "... and the mock saw no request" "$(wc -l <"$AGENTS_MOCK_LOG")" 0
 	t_ok "... the source repository is unchanged" repo_unchanged
 }

@@ -7,7 +7,7 @@
  * (which holds exactly those libraries).
  *
  *   agtest-tls-upstream --listen IP:PORT --cert PEM --key PEM --log-dir DIR
- *                       --lifetime SECS [--name NAME]
+ *                       --lifetime SECS [--name NAME] [--forward IP:PORT]
  *
  * Serves TLS (ALPN http/1.1) with the given certificate, one connection at
  * a time, keep-alive: every request head is logged to DIR/headers.log as
@@ -15,7 +15,11 @@
  * included (the test needs to see which credential arrived), and answered
  * 200 with the body "upstream-ok NAME\n" (GET /bytes/N: N bytes of 'x',
  * N at most 4 GiB, not logged: bench/gateway's throughput). Bodies are read by
- * Content-Length (at most 1 MiB) and dropped. Heads at most 16 KiB; every
+ * Content-Length (at most 1 MiB) and dropped. With --forward (an HTTPS front
+ * for the plain-HTTP mock provider), each connection's first request is
+ * logged the same way, then sent as it came to IP:PORT, whose answer goes
+ * back until it closes, and so does the connection (the mock answers
+ * Connection: close). Heads at most 16 KiB; every
  * read has a 10 s timeout; the process exits after SECS. DIR/ready appears
  * once listening.
  */
@@ -41,6 +45,38 @@
 #include <openssl/ssl.h>
 
 static const char *log_dir, *name = "upstream";
+static struct sockaddr_in forward_to;
+static bool forwarding;
+static void log_line(const char *prefix, const char *s, size_t n);
+
+/* The request (head, and BODY bytes of which HAVE - HEAD are in BUF) to
+ * the backend, its answer back until it closes. */
+static void forward(SSL *ssl, const char *buf, size_t head, size_t have, long long body)
+{
+	int b = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct timeval tv = {20, 0};
+	setsockopt(b, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(b, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (b < 0 || connect(b, (struct sockaddr *)&forward_to, sizeof(forward_to)) < 0) {
+		log_line("FORWARD_FAILED", "", 0);
+		if (b >= 0)
+			close(b);
+		return;
+	}
+	size_t first = have - head < (size_t)body ? have - head : (size_t)body;
+	bool ok = write(b, buf, head + first) == (ssize_t)(head + first);
+	body -= (long long)first;
+	static char tmp[64 * 1024];
+	while (ok && body > 0) {
+		int n = SSL_read(ssl, tmp, body < (long long)sizeof(tmp) ? (int)body : (int)sizeof(tmp));
+		ok = n > 0 && write(b, tmp, (size_t)n) == n;
+		body -= n;
+	}
+	ssize_t n;
+	while (ok && (n = read(b, tmp, sizeof(tmp))) > 0)
+		ok = SSL_write(ssl, tmp, (int)n) == (int)n;
+	close(b);
+}
 
 static void die(const char *what)
 {
@@ -126,6 +162,10 @@ static void serve(SSL_CTX *ctx, int fd)
 		}
 		if (body < 0 || body > (1 << 20))
 			goto out;
+		if (forwarding) {
+			forward(ssl, buf, head, have, body);
+			goto out;
+		}
 		memmove(buf, buf + head, have - head);
 		have -= head;
 		if ((long long)have >= body) {
@@ -195,6 +235,19 @@ int main(int argc, char **argv)
 			lifetime = atol(argv[i + 1]);
 		else if (!strcmp(argv[i], "--name"))
 			name = argv[i + 1];
+		else if (!strcmp(argv[i], "--forward")) {
+			char fip[64];
+			const char *fc = strrchr(argv[i + 1], ':');
+			if (!fc || (size_t)(fc - argv[i + 1]) >= sizeof(fip))
+				die("bad --forward");
+			memcpy(fip, argv[i + 1], (size_t)(fc - argv[i + 1]));
+			fip[fc - argv[i + 1]] = 0;
+			forward_to.sin_family = AF_INET;
+			forward_to.sin_port = htons((uint16_t)atoi(fc + 1));
+			if (inet_pton(AF_INET, fip, &forward_to.sin_addr) != 1)
+				die("bad --forward address");
+			forwarding = true;
+		}
 		else
 			die("unknown option");
 	}
