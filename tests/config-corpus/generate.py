@@ -1261,6 +1261,10 @@ R("contained-runtime-gvisor-pids", ce("  runtime: gvisor\n  pids_limit: 128\n"),
   "contained_execution.pids_limit", "gVisor's sandbox counts against the pids limit: at least 256",
   loader_only="a cross-key rule (pids_limit >= 256 with runtime: gvisor)")
 
+# ---------------------------------------------------------------- credential injection (issue 21)
+# The agent's CA variables a study run with inject sets; a config cannot.
+reject_reserved_exact("CODEX_CA_CERTIFICATE")
+
 
 # ---------------------------------------------------------------- write
 def header(expect, loader_only, why):
