@@ -200,6 +200,14 @@ d = json.loads(sys.argv[2])
 errs = [e.message[:200] for e in Draft202012Validator(s).iter_errors(d)]
 assert not errs, errs[:3]
 ' "$AG_ROOT/data/schemas/agentguard-cli-output-v1.schema.json" "$SUMMARY"
+t_is "the artifact names the study's additions to the agent's environment (names only)" \
+	"$(jq -c '.study_egress.agent_environment_additions|sort' "$REPORT")" \
+	'["ALL_PROXY","CODEX_CA_CERTIFICATE","CURL_CA_BUNDLE","HTTPS_PROXY","HTTP_PROXY","NODE_EXTRA_CA_CERTS","NO_PROXY","REQUESTS_CA_BUNDLE","SSL_CERT_FILE","T0883_API_KEY"]'
+t_like "... and the injection: the terminated destination, the header, the trial CA's hash, the placeholder's name" \
+	"$(jq -c '.study_egress.injection' "$REPORT")" \
+	'^\{"placeholder_names":\["T0883_API_KEY"\],"tls_terminated":\[\{"header":"authorization","host":"tls.test","port":443\}\],"trial_ca_sha256":"[0-9a-f]{64}"\}$'
+t_is "... whose hash is the trial CA the agent was given" "$(jq -r '.study_egress.injection.trial_ca_sha256' "$REPORT")" \
+	"$(openssl x509 -in "$RUN_DIR/egress/trial-ca.pem" -outform DER | sha256sum | cut -d' ' -f1)"
 MAN=$RUN_DIR/live-study-egress-manifest.json
 t_is "the manifest lists the terminated destination and the header name" \
 	"$(jq -c '.tls_terminated' "$MAN")" '[{"header":"authorization","host":"tls.test","port":443}]'

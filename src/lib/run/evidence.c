@@ -596,6 +596,10 @@ static json_t *study_json(const struct ag_run_record *f)
 	json_object_set_new(o, "events", json_integer((json_int_t)s->events));
 	json_object_set_new(o, "denied", json_integer((json_int_t)s->denied));
 	json_object_set_new(o, "sampled_out", json_integer((json_int_t)s->sampled_out));
+	if (s->env_additions)
+		json_object_set(o, "agent_environment_additions", s->env_additions);
+	json_object_set_new(o, "injection",
+			    s->injection ? json_deep_copy(s->injection) : json_null());
 	/* The gateway's own files as kept (redacted): sealed by hash and length. */
 	const struct ag_run_study_file *files[] = {&s->stream_file, &s->aggregates_file};
 	const char *names[] = {"gateway_stream", "gateway_aggregates"};

@@ -34,6 +34,8 @@ void ag_run_record_release(struct ag_run_record *r)
 	ag_checks_release(&r->checks.checks);
 	ag_strv_release(&r->source.diff);
 	json_decref(r->study.selftest);
+	json_decref(r->study.env_additions);
+	json_decref(r->study.injection);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -227,6 +227,9 @@ struct ag_run_study {
 	bool manifest_written;
 	const char *completion, *completion_reason;
 	bool cleanup_complete;
+	/* owned: the names the study adds to the agent's environment (a
+	 * list), and credential injection's record (an object; NULL: none) */
+	json_t *env_additions, *injection;
 };
 
 struct ag_run_record {

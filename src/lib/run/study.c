@@ -4,6 +4,8 @@
  * that fails names its reason and stops the run before the agent starts.
  */
 #include "lib/base/ag.h"
+
+#include <ctype.h>
 #include "lib/run/study.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
@@ -1002,6 +1004,33 @@ static int setup(struct ag_study *s, struct ag_engine *eng, int run_fd, const ch
 	ag_strv_release(&host);
 	if (built < 0)
 		return -1;
+	/* what the study adds to the agent's environment, by name (never a
+	 * value), and where the gateway terminates TLS */
+	json_t *names = json_array();
+	for (size_t i = 0; i < s->plan.agent_env.n; i++) {
+		const char *e = s->plan.agent_env.v[i];
+		json_array_append_new(names, json_stringn(e, strcspn(e, "=")));
+	}
+	json_decref(s->f->env_additions);
+	s->f->env_additions = names;
+	if (s->o.inject) {
+		json_t *t = json_array(), *ph = json_array();
+		for (size_t i = 0; i < s->o.inject->n; i++) {
+			const struct ag_egress_rule *r = s->o.inject->e[i].rule;
+			char h[AG_EGRESS_INJECT_HEADER_MAX + 1];
+			size_t k = 0;
+			for (; r->inject->header[k] && k < AG_EGRESS_INJECT_HEADER_MAX; k++)
+				h[k] = (char)tolower((unsigned char)r->inject->header[k]);
+			h[k] = 0;
+			json_array_append_new(t, json_pack("{s:s, s:i, s:s}", "host", r->dest.host,
+							   "port", r->dest.port, "header", h));
+			json_array_append_new(ph, json_string(r->inject->placeholder_env));
+		}
+		json_decref(s->f->injection);
+		s->f->injection =
+		    json_pack("{s:o, s:s, s:o}", "tls_terminated", t, "trial_ca_sha256",
+			      s->o.inject->ca.cert_sha256, "placeholder_names", ph);
+	}
 	json_t *pj = NULL;
 	if (ag_egress_plan_json(&s->plan, &pj, err) < 0)
 		return -1;
