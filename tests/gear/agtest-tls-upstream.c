@@ -68,7 +68,8 @@ static void forward(SSL *ssl, const char *buf, size_t head, size_t have, long lo
 	body -= (long long)first;
 	static char tmp[64 * 1024];
 	while (ok && body > 0) {
-		int n = SSL_read(ssl, tmp, body < (long long)sizeof(tmp) ? (int)body : (int)sizeof(tmp));
+		int n = SSL_read(ssl, tmp,
+				 body < (long long)sizeof(tmp) ? (int)body : (int)sizeof(tmp));
 		ok = n > 0 && write(b, tmp, (size_t)n) == n;
 		body -= n;
 	}
@@ -247,8 +248,7 @@ int main(int argc, char **argv)
 			if (inet_pton(AF_INET, fip, &forward_to.sin_addr) != 1)
 				die("bad --forward address");
 			forwarding = true;
-		}
-		else
+		} else
 			die("unknown option");
 	}
 	if (!listen_at || !cert || !key || !log_dir || lifetime <= 0 || lifetime > 3600)
