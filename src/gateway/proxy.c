@@ -12,6 +12,7 @@
  */
 #include "lib/base/ag.h"
 #include "lib/egress/authority.h"
+#include "lib/egress/inject.h"
 #include "lib/egress/manifest.h"
 #include "lib/egress/policy.h"
 #include "lib/egress/request.h"
@@ -21,7 +22,6 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/dns.h>
-#include <ctype.h>
 #include <strings.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -192,11 +192,8 @@ static json_t *record_of(struct gw_conn *c)
 	char ended[32];
 	gw_now(ended);
 	char hdr[AG_EGRESS_INJECT_HEADER_MAX + 1] = "";
-	if (c->inject) {
-		snprintf(hdr, sizeof(hdr), "%s", c->inject->rule->inject->header);
-		for (char *p = hdr; *p; p++)
-			*p = (char)tolower((unsigned char)*p);
-	}
+	if (c->inject)
+		ag_egress_header_lower(c->inject->rule->inject->header, hdr);
 	/* with injection configured, every allowed CONNECT says whether its
 	 * TLS was terminated here (an inject rule's) or spliced */
 	bool tunnel = c->gw->inject && d.allow && c->connected[0] && c->protocol &&

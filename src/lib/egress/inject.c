@@ -7,7 +7,16 @@
 #include "lib/base/error.h"
 #include "lib/egress/request.h"
 
+#include <ctype.h>
 #include <strings.h>
+
+void ag_egress_header_lower(const char *name, char out[AG_EGRESS_INJECT_HEADER_MAX + 1])
+{
+	size_t i = 0;
+	for (; name[i] && i < AG_EGRESS_INJECT_HEADER_MAX; i++)
+		out[i] = (char)tolower((unsigned char)name[i]);
+	out[i] = 0;
+}
 
 static int refuse(struct ag_egress_inject_result *res, const char *detail, int status,
 		  const char *text)

@@ -25,6 +25,7 @@
 #define AG_EGRESS_INJECT_H
 
 #include "lib/base/ag.h"
+#include "lib/base/bounds.h"
 #include "lib/base/buf.h"
 
 struct ag_egress_inject_result {
@@ -33,6 +34,10 @@ struct ag_egress_inject_result {
 	int status;		 /* its HTTP status */
 	const char *status_text; /* its reason phrase */
 };
+
+/* A header name as the evidence writes it: lower case, at most
+ * AG_EGRESS_INJECT_HEADER_MAX characters. */
+void ag_egress_header_lower(const char *name, char out[AG_EGRESS_INJECT_HEADER_MAX + 1]);
 
 /*
  * Parses HEAD (n bytes up to and including the first CRLF CRLF, NUL at

@@ -3,9 +3,8 @@
  * manifest (manifest.h).
  */
 #include "lib/base/ag.h"
-
-#include <ctype.h>
 #include "lib/egress/manifest.h"
+#include "lib/egress/inject.h"
 #include "lib/base/buf.h"
 #include "lib/base/error.h"
 #include "lib/base/sanitize.h"
@@ -603,15 +602,6 @@ static int check_aggregates(const json_t *a, struct ag_error **err)
 	return 0;
 }
 
-/* A header name as the evidence writes it: lower case. */
-static void lower_header(const char *in, char out[AG_EGRESS_INJECT_HEADER_MAX + 1])
-{
-	size_t i = 0;
-	for (; in[i] && i < AG_EGRESS_INJECT_HEADER_MAX; i++)
-		out[i] = (char)tolower((unsigned char)in[i]);
-	out[i] = 0;
-}
-
 /* Credential injection (manifest.h): the terminated list and every
  * event's "tls", against the policy when there is one. */
 static int check_tls(const json_t *m, const struct ag_egress_policy *policy, struct ag_error **err)
@@ -642,7 +632,7 @@ static int check_tls(const json_t *m, const struct ag_egress_policy *policy, str
 		    policy, str(t, "host"), (int)json_integer_value(json_object_get(t, "port")));
 		char h[AG_EGRESS_INJECT_HEADER_MAX + 1];
 		if (r && r->inject)
-			lower_header(r->inject->header, h);
+			ag_egress_header_lower(r->inject->header, h);
 		if (!r || !r->inject || strcmp(h, str(t, "header")) != 0)
 			return FAIL(AG_E_CONFIG, "egress.manifest.tls", "tls_terminated",
 				    "item %zu is not one of the policy's inject rules", i);
@@ -662,7 +652,7 @@ static int check_tls(const json_t *m, const struct ag_egress_policy *policy, str
 		const char *hdr = str(tls, "injected_header");
 		char want[AG_EGRESS_INJECT_HEADER_MAX + 1] = "";
 		if (inject)
-			lower_header(r->inject->header, want);
+			ag_egress_header_lower(r->inject->header, want);
 		bool allowed_connect =
 		    !strcmp(str(e, "decision"), "allow") && !strcmp(str(e, "protocol"), "connect");
 		const char *why = NULL;
@@ -1014,7 +1004,7 @@ int ag_egress_manifest_build(const struct ag_egress_manifest_inputs *in, json_t 
 			if (!r->inject)
 				continue;
 			char h[AG_EGRESS_INJECT_HEADER_MAX + 1];
-			lower_header(r->inject->header, h);
+			ag_egress_header_lower(r->inject->header, h);
 			json_array_append_new(t, json_pack("{s:s, s:i, s:s}", "host", r->dest.host,
 							   "port", r->dest.port, "header", h));
 		}

@@ -206,20 +206,6 @@ int ag_study_inject_prepare(const struct ag_config *c, const struct ag_egress_po
 	return 0;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* A new file NAME in DFD, mode 0640, group GID, holding DATA. */
 static int new_file(int dfd, const char *name, int64_t gid, const char *data, size_t n)
 {
@@ -227,7 +213,7 @@ static int new_file(int dfd, const char *name, int64_t gid, const char *data, si
 	if (fd < 0)
 		return -1;
 	int rc = (gid > 0 && fchown(fd, (uid_t)-1, (gid_t)gid) < 0) || fchmod(fd, 0640) < 0 ||
-			 write_all(fd, data, n) < 0 || fsync(fd) < 0
+			 ag_write_full(fd, data, n) < 0 || fsync(fd) < 0
 		     ? -1
 		     : 0;
 	close(fd);

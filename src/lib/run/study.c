@@ -5,7 +5,6 @@
  */
 #include "lib/base/ag.h"
 
-#include <ctype.h>
 #include "lib/run/study.h"
 #include "lib/base/bounds.h"
 #include "lib/base/error.h"
@@ -13,6 +12,7 @@
 #include "lib/base/json.h"
 #include "lib/base/redact.h"
 #include "lib/run/inject.h"
+#include "lib/egress/inject.h"
 #include "lib/base/sha256.h"
 #include "lib/base/size.h"
 #include "lib/config/config.h"
@@ -1018,10 +1018,7 @@ static int setup(struct ag_study *s, struct ag_engine *eng, int run_fd, const ch
 		for (size_t i = 0; i < s->o.inject->n; i++) {
 			const struct ag_egress_rule *r = s->o.inject->e[i].rule;
 			char h[AG_EGRESS_INJECT_HEADER_MAX + 1];
-			size_t k = 0;
-			for (; r->inject->header[k] && k < AG_EGRESS_INJECT_HEADER_MAX; k++)
-				h[k] = (char)tolower((unsigned char)r->inject->header[k]);
-			h[k] = 0;
+			ag_egress_header_lower(r->inject->header, h);
 			json_array_append_new(t, json_pack("{s:s, s:i, s:s}", "host", r->dest.host,
 							   "port", r->dest.port, "header", h));
 			json_array_append_new(ph, json_string(r->inject->placeholder_env));
