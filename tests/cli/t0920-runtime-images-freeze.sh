@@ -54,7 +54,7 @@ t_is "artifacts: the provenance's SHA-256, as written" "$(jf ".artifacts.provena
 t_is "the SBOM is CycloneDX 1.5" "$(jf '.bomFormat + " " + .specVersion' "$T/freeze/$sbom")" "CycloneDX 1.5"
 t_is "the SBOM lists the base's, the gateway's, the agent tools layer's and the Codex packages" \
 	"$(jf '[.components[]|.name]|sort|join(" ")' "$T/freeze/$sbom")" \
-	"bash ca-certificates codex codex coreutils diffutils findutils grep libacl1 libattr1 libc-bin libc6 libevent-2.1-7 libgcc-s1 libgmp10 libjansson4 libpcre2-8-0 libselinux1 libssl3 libtinfo6 sed"
+	"bash ca-certificates codex codex coreutils diffutils findutils grep libacl1 libattr1 libc-bin libc6 libevent-2.1-7 libevent-core-2.1-7 libevent-openssl-2.1-7 libgcc-s1 libgmp10 libjansson4 libpcre2-8-0 libselinux1 libssl3 libtinfo6 sed"
 t_is "... the tools layer's marked as such" \
 	"$(jf '[.components[]|select(.name=="bash")|.properties[0].value]|join(" ")' "$T/freeze/$sbom")" \
 	"agent (tools layer)"
