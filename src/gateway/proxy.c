@@ -36,8 +36,10 @@ struct gw_conn {
 	struct gw_tunnel *tunnel; /* an established CONNECT tunnel (tunnel.c) */
 	/* an inject rule's destination: terminated (terminate.c), not spliced */
 	const struct gw_inject_host *inject;
+	bool inject_counted; /* holds one of AG_GW_TERMINATED_MAX */
 	struct gw_term *term;
 	struct gw_term_stats ts;
+	bool relayed; /* the 200 went out (a tunnel, spliced or terminated) */
 	struct event *total_timer;
 	char started[32];
 	/* The request, as judged. `url` is the URL's canonical form (no query). */
@@ -272,6 +274,10 @@ static void conn_finish(struct gw_conn *c)
 	c->tunnel = NULL;
 	gw_term_free(c->term);
 	c->term = NULL;
+	if (c->inject_counted) {
+		gw->inject->n_open--;
+		c->inject_counted = false;
+	}
 	if (c->cli)
 		bufferevent_free(c->cli);
 	if (c->up)
@@ -588,6 +594,7 @@ static void start_terminated(struct gw_conn *c)
 static void start_relay(struct gw_conn *c)
 {
 	c->state = S_RELAY;
+	c->relayed = true;
 	if (c->inject && !c->upstream_head) {
 		start_terminated(c);
 		return;
@@ -657,9 +664,15 @@ static void connect_checked(struct gw_conn *c)
 	}
 	if (c->protocol && strcmp(c->protocol, "connect") == 0)
 		c->inject = gw_inject_find(c->gw, c->gw->inject, c->d.host, c->d.port);
-	if (c->inject && c->gw->inject->n_open >= AG_GW_TERMINATED_MAX) {
-		refuse_gw(c, 503, "Service Unavailable", "terminated_limit");
-		return;
+	if (c->inject) {
+		/* counted from here, before the connect: no burst of CONNECTs
+		 * can pass the bound while their connects are under way */
+		if (c->gw->inject->n_open >= AG_GW_TERMINATED_MAX) {
+			refuse_gw(c, 503, "Service Unavailable", "terminated_limit");
+			return;
+		}
+		c->gw->inject->n_open++;
+		c->inject_counted = true;
 	}
 	struct ag_egress_addr a;
 	if (ag_egress_addr_parse(c->d.address, &a) < 0) {

@@ -253,9 +253,26 @@ struct gw_term {
 	void *arg;
 	int64_t body_left;	/* bytes of the current request body still to pass */
 	const char *end_reason; /* set: flushing the last bytes to one side, then the end */
-	bool counted;		/* in gw->inject->n_open */
+	/* requests and bytes queued before the destination's TLS was up:
+	 * counted (and the header recorded as injected) only once it is, so a
+	 * destination that fails verification never shows a request sent */
+	int64_t queued_requests, queued_bytes;
 	bool finished;
 };
+
+/* N bytes handed to the destination's side (counted once it is up). */
+static void sent_up(struct gw_term *t, int64_t n, bool request)
+{
+	if (t->handshaken[UP]) {
+		*t->bytes_out += n;
+		t->st->requests += request;
+	} else {
+		t->queued_bytes += n;
+		t->queued_requests += request;
+	}
+}
+
+static void cli_read(struct bufferevent *bev, void *arg);
 
 static void finish(struct gw_term *t, const char *reason)
 {
@@ -275,14 +292,22 @@ static void flushed(struct bufferevent *bev, void *arg)
 		finish(t, t->end_reason);
 }
 
+static const char *tls_word(struct bufferevent *bev, enum side s);
+static void handshaken(struct gw_term *t, enum side s);
+
 static void end_event(struct bufferevent *bev, short what, void *arg)
 {
 	struct gw_term *t = arg;
+	enum side s = bev == t->b[CLI] ? CLI : UP;
 	if (what & BEV_EVENT_CONNECTED) {
-		/* the handshake finished: the answer goes out now */
-		t->handshaken[bev == t->b[CLI] ? CLI : UP] = true;
+		/* the handshake finished: what is queued goes out now */
+		handshaken(t, s);
+		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+			finish(t, t->end_reason);
 		return;
 	}
+	if (!t->handshaken[s] && (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)) && !t->st->tls_error)
+		t->st->tls_error = tls_word(bev, s);
 	finish(t, t->end_reason);
 }
 
@@ -377,9 +402,8 @@ static int one_head(struct gw_term *t, struct evbuffer *in)
 	free(head);
 	if (rc == 0) {
 		evbuffer_add(bufferevent_get_output(t->b[UP]), nb.buf, nb.len);
-		*t->bytes_out += (int64_t)nb.len;
+		sent_up(t, (int64_t)nb.len, true);
 		t->body_left = res.content_length > 0 ? res.content_length : 0;
-		t->st->requests++;
 	}
 	if (nb.buf)
 		explicit_bzero(nb.buf, nb.len);
@@ -397,13 +421,18 @@ static void cli_read(struct bufferevent *bev, void *arg)
 	struct gw_term *t = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
 	while (!t->end_reason && evbuffer_get_length(in) > 0) {
+		/* the destination's side holds its bound: the rest waits (each
+		 * rewritten head adds the credential line, so pipelined heads
+		 * must not all be rewritten at once) */
+		if (evbuffer_get_length(bufferevent_get_output(t->b[UP])) >= AG_GW_RELAY_HIGHWATER)
+			break;
 		if (t->body_left > 0) {
 			size_t n = evbuffer_get_length(in);
 			if ((int64_t)n > t->body_left)
 				n = (size_t)t->body_left;
 			evbuffer_remove_buffer(in, bufferevent_get_output(t->b[UP]), n);
 			t->body_left -= (int64_t)n;
-			*t->bytes_out += (int64_t)n;
+			sent_up(t, (int64_t)n, false);
 			continue;
 		}
 		int r = one_head(t, in);
@@ -437,6 +466,23 @@ static void drained(struct bufferevent *bev, void *arg)
 	if (!t->end_reason && t->b[1 - s]) {
 		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
 		bufferevent_enable(t->b[1 - s], EV_READ);
+		/* heads the agent sent while paused are already read in */
+		if (s == UP && evbuffer_get_length(bufferevent_get_input(t->b[CLI])) > 0)
+			cli_read(t->b[CLI], t);
+	}
+}
+
+/* SIDE's TLS session is up. The agent's: its TLS is terminated here. The
+ * destination's: what was queued for it now counts as sent. */
+static void handshaken(struct gw_term *t, enum side s)
+{
+	t->handshaken[s] = true;
+	if (s == CLI) {
+		t->st->terminated = true;
+	} else {
+		*t->bytes_out += t->queued_bytes;
+		t->st->requests += t->queued_requests;
+		t->queued_bytes = t->queued_requests = 0;
 	}
 }
 
@@ -460,7 +506,7 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	struct gw_term *t = arg;
 	enum side s = bev == t->b[CLI] ? CLI : UP;
 	if (what & BEV_EVENT_CONNECTED) {
-		t->handshaken[s] = true;
+		handshaken(t, s);
 		const char *sni = s == CLI ? SSL_get_servername(bufferevent_openssl_get_ssl(bev),
 								TLSEXT_NAMETYPE_host_name)
 					   : NULL;
@@ -546,9 +592,6 @@ struct gw_term *gw_term_start(struct gw *gw, int cfd, int ufd, const struct gw_i
 		bufferevent_setwatermark(t->b[i], EV_READ, 0, AG_GW_RELAY_READ_MAX);
 		bufferevent_enable(t->b[i], EV_READ | EV_WRITE);
 	}
-	gw->inject->n_open++;
-	t->counted = true;
-	st->terminated = true;
 	return t;
 }
 
@@ -559,7 +602,5 @@ void gw_term_free(struct gw_term *t)
 	for (int i = 0; i < 2; i++)
 		if (t->b[i])
 			bufferevent_free(t->b[i]);
-	if (t->counted)
-		t->gw->inject->n_open--;
 	free(t);
 }

@@ -128,6 +128,10 @@ out=$(tcurl -i --cacert "$T/trial.pem" -H 'Host: plain.test' https://tls.test/ 2
 t_like "a Host other than the approved name is refused (421)" "$out" 'HTTP/1.1 421'
 t_like "... with its reason" "$out" 'X-AgentGuard-Reason: host_mismatch'
 t_is "... and nothing reached the destination" "$(grep -c REQUEST "$T/up/headers.log" || true)" 0
+out=$(tcurl -i --cacert "$T/trial.pem" -X TRACE https://tls.test/ 2>&1 || true)
+t_like "TRACE (whose answer would echo the real header back) is refused (405)" "$out" \
+	'X-AgentGuard-Reason: inner_method'
+t_is "... and never reached the destination" "$(grep -c REQUEST "$T/up/headers.log" || true)" 0
 alpn=$(timeout 10 openssl s_client -proxy "$GW_ADDR" -connect tls.test:443 -servername tls.test \
 	-alpn h2 -CAfile "$T/trial.pem" </dev/null 2>&1 || true)
 t_like "an agent offering only h2 gets no TLS session (ALPN offers http/1.1 only)" "$alpn" \

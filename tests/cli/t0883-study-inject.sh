@@ -252,6 +252,12 @@ run_inject c2
 t_is "a credential also configured into the agent's environment is refused" "$AG_RC" 2
 t_like "... and says why" "$AG_OUT" 'study.inject.credential_in_agent_env'
 t_unlike "... without printing it" "$AG_OUT" "$REAL"
+cp "$W/inject.json" "$T/inject.keep"
+sed -i 's/T0883_API_KEY/SSL_CERT_FILE/' "$W/inject.json"
+run_inject c
+t_is "a placeholder variable with a reserved name is refused" "$AG_RC" 2
+t_like "... and says why" "$AG_OUT" 'study.inject.placeholder_reserved'
+cp "$T/inject.keep" "$W/inject.json"
 REAL= run_inject c
 t_is "a missing credential is refused" "$AG_RC" 2
 t_like "... and says which" "$AG_OUT" 'study.inject.credential_missing'

@@ -641,6 +641,9 @@ static void test_manifest_tls(void **state)
 	json_t *ev = json_array();
 	json_array_append_new(ev, tls_event(p, "api.example.com", "terminated", "x-api-key"));
 	json_array_append_new(ev, tls_event(p, "plain.example.com", "spliced", NULL));
+	/* a tunnel whose TLS never started (the connect failed), either kind */
+	json_array_append_new(ev, tls_event(p, "api.example.com", "not_established", NULL));
+	json_array_append_new(ev, tls_event(p, "plain.example.com", "not_established", NULL));
 	json_t *m = NULL;
 	struct ag_error *e = NULL;
 	assert_int_equal(build_with(p, ev, NULL, "running", &m, &e), 0);
@@ -663,6 +666,8 @@ static void test_manifest_tls(void **state)
 	    {"api.example.com", "terminated", "authorization"},
 	    {"api.example.com", "spliced", NULL},
 	    {"api.example.com", NULL, NULL},
+	    {"plain.example.com", NULL, NULL},
+	    {"api.example.com", "not_established", "x-api-key"},
 	};
 	for (size_t i = 0; i < AG_ARRAY_SIZE(bad); i++) {
 		ev = json_array();

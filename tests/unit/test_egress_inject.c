@@ -68,6 +68,7 @@ static void test_rewrite_replaces_credentials(void **state)
 		    "x-goog-api-key: k\r\nApi-Key: k\r\n"
 		    "Proxy-Authorization: Basic eA==\r\n"
 		    "Connection: keep-alive, Upgrade\r\nUpgrade: h2c\r\nTE: trailers\r\n"
+		    "Expect: 100-continue\r\n"
 		    "Content-Length: 5\r\nX-Other: kept\r\n\r\n",
 		    &res, &out),
 	    0);
@@ -116,6 +117,9 @@ static void test_rewrite_refusals(void **state)
 	     "Content-Length: 1\r\n\r\n",
 	     "content_length_duplicate", 400},
 	    {"GET / HTTP/2\r\nHost: api.example.com\r\n\r\n", "malformed_request", 400},
+	    /* TRACE's answer would echo the real header back to the agent */
+	    {"TRACE / HTTP/1.1\r\nHost: api.example.com\r\n\r\n", "inner_method", 405},
+	    {"TRACK / HTTP/1.1\r\nHost: api.example.com\r\n\r\n", "inner_method", 405},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		struct ag_egress_inject_result res;
@@ -250,6 +254,13 @@ static void test_policy_inject_rules(void **state)
 	     "\"from_env\":\"K\"}}",
 	     "egress.policy.missing", "destinations[0].inject.placeholder_env"},
 	    {"{\"host\":\"a.example.com\",\"port\":443,\"inject\":{\"header\":\"X-K\","
+	     "\"from_env\":\"K\",\"placeholder_env\":\"api_key\"}}",
+	     "egress.policy.inject.placeholder_env", "destinations[0].inject.placeholder_env"},
+	    {"{\"host\":\"a.example.com\",\"port\":443,\"inject\":{\"header\":\"X-K\","
+	     "\"from_env\":\"K\",\"placeholder_env\":\"HTTPS_PROXY\"}}",
+	     "egress.policy.inject.placeholder_env", "destinations[0].inject.placeholder_env"},
+
+	    {"{\"host\":\"a.example.com\",\"port\":443,\"inject\":{\"header\":\"X-K\","
 	     "\"from_env\":\"K\",\"placeholder_env\":\"P\",\"value\":\"x\"}}",
 	     "egress.policy.inject.unknown_key", "destinations[0].inject"},
 	    {"{\"host\":\"a.example.com\",\"port\":443,\"inject\":\"Authorization\"}",
@@ -333,6 +344,18 @@ static void test_trial_ca(void **state)
 	assert_int_equal(verify_leaf(&ca, "api.example.com"), X509_V_OK);
 	assert_int_equal(verify_leaf(&ca, "b.example.org"), X509_V_OK);
 	assert_int_equal(verify_leaf(&ca, "other.example.com"), X509_V_ERR_PERMITTED_VIOLATION);
+	ag_egress_ca_release(&ca);
+	/* a trial id and a host longer than a CN may be (64 characters) */
+	const char *long_host[] = {
+	    "a-very-long-label-of-the-api-host-name-for-the-test.of.example.com"};
+	assert_true(strlen(long_host[0]) > 64);
+	assert_int_equal(
+	    ag_egress_ca_new(
+		"trial-"
+		"0123456789012345678901234567890123456789012345678901234567890123456789",
+		long_host, 1, 600, &ca, &err),
+	    0);
+	assert_int_equal(verify_leaf(&ca, long_host[0]), X509_V_OK);
 	ag_egress_ca_release(&ca);
 	assert_null(ca.key_pem);
 	assert_null(ca.cert_pem);

@@ -76,7 +76,8 @@ int ag_egress_ca_new(const char *trial_id, const char *const *names, size_t n_na
 	EVP_PKEY *key = ag_egress_key_new();
 	X509 *x = X509_new();
 	char cn[128], nc[AG_EGRESS_INJECT_MAX * (AG_EGRESS_HOST_MAX + 20) + 32];
-	snprintf(cn, sizeof(cn), "AgentGuard trial CA %.80s", trial_id ? trial_id : "");
+	/* a CN holds at most 64 characters: the trial id is cut to fit */
+	snprintf(cn, sizeof(cn), "AgentGuard trial CA %.44s", trial_id ? trial_id : "");
 	size_t o = (size_t)snprintf(nc, sizeof(nc), "critical");
 	for (size_t i = 0; i < n_names && i < AG_EGRESS_INJECT_MAX; i++)
 		o += (size_t)snprintf(nc + o, sizeof(nc) - o, ",permitted;DNS:%s", names[i]);
@@ -126,10 +127,13 @@ void ag_egress_ca_release(struct ag_egress_ca *ca)
 X509 *ag_egress_leaf_new(X509 *ca, EVP_PKEY *ca_key, EVP_PKEY *leaf_key, const char *host)
 {
 	X509 *x = X509_new();
-	char san[AG_EGRESS_HOST_MAX + 8];
-	snprintf(san, sizeof(san), "DNS:%s", host);
+	/* the name is the SAN; the CN repeats it when it fits (64 characters),
+	 * else the subject is empty and the SAN critical (RFC 5280 4.2.1.6) */
+	bool cn = strlen(host) <= 64;
+	char san[AG_EGRESS_HOST_MAX + 20];
+	snprintf(san, sizeof(san), "%sDNS:%s", cn ? "" : "critical,", host);
 	if (!x || !X509_set_version(x, 2) || random_serial(x) < 0 ||
-	    set_name(X509_get_subject_name(x), host) < 0 ||
+	    (cn && set_name(X509_get_subject_name(x), host) < 0) ||
 	    !X509_set_issuer_name(x, X509_get_subject_name(ca)) ||
 	    !X509_gmtime_adj(X509_getm_notBefore(x), -300) ||
 	    !X509_set1_notAfter(x, X509_get0_notAfter(ca)) || !X509_set_pubkey(x, leaf_key) ||

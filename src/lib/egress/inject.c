@@ -36,7 +36,8 @@ static bool removed(const char *line, size_t name_len, const char *header)
 {
 	static const char *const drop[] = {
 	    "authorization", "proxy-authorization", "x-api-key",  "api-key", "x-goog-api-key",
-	    "connection",    "proxy-connection",    "keep-alive", "upgrade", "te"};
+	    "connection",    "proxy-connection",    "keep-alive", "upgrade", "te",
+	    "expect"};
 	if (name_is(line, name_len, header))
 		return true;
 	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
@@ -72,6 +73,9 @@ int ag_egress_inject_rewrite(char *head, size_t n, const char *host, int port, c
 		return refuse(res, r.detail, r.status, r.status_text);
 	if (r.target[0] != '/')
 		return refuse(res, "inner_target", 400, "Bad Request");
+	/* a method whose answer echoes the request's headers back to the agent */
+	if (!strcmp(r.method, "TRACE") || !strcmp(r.method, "TRACK"))
+		return refuse(res, "inner_method", 405, "Method Not Allowed");
 	/* the version as the parser saw it: the request line's last token */
 	const char *version = r.target + strlen(r.target) + 1;
 	size_t hosts = 0;

@@ -8,6 +8,8 @@
  * THE HEAD is what request.h parses (the same strict rules: no obs-fold,
  * one Content-Length or none, no chunked body, no smuggling), and then:
  *   the target is origin-form ("/..."): anything else ...... inner_target (400)
+ *   the method is not TRACE or TRACK (their answer echoes
+ *     the headers, the real one included, to the agent) ..... inner_method (405)
  *   exactly one Host, equal (any case) to HOST, or to
  *     HOST:PORT ............................................ host_mismatch (421)
  *   the rewritten head stays within AG_GW_HEADER_MAX plus
@@ -18,7 +20,9 @@
  * headers an agent could use to send a credential of its own
  * (Authorization, Proxy-Authorization, X-Api-Key, Api-Key,
  * X-Goog-Api-Key) and the hop-by-hop ones (Connection, Proxy-Connection,
- * Keep-Alive, Upgrade, TE): the tunnel stays one HTTP/1.1 connection.
+ * Keep-Alive, Upgrade, TE, and Expect: with no 100-continue handshake the
+ * body always follows its head, so the framing cannot be skipped): the
+ * tunnel stays one HTTP/1.1 connection.
  * The body (Content-Length bytes) is the caller's to relay unchanged.
  */
 #ifndef AG_EGRESS_INJECT_H

@@ -511,7 +511,8 @@ static int check_event(const json_t *e, size_t idx, struct ag_error **err)
 		return -1;
 	const json_t *tls = json_object_get(e, "tls");
 	if (tls) {
-		static const char *const modes[] = {"terminated", "spliced", NULL};
+		static const char *const modes[] = {"terminated", "spliced", "not_established",
+						    NULL};
 		static const struct field tf[] = {{"mode", K_STR, modes},
 						  {"injected_header", K_STR_NULL, NULL}};
 		snprintf(k, sizeof(k), "%s.tls", w);
@@ -656,14 +657,16 @@ static int check_tls(const json_t *m, const struct ag_egress_policy *policy, str
 		bool allowed_connect =
 		    !strcmp(str(e, "decision"), "allow") && !strcmp(str(e, "protocol"), "connect");
 		const char *why = NULL;
-		if (mode && !strcmp(mode, "terminated") && !inject)
+		if (allowed_connect && !mode)
+			why = "is an allowed CONNECT without its \"tls\" (the policy injects)";
+		else if (mode && !strcmp(mode, "terminated") && !inject)
 			why = "was terminated, but its destination has no inject rule";
 		else if (hdr && (!inject || strcmp(hdr, want) != 0))
 			why = "names an injected header the policy does not give its destination";
-		else if (mode && !strcmp(mode, "spliced") && hdr)
-			why = "names an injected header on a spliced tunnel";
-		else if (inject && allowed_connect && (!mode || strcmp(mode, "terminated") != 0))
-			why = "reached an inject rule's destination without termination";
+		else if (hdr && strcmp(mode, "terminated") != 0)
+			why = "names an injected header on a tunnel that was not terminated";
+		else if (inject && mode && !strcmp(mode, "spliced"))
+			why = "spliced an inject rule's destination";
 		if (why) {
 			char w[64];
 			snprintf(w, sizeof(w), "events[%zu].tls", i);

@@ -45,13 +45,15 @@
  * "sampled_out" counts the records left out of it.
  *
  * CREDENTIAL INJECTION (optional; a policy with inject rules): an allowed
- * CONNECT event carries "tls": {"mode": "terminated"|"spliced",
- * "injected_header": NAME|null}, and the manifest lists the destinations
+ * CONNECT event carries "tls": {"mode": "terminated"|"spliced"|
+ * "not_established", "injected_header": NAME|null}, and the manifest lists the destinations
  * the gateway terminated: "tls_terminated": [{"host","port","header"}].
  * Validated against the policy (egress.manifest.tls): the list is exactly
  * its inject rules; a terminated event is to one of them with its header
  * (never another header, never to a host without inject); an allowed
- * CONNECT to an inject rule's host is never spliced.
+ * CONNECT to an inject rule's host is never spliced; a header is named
+ * only on a terminated tunnel; every allowed CONNECT carries "tls". Only
+ * the recorded events are judged (the aggregates carry no "tls").
  *
  * SANITIZING: every string passes the one sanitizer's egress profile
  * (base/sanitize.h, AG_SANITIZE_EGRESS, bound AG_EGRESS_MANIFEST_MAX_STRING):

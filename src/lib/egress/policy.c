@@ -204,10 +204,17 @@ static int parse_inject(const json_t *o, const char *rkey, struct ag_egress_rule
 	if (!in->placeholder_env)
 		return FAIL(AG_E_CONFIG, "egress.policy.missing", sub,
 			    "placeholder_env is required");
-	if (!env_name_ok(in->placeholder_env))
+	bool upper = env_name_ok(in->placeholder_env);
+	for (const char *c = in->placeholder_env; upper && *c; c++)
+		upper = !(*c >= 'a' && *c <= 'z');
+	static const char *const study_vars[] = {"ALL_PROXY", "HTTPS_PROXY", "HTTP_PROXY",
+						 "NO_PROXY", NULL};
+	for (const char *const *sv = study_vars; upper && *sv; sv++)
+		upper = strcmp(in->placeholder_env, *sv) != 0;
+	if (!upper)
 		return FAIL(AG_E_CONFIG, "egress.policy.inject.placeholder_env", sub,
-			    "placeholder_env must be an environment variable name "
-			    "([A-Za-z_][A-Za-z0-9_]*, at most %d characters)",
+			    "placeholder_env must be an environment variable name the agent may "
+			    "get ([A-Z_][A-Z0-9_]*, at most %d characters, not a proxy variable)",
 			    AG_EGRESS_INJECT_ENV_MAX);
 	char hkey[128];
 	snprintf(hkey, sizeof(hkey), "%s.port", rkey);

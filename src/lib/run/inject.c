@@ -7,6 +7,7 @@
 #include "lib/base/fsx.h"
 #include "lib/base/redact.h"
 #include "lib/config/config.h"
+#include "lib/config/env_allowlist.h"
 #include "lib/egress/policy.h"
 
 #include <jansson.h>
@@ -115,6 +116,11 @@ static int agent_env_check(const struct ag_config *c, const struct ag_egress_rul
 	char key[96];
 	snprintf(key, sizeof(key), "destinations[%zu].inject", idx);
 	const char *ph = r->inject->placeholder_env;
+	if (ag_env_name_reserved(ph))
+		return CFG_FAIL("study.inject.placeholder_reserved", key,
+				"placeholder_env %s is a reserved name (host or engine control "
+				"state, or the trial CA's variables)",
+				ph);
 	for (size_t i = 0; i < c->n_agent_environment; i++) {
 		const struct ag_kv *kv = &c->agent_environment[i];
 		if (kv->value && strcmp(kv->value, cred) == 0)

@@ -55,6 +55,7 @@ struct ag_study_inject {
  * (NULL: none) is allowed only when every inject rule is test_only.
  * Reasons: study.inject.credential_missing, study.inject.credential_invalid,
  * study.inject.credential_in_agent_env, study.inject.placeholder_configured,
+ * study.inject.placeholder_reserved,
  * study.inject.test_upstream_ca (AG_E_CONFIG), egress.ca.generate.
  * *out NULL and 0 when the policy injects nothing.
  */
