@@ -682,6 +682,22 @@ static void test_manifest_tls(void **state)
 		json_decref(ev);
 	}
 	ag_egress_policy_free(p);
+	/* a policy without inject: events need no "tls", and a claim of
+	 * termination is still a contradiction */
+	p = pol(ONE_RULE);
+	ev = json_array();
+	json_array_append_new(ev, tls_event(p, "api.example.com", NULL, NULL));
+	assert_int_equal(build_with(p, ev, NULL, "running", &m, &e), 0);
+	assert_null(json_object_get(m, "tls_terminated"));
+	json_decref(m);
+	json_decref(ev);
+	ev = json_array();
+	json_array_append_new(ev, tls_event(p, "api.example.com", "terminated", NULL));
+	assert_int_equal(build_with(p, ev, NULL, "running", &m, &e), -1);
+	assert_string_equal(e->reason, "egress.manifest.tls");
+	ag_error_free(e);
+	json_decref(ev);
+	ag_egress_policy_free(p);
 }
 
 /* The egress_manifest check `evidence verify` gets plugged in from above:

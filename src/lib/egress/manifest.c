@@ -657,7 +657,7 @@ static int check_tls(const json_t *m, const struct ag_egress_policy *policy, str
 		bool allowed_connect =
 		    !strcmp(str(e, "decision"), "allow") && !strcmp(str(e, "protocol"), "connect");
 		const char *why = NULL;
-		if (allowed_connect && !mode)
+		if (allowed_connect && !mode && policy->n_inject > 0)
 			why = "is an allowed CONNECT without its \"tls\" (the policy injects)";
 		else if (mode && !strcmp(mode, "terminated") && !inject)
 			why = "was terminated, but its destination has no inject rule";
