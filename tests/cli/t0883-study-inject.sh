@@ -123,7 +123,7 @@ exit 0'
 	rm -f "$T/shm.log" "$T/shm.stop"
 	(for _ in $(seq 1 1200); do
 		[ -e "$T/shm.stop" ] && break
-		if [ -n "$(find /dev/shm -maxdepth 2 -path '/dev/shm/agentguard-inject-*/inject.json' -user "$U" 2>/dev/null)" ]; then
+		if [ -n "$(find /dev/shm -maxdepth 2 -regextype posix-extended -regex '/dev/shm/agentguard-inject-[A-Za-z0-9]{6}/inject.json' -user "$U" 2>/dev/null)" ]; then
 			echo P
 		else
 			echo A
@@ -150,8 +150,21 @@ exit 0'
 }
 section() { jq -r '.command_result.stdout // empty' "$REPORT" | sed -n "/^== $1\$/,/^== /p"; }
 
+# A leftover of a run killed before it removed its inject file (older than
+# 10 minutes, the test user's) and a fresh one (another run's, still in
+# setup): the run removes the first only.
+for d in stale fresh; do
+	runuser -u "$U" -- mkdir -m 0700 "/dev/shm/agentguard-inject-t0883$d$$"
+	runuser -u "$U" -- touch "/dev/shm/agentguard-inject-t0883$d$$/inject.json"
+	t_cleanup rm -rf "/dev/shm/agentguard-inject-t0883$d$$"
+done
+touch -d '-20 minutes' "/dev/shm/agentguard-inject-t0883stale$$"
 rm -f "$LOGS/up/headers.log"
 run_inject c
+t_ok "a killed run's stale inject directory is removed by the next run" \
+	test ! -e "/dev/shm/agentguard-inject-t0883stale$$"
+t_ok "... a fresh one (another run's, in its setup) is left alone" \
+	test -e "/dev/shm/agentguard-inject-t0883fresh$$/inject.json"
 diag "study run: exit $AG_RC; $(jq -r '"completion \(.study_egress.completion) (\(.study_egress.completion_reason)), failure \(.failure_reason // "none")"' <<<"$SUMMARY" 2>/dev/null)"
 t_is "the study run with an inject rule passes" "$AG_RC" 0
 [ -f "$REPORT" ] || { diag "$AG_OUT"; t_done; }
@@ -233,7 +246,7 @@ tail_absent=${shm##*P}
 t_like "... and was removed once the gateway had read it, before the agent ran (3 s and more absent at the end)" \
 	"${#tail_absent}" '^([3-9][0-9]|[1-9][0-9][0-9]+)$'
 t_is "the inject file is gone from the host's tmpfs" \
-	"$(find /dev/shm -maxdepth 1 -name 'agentguard-inject-*' -user "$U" | head -3)" ""
+	"$(find /dev/shm -maxdepth 1 -regextype posix-extended -regex '/dev/shm/agentguard-inject-[A-Za-z0-9]{6}' -user "$U" | head -3)" ""
 t_ok "the evidence verifies" "$AG_BIN" evidence verify --public-key "$(pubkey)" "$RUN_DIR"
 for fmt in text md html; do
 	rep=$("$AG_BIN" report "$RUN_DIR" --public-key "$(pubkey)" --format "$fmt" 2>&1 || true)

@@ -382,6 +382,12 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
 /* Largest CA bundle read for the agent's CA file (the host's) or given as a
  * test-only destination bundle (bytes). */
 #define AG_STUDY_HOST_CA_MAX (4 * 1024 * 1024)
+/* An inject directory in /dev/shm older than this (seconds) is a leftover
+ * of a run killed before it could remove it (setup removes its own within
+ * seconds); each study run with injection removes such leftovers of its
+ * user, looking at most at AG_STUDY_INJECT_SWEEP_MAX entries. */
+#define AG_STUDY_INJECT_STALE_SECS 600
+#define AG_STUDY_INJECT_SWEEP_MAX 4096
 /* Longest CONNECT authority or URL one event may carry (upstream bound). */
 #define AG_EGRESS_AUTHORITY_MAX 8192
 /* Most resolved addresses one event may carry; more is ambiguous (upstream). */

@@ -10,7 +10,9 @@
 #include "lib/config/env_allowlist.h"
 #include "lib/egress/policy.h"
 
+#include <dirent.h>
 #include <jansson.h>
+#include <time.h>
 #include <libgen.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -226,6 +228,41 @@ static int new_file(int dfd, const char *name, int64_t gid, const char *data, si
 	return rc;
 }
 
+/*
+ * Leftovers of runs killed (SIGKILL) between writing their inject file and
+ * removing it: /dev/shm/agentguard-inject-* directories of this user, older
+ * than AG_STUDY_INJECT_STALE_SECS, holding at most their inject.json. Never
+ * follows a link; bounded; best effort (a failure leaves them as they were).
+ */
+static void sweep_stale(void)
+{
+	int dfd = open(AG_STUDY_INJECT_TMPFS, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	time_t now = time(NULL);
+	struct dirent *de;
+	for (int seen = 0; seen < AG_STUDY_INJECT_SWEEP_MAX && (de = readdir(d)); seen++) {
+		if (strncmp(de->d_name, "agentguard-inject-", 18) != 0)
+			continue;
+		struct stat st;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+		    now - st.st_mtime < AG_STUDY_INJECT_STALE_SECS)
+			continue;
+		int sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		(void)unlinkat(sub, "inject.json", 0);
+		close(sub);
+		(void)unlinkat(dfd, de->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
 int ag_study_inject_write(struct ag_study_inject *in, int evidence_fd, int64_t gid,
 			  struct ag_error **err)
 {
@@ -234,6 +271,7 @@ int ag_study_inject_write(struct ag_study_inject *in, int evidence_fd, int64_t g
 		return ag_err(err, AG_E_UNVERIFIED, errno, "study.inject.tmpfs",
 			      "%s is not a tmpfs: the credentials are never written to a disk",
 			      AG_STUDY_INJECT_TMPFS);
+	sweep_stale();
 	char tmpl[] = AG_STUDY_INJECT_TMPFS "/agentguard-inject-XXXXXX";
 	if (!mkdtemp(tmpl))
 		return ag_err(err, AG_E_IO, errno, "study.inject.write",

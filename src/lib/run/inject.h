@@ -17,7 +17,10 @@
  * egress directory: it is public. Once the gateway has read the inject
  * file (its port answers), and in any case when the study ends,
  * ag_study_inject_unlink removes it: no credential and no CA key is on any
- * disk after the trial, and none is in any evidence.
+ * disk after the trial, and none is in any evidence. A run killed before
+ * it could remove its file leaves it in memory (tmpfs); the next study run
+ * with injection of the same user removes it once it is older than
+ * AG_STUDY_INJECT_STALE_SECS.
  */
 #ifndef AG_RUN_INJECT_H
 #define AG_RUN_INJECT_H
