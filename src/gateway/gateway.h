@@ -203,8 +203,7 @@ void gw_tunnel_free(struct gw_tunnel *t);
  * destination context (BUNDLE). 0, or -1 with the reason printed. */
 int gw_inject_load(struct gw *gw, const char *path, const char *bundle);
 void gw_inject_free(struct gw_inject *in);
-const struct gw_inject_host *gw_inject_find(const struct gw *gw, const struct gw_inject *in,
-					    const char *host, int port);
+const struct gw_inject_host *gw_inject_find(const struct gw_inject *in, const char *host, int port);
 /* Takes over an established CONNECT tunnel to an inject host (the 200
  * already sent): TLS both ways, requests rewritten. The sockets stay the
  * caller's (each side works on a dup). DONE as for tunnels. NULL when it

@@ -663,7 +663,7 @@ static void connect_checked(struct gw_conn *c)
 		return;
 	}
 	if (c->protocol && strcmp(c->protocol, "connect") == 0)
-		c->inject = gw_inject_find(c->gw, c->gw->inject, c->d.host, c->d.port);
+		c->inject = gw_inject_find(c->gw->inject, c->d.host, c->d.port);
 	if (c->inject) {
 		/* counted from here, before the connect: no burst of CONNECTs
 		 * can pass the bound while their connects are under way */

@@ -20,6 +20,7 @@
 #include "lib/base/ag.h"
 #include "lib/base/error.h"
 #include "lib/base/fsx.h"
+#include "lib/base/json.h"
 #include "lib/egress/ca.h"
 #include "lib/egress/inject.h"
 #include "lib/egress/policy.h"
@@ -173,7 +174,7 @@ int gw_inject_load(struct gw *gw, const char *path, const char *bundle)
 		const struct ag_egress_rule *r =
 		    host ? ag_egress_policy_find(gw->policy, host, (int)port) : NULL;
 		if (!r || !r->inject || !value || in->n >= AG_EGRESS_INJECT_MAX ||
-		    gw_inject_find(gw, in, host, (int)port) ||
+		    gw_inject_find(in, host, (int)port) ||
 		    strlen(value) > AG_EGRESS_CREDENTIAL_MAX + AG_EGRESS_INJECT_PREFIX_MAX ||
 		    strpbrk(value, "\r\n"))
 			goto out;
@@ -191,30 +192,13 @@ int gw_inject_load(struct gw *gw, const char *path, const char *bundle)
 	fail = "the policy's inject rules and the credentials differ";
 	if (in->n != gw->policy->n_inject)
 		goto out;
-	unsigned char *der = NULL;
-	int dn = i2d_X509(ca, &der);
-	if (dn > 0)
-		ag_sha256_hex(der, (size_t)dn, in->ca_sha256);
-	OPENSSL_free(der);
+	fail = "cannot hash the CA certificate";
+	if (ag_egress_cert_sha256(ca, in->ca_sha256) < 0)
+		goto out;
 	rc = 0;
 out:
-	if (root) {
-		/* the key's and the credentials' text, gone from the parsed tree */
-		const char *k;
-		json_t *v;
-		json_object_foreach(root, k, v)
-		{
-			if (json_is_string(v))
-				explicit_bzero((char *)json_string_value(v), json_string_length(v));
-		}
-		json_array_foreach(creds, i, c)
-		{
-			json_t *val = json_object_get(c, "value");
-			if (json_is_string(val))
-				explicit_bzero((char *)json_string_value(val),
-					       json_string_length(val));
-		}
-	}
+	/* the key's and the credentials' text, gone from the parsed tree */
+	ag_json_wipe_strings(root);
 	json_decref(root);
 	X509_free(ca);
 	EVP_PKEY_free(ca_key);
@@ -227,10 +211,8 @@ out:
 	return 0;
 }
 
-const struct gw_inject_host *gw_inject_find(const struct gw *gw, const struct gw_inject *in,
-					    const char *host, int port)
+const struct gw_inject_host *gw_inject_find(const struct gw_inject *in, const char *host, int port)
 {
-	(void)gw;
 	for (size_t i = 0; in && i < in->n; i++)
 		if (in->hosts[i].rule->dest.port == port &&
 		    strcmp(in->hosts[i].rule->dest.host, host) == 0)

@@ -387,6 +387,8 @@ _Static_assert(AG_ENV_RENDER_MAX_ENTRIES == AG_ENV_MAX_ENTRIES + 4, "four fixed 
  * seconds); each study run with injection removes such leftovers of its
  * user, looking at most at AG_STUDY_INJECT_SWEEP_MAX entries. */
 #define AG_STUDY_INJECT_STALE_SECS 600
+/* Deepest nesting ag_json_wipe_strings descends (an inject file is 3 deep). */
+#define AG_JSON_WIPE_DEPTH 16
 #define AG_STUDY_INJECT_SWEEP_MAX 4096
 /* Longest CONNECT authority or URL one event may carry (upstream bound). */
 #define AG_EGRESS_AUTHORITY_MAX 8192

@@ -3,6 +3,7 @@
  */
 #include "lib/base/ag.h"
 #include "lib/base/json.h"
+#include "lib/base/bounds.h"
 
 const json_t *ag_json_path(const json_t *root, const char *dotted)
 {
@@ -35,4 +36,33 @@ const char *ag_json_str_or(const json_t *j, const char *dflt)
 json_t *ag_json_str_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
+}
+
+static void wipe(json_t *v, unsigned depth)
+{
+	if (json_is_string(v)) {
+		explicit_bzero((char *)json_string_value(v), json_string_length(v));
+		return;
+	}
+	if (depth >= AG_JSON_WIPE_DEPTH)
+		return;
+	const char *k;
+	json_t *c;
+	size_t i;
+	if (json_is_object(v)) {
+		json_object_foreach(v, k, c)
+		{
+			wipe(c, depth + 1);
+		}
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, c)
+		{
+			wipe(c, depth + 1);
+		}
+	}
+}
+
+void ag_json_wipe_strings(json_t *v)
+{
+	wipe(v, 0);
 }

@@ -16,5 +16,9 @@ const char *ag_json_path_str(const json_t *root, const char *dotted);
 const char *ag_json_str_or(const json_t *j, const char *dflt);
 /* A new JSON string of s, or JSON null when s is NULL. */
 json_t *ag_json_str_or_null(const char *s);
+/* Zeroes the text of every string in v, its objects and arrays included
+ * (at most AG_JSON_WIPE_DEPTH deep), before a tree that held secrets is
+ * freed. Keys stay. NULL is fine. */
+void ag_json_wipe_strings(json_t *v);
 
 #endif

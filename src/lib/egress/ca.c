@@ -69,6 +69,16 @@ static int write_key(BIO *b, void *k)
 	return PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL);
 }
 
+int ag_egress_cert_sha256(X509 *x, char out[AG_SHA256_HEX_LEN + 1])
+{
+	unsigned char *der = NULL;
+	int n = i2d_X509(x, &der);
+	if (n > 0)
+		ag_sha256_hex(der, (size_t)n, out);
+	OPENSSL_free(der);
+	return n > 0 ? 0 : -1;
+}
+
 int ag_egress_ca_new(const char *trial_id, const char *const *names, size_t n_names,
 		     int64_t lifetime_secs, struct ag_egress_ca *out, struct ag_error **err)
 {
@@ -96,12 +106,8 @@ int ag_egress_ca_new(const char *trial_id, const char *const *names, size_t n_na
 		goto out;
 	out->cert_pem = pem_of(write_cert, x);
 	out->key_pem = pem_of(write_key, key);
-	unsigned char *der = NULL;
-	int dn = i2d_X509(x, &der);
-	if (!out->cert_pem || !out->key_pem || dn <= 0)
+	if (!out->cert_pem || !out->key_pem || ag_egress_cert_sha256(x, out->cert_sha256) < 0)
 		goto out;
-	ag_sha256_hex(der, (size_t)dn, out->cert_sha256);
-	OPENSSL_free(der);
 	rc = 0;
 out:
 	X509_free(x);

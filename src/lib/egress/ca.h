@@ -39,6 +39,9 @@ void ag_egress_ca_release(struct ag_egress_ca *ca);
  * until the CA's end. NULL on failure. */
 X509 *ag_egress_leaf_new(X509 *ca, EVP_PKEY *ca_key, EVP_PKEY *leaf_key, const char *host);
 
+/* OUT: the SHA-256 (hex) of X's DER encoding. 0, or -1. */
+int ag_egress_cert_sha256(X509 *x, char out[AG_SHA256_HEX_LEN + 1]);
+
 /* A fresh EC P-256 key, or NULL. */
 EVP_PKEY *ag_egress_key_new(void);
 

@@ -999,20 +999,10 @@ int ag_egress_manifest_build(const struct ag_egress_manifest_inputs *in, json_t 
 		json_array_append_new(events, e);
 	}
 	json_object_set_new(m, "events", events);
-	if (in->policy->n_inject > 0) {
-		/* where the gateway terminated TLS, and with which header */
-		json_t *t = json_array();
-		for (size_t i = 0; i < in->policy->n_rules; i++) {
-			const struct ag_egress_rule *r = &in->policy->rules[i];
-			if (!r->inject)
-				continue;
-			char h[AG_EGRESS_INJECT_HEADER_MAX + 1];
-			ag_egress_header_lower(r->inject->header, h);
-			json_array_append_new(t, json_pack("{s:s, s:i, s:s}", "host", r->dest.host,
-							   "port", r->dest.port, "header", h));
-		}
-		json_object_set_new(m, "tls_terminated", t);
-	}
+	/* where the gateway terminated TLS, and with which header */
+	if (in->policy->n_inject > 0)
+		json_object_set_new(m, "tls_terminated",
+				    ag_egress_policy_terminated_json(in->policy));
 	json_t *gw = json_object();
 	json_object_set_new(gw, "state",
 			    json_string(in->gateway_state ? in->gateway_state : "unknown"));

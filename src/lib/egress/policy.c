@@ -3,6 +3,7 @@
  */
 #include "lib/base/ag.h"
 #include "lib/egress/policy.h"
+#include "lib/egress/inject.h"
 #include "lib/base/error.h"
 #include "lib/base/fsx.h"
 #include "lib/base/buf.h"
@@ -554,6 +555,21 @@ int ag_egress_policy_load(const char *path, const char *display, struct ag_egres
 			    err) < 0)
 		return -1;
 	return ag_egress_policy_parse(data, len, out, err);
+}
+
+json_t *ag_egress_policy_terminated_json(const struct ag_egress_policy *p)
+{
+	json_t *t = json_array();
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct ag_egress_rule *r = &p->rules[i];
+		if (!r->inject)
+			continue;
+		char h[AG_EGRESS_INJECT_HEADER_MAX + 1];
+		ag_egress_header_lower(r->inject->header, h);
+		json_array_append_new(t, json_pack("{s:s, s:i, s:s}", "host", r->dest.host, "port",
+						   r->dest.port, "header", h));
+	}
+	return t;
 }
 
 const struct ag_egress_rule *ag_egress_policy_find(const struct ag_egress_policy *p,

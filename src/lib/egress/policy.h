@@ -105,6 +105,11 @@ json_t *ag_egress_policy_json(const struct ag_egress_policy *p);
  * framing, the connection's own and the hop-by-hop ones. */
 bool ag_egress_inject_header_forbidden(const char *name, size_t len);
 
+/* The policy's inject rules as the evidence lists them (the manifest's
+ * and the artifact's "tls_terminated"): [{"host", "port", "header"}],
+ * the header name in lower case, in rule order. */
+json_t *ag_egress_policy_terminated_json(const struct ag_egress_policy *p);
+
 /* The rule for exactly (normalised host, port), or NULL. */
 const struct ag_egress_rule *ag_egress_policy_find(const struct ag_egress_policy *p,
 						   const char *host, int port);

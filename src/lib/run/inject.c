@@ -5,6 +5,7 @@
 #include "lib/run/inject.h"
 #include "lib/base/error.h"
 #include "lib/base/fsx.h"
+#include "lib/base/json.h"
 #include "lib/base/redact.h"
 #include "lib/config/config.h"
 #include "lib/config/env_allowlist.h"
@@ -287,16 +288,7 @@ int ag_study_inject_write(struct ag_study_inject *in, int evidence_fd, int64_t g
 				in->ca.key_pem, "credentials", creds);
 	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 	/* the tree's copies of the secrets, zeroed before it is freed */
-	size_t k;
-	json_t *c;
-	json_array_foreach(creds, k, c)
-	{
-		json_t *v = json_object_get(c, "value");
-		explicit_bzero((char *)json_string_value(v), json_string_length(v));
-	}
-	json_t *kv = json_object_get(doc, "ca_key");
-	if (kv)
-		explicit_bzero((char *)json_string_value(kv), json_string_length(kv));
+	ag_json_wipe_strings(doc);
 	json_decref(doc);
 	int dfd = open(in->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int rc = text && dfd >= 0 ? new_file(dfd, "inject.json", gid, text, strlen(text)) : -1;

@@ -12,7 +12,6 @@
 #include "lib/base/json.h"
 #include "lib/base/redact.h"
 #include "lib/run/inject.h"
-#include "lib/egress/inject.h"
 #include "lib/base/sha256.h"
 #include "lib/base/size.h"
 #include "lib/config/config.h"
@@ -1014,18 +1013,14 @@ static int setup(struct ag_study *s, struct ag_engine *eng, int run_fd, const ch
 	json_decref(s->f->env_additions);
 	s->f->env_additions = names;
 	if (s->o.inject) {
-		json_t *t = json_array(), *ph = json_array();
-		for (size_t i = 0; i < s->o.inject->n; i++) {
-			const struct ag_egress_rule *r = s->o.inject->e[i].rule;
-			char h[AG_EGRESS_INJECT_HEADER_MAX + 1];
-			ag_egress_header_lower(r->inject->header, h);
-			json_array_append_new(t, json_pack("{s:s, s:i, s:s}", "host", r->dest.host,
-							   "port", r->dest.port, "header", h));
-			json_array_append_new(ph, json_string(r->inject->placeholder_env));
-		}
+		json_t *ph = json_array();
+		for (size_t i = 0; i < s->o.inject->n; i++)
+			json_array_append_new(
+			    ph, json_string(s->o.inject->e[i].rule->inject->placeholder_env));
 		json_decref(s->f->injection);
 		s->f->injection =
-		    json_pack("{s:o, s:s, s:o}", "tls_terminated", t, "trial_ca_sha256",
+		    json_pack("{s:o, s:s, s:o}", "tls_terminated",
+			      ag_egress_policy_terminated_json(s->o.policy), "trial_ca_sha256",
 			      s->o.inject->ca.cert_sha256, "placeholder_names", ph);
 	}
 	json_t *pj = NULL;
