@@ -271,6 +271,20 @@ run_inject c
 t_is "a placeholder variable with a reserved name is refused" "$AG_RC" 2
 t_like "... and says why" "$AG_OUT" 'study.inject.placeholder_reserved'
 cp "$T/inject.keep" "$W/inject.json"
+REAL=$'sk-real-t0883-with\x01control' run_inject c
+t_is "a credential with a control character is refused" "$AG_RC" 2
+t_like "... and says why" "$AG_OUT" 'study.inject.credential_invalid'
+# from_file: a link instead of the file is refused, without following it
+printf 'CANARY-LINK-TARGET-0883\n' >"$T/link-target"
+chmod 0644 "$T/link-target"
+runuser -u "$U" -- ln -sf "$T/link-target" "$W/key-link"
+sed -i 's/"from_env":"AG_T0883_KEY"/"from_file":"key-link"/' "$W/inject.json"
+run_inject c
+t_is "a credential file that is a link is refused" "$AG_RC" 2
+t_like "... and says which rule" "$AG_OUT" 'destinations\[[01]\]\.inject\.from_file'
+t_unlike "... without reading it" "$AG_OUT" 'CANARY-LINK-TARGET-0883'
+t_unlike "... and without naming the host path" "$AG_OUT" "$T"
+cp "$T/inject.keep" "$W/inject.json"
 REAL= run_inject c
 t_is "a missing credential is refused" "$AG_RC" 2
 t_like "... and says which" "$AG_OUT" 'study.inject.credential_missing'
