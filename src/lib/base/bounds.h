@@ -606,8 +606,8 @@ _Static_assert((unsigned long long)AG_GW_MAX_CONNECTIONS *AG_GW_TUNNEL_MEM_MAX +
 		   128ull * 1024 * 1024,
 	       "every connection at its bound fits the gateway container's 128 MiB");
 /* Largest inject file the gateway reads (the trial CA's key and
- * certificate, the credentials), and its leaf certificates' lifetime
- * beyond the trial's (seconds; the CA's is the same). */
+ * certificate, the credentials); a larger one stops its start-up
+ * (gateway.inject). */
 #define AG_GW_INJECT_FILE_MAX (64 * 1024)
 /* Largest evidence stream (bytes); a record past it is lost, the stream
  * incomplete, and every later request refused. */
