@@ -23,7 +23,15 @@
  *     writing one line, "agentguard-init: deadline of N s reached; every
  *     process was killed", to stderr;
  *   - else exits with the child's status (exit code N, or 128+N when a
- *     signal N ended it: what Docker reports for a PID 1 killed that way).
+ *     signal N ended it: what Docker reports for a PID 1 killed that way);
+ *     but first, when the kernel's out-of-memory killer ended any process
+ *     of the container (its memory cgroup's oom_kill count, cgroup v1 or
+ *     v2, is above 0), it waits AG_INIT_OOM_SETTLE_MS (never past the
+ *     deadline, less if a forwarded signal arrives). The engine learns of
+ *     an OOM kill and of the container's exit by separate notices; when
+ *     the exit arrives first it records OOMKilled false, and an agent that
+ *     exits right after its child was OOM-killed would read as a clean
+ *     exit 0. The wait lets the OOM notice land first.
  * When ARGV cannot be executed the init writes one line to stderr,
  * "agentguard-init: exec failed: not found" (or "not executable", or
  * "failed") and exits 127 (not found) or 126 (any other exec error): the
@@ -47,6 +55,10 @@
 /* After the kill at the deadline: how long to wait for the child to be
  * reaped before exiting anyway (SIGKILL is not ignorable: this is slack). */
 #define AG_INIT_REAP_MS 2000
+/* After an OOM kill: how long the container outlives its agent (above). */
+#define AG_INIT_OOM_SETTLE_MS 1000
+/* The cgroup files read for the OOM count are a few lines; more is refused. */
+#define AG_INIT_CGROUP_FILE_MAX 4096
 
 static const int forwarded[] = {SIGHUP,	 SIGINT,  SIGQUIT,  SIGTERM,
 				SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
@@ -111,6 +123,60 @@ static int reap(pid_t child, int *child_status)
 			done = 1;
 		}
 	return done;
+}
+
+/*
+ * The number of processes of this container the kernel's OOM killer ended:
+ * the "oom_kill N" line of the container's memory cgroup (cgroup v2's
+ * memory.events, else v1's memory.oom_control, each as the container sees
+ * its own cgroup). 0 when neither file can be read or names no count
+ * (gVisor, an engine without the memory controller): nothing to wait for.
+ */
+static long oom_kills(void)
+{
+	static const char *const files[] = {"/sys/fs/cgroup/memory.events",
+					    "/sys/fs/cgroup/memory/memory.oom_control"};
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		int fd = open(files[f], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		char buf[AG_INIT_CGROUP_FILE_MAX + 1];
+		size_t len = 0;
+		ssize_t r;
+		while (len < AG_INIT_CGROUP_FILE_MAX &&
+		       ((r = read(fd, buf + len, AG_INIT_CGROUP_FILE_MAX - len)) > 0 ||
+			(r < 0 && errno == EINTR)))
+			if (r > 0)
+				len += (size_t)r;
+		close(fd);
+		buf[len] = '\0';
+		for (const char *l = buf; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+			if (strncmp(l, "oom_kill ", 9) != 0)
+				continue;
+			long v = 0;
+			for (const char *d = l + 9; *d >= '0' && *d <= '9' && v < 1000000; d++)
+				v = v * 10 + (*d - '0');
+			return v;
+		}
+	}
+	return 0;
+}
+
+/* Waits (reaping) until `until` or a forwarded signal, whichever is first. */
+static void settle(const sigset_t *set, long long until)
+{
+	for (long long left; (left = until - now_ms()) > 0;) {
+		struct timespec ts = {.tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000L};
+		siginfo_t si;
+		int sig = sigtimedwait(set, &si, &ts);
+		if (sig == SIGCHLD) {
+			while (waitpid(-1, NULL, WNOHANG) > 0)
+				;
+			continue;
+		}
+		if (sig > 0 || errno != EINTR)
+			return;
+	}
 }
 
 int main(int argc, char **argv)
@@ -182,8 +248,13 @@ int main(int argc, char **argv)
 	}
 
 	for (;;) {
-		if (reap(child, &child_status))
+		if (reap(child, &child_status)) {
+			if (oom_kills() > 0) {
+				long long until = now_ms() + AG_INIT_OOM_SETTLE_MS;
+				settle(&set, until < deadline ? until : deadline);
+			}
 			return status_code(child_status);
+		}
 		long long left = deadline - now_ms();
 		if (left <= 0)
 			break;

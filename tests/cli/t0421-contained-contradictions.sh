@@ -2,7 +2,8 @@
 # t0421: what a contained run reports never contradicts what happened
 # (issue 9, finding 14). Each case is a real run on the engine:
 #   - an agent whose child is OOM-killed (a tiny memory limit) is not
-#     recorded as exit code 0 nor printed as "exited -1";
+#     recorded as exit code 0 nor printed as "exited -1", even when it
+#     exits the moment its child dies (the init waits for the engine);
 #   - an argv whose executable does not exist never started: its exit code
 #     is Docker's launcher status (127) or null, never 0; no score is given;
 #     Docker's raw error text (and any container id) is not recorded;
@@ -51,6 +52,11 @@ t_unlike "oom: the terminal never prints 'exit code: 0'" "$AG_OUT" 'exit code: 0
 t_unlike "oom: no check says the agent 'exited -1'" "$AG_OUT$(cat "$(newest)contained-run.json")" 'exited -1'
 t_like "oom: tests-passed says it was OOM-killed" \
 	"$(nart '[c for c in a["checks"] if c["name"]=="tests-passed"][0]["evidence"][0]')" 'out-of-memory'
+# The engine hears of the OOM kill and of the exit separately; the init
+# outlives an OOM-killed child by 1 s so the OOM notice lands first (an agent
+# that exits at once would otherwise, now and then, read as a clean exit 0).
+t_is "oom: the init waited for the engine to hear of the OOM kill (>= 1 s)" \
+	"$(nart 'a["command_result"]["duration_seconds"] >= 1.0')" True
 check_clean "oom"
 config c
 
