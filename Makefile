@@ -50,7 +50,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/%)
 SCHEMA_JSON := data/schemas/agentguard-config-v1.schema.json
 
-.PHONY: FORCE all check check-asan check-asan-full check-valgrind fuzz fuzz-long install clean tests format-check dist
+.PHONY: FORCE all check check-asan check-asan-full check-valgrind fuzz fuzz-build fuzz-long prebuild-sanitizers install clean tests format-check dist
 
 all: $(BUILD)/agentguard $(BUILD)/agentguard-probe $(BUILD)/agentguard-init $(BUILD)/agentguard-gateway
 
@@ -156,6 +156,12 @@ check-asan:
 	$(MAKE) BUILD=build-asan CC=$(ASAN_CC) SANITIZE=address,undefined tests
 	BUILD=build-asan AG_TEST_ONLY=tests/asan-cli tests/run
 
+# The sanitizer and fuzz builds alone, no test run: scripts/test makes them
+# at the lowest priority while the plain suite waits on the engine.
+prebuild-sanitizers:
+	$(MAKE) BUILD=build-asan CC=$(ASAN_CC) SANITIZE=address,undefined tests
+	$(MAKE) fuzz-build
+
 check-asan-full:
 	$(MAKE) BUILD=build-asan CC=$(ASAN_CC) SANITIZE=address,undefined check
 
@@ -179,9 +185,14 @@ build-fuzz/%.o: %.c
 build-fuzz/lib.a: $(FUZZ_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
-fuzz: build-fuzz/lib.a
+# Each target is linked on its own (make -j links them side by side), then
+# run one after the other.
+FUZZ_BIN := $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/lib.a
+	clang $(FUZZ_CFLAGS) -MMD -MP -o $@ $< build-fuzz/lib.a $(PKG_LIBS)
+fuzz-build: $(FUZZ_BIN)
+fuzz: fuzz-build
 	@set -e; for t in $(FUZZ_TARGETS); do \
-	  clang $(FUZZ_CFLAGS) -o build-fuzz/fuzz_$$t tests/fuzz/fuzz_$$t.c build-fuzz/lib.a $(PKG_LIBS); \
 	  mkdir -p build-fuzz/corpus-$$t; \
 	  secs=$(FUZZ_SECONDS); dict=tests/fuzz/yaml.dict; \
 	  case $$t in egress_*|gateway_*) secs=$(FUZZ_EGRESS_SECONDS); dict=;; esac; \
@@ -239,4 +250,4 @@ format-check:
 clean:
 	rm -rf build build-asan build-fuzz build-clang
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(GW_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(GW_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d)
