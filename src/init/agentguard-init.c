@@ -26,7 +26,8 @@
  *     signal N ended it: what Docker reports for a PID 1 killed that way);
  *     but first, when the kernel's out-of-memory killer ended any process
  *     of the container (its memory cgroup's oom_kill count, cgroup v1 or
- *     v2, is above 0), it waits AG_INIT_OOM_SETTLE_MS (never past the
+ *     v2, is above 0), it kills every other process it can see (as its
+ *     own exit would) and waits AG_INIT_OOM_SETTLE_MS (never past the
  *     deadline, less if a forwarded signal arrives). The engine learns of
  *     an OOM kill and of the container's exit by separate notices; when
  *     the exit arrives first it records OOMKilled false, and an agent that
@@ -57,7 +58,8 @@
 #define AG_INIT_REAP_MS 2000
 /* After an OOM kill: how long the container outlives its agent (above). */
 #define AG_INIT_OOM_SETTLE_MS 1000
-/* The cgroup files read for the OOM count are a few lines; more is refused. */
+/* The cgroup files read for the OOM count are a few lines; nothing past
+ * this many bytes is read (an oom_kill line past it reads as no OOM). */
 #define AG_INIT_CGROUP_FILE_MAX 4096
 
 static const int forwarded[] = {SIGHUP,	 SIGINT,  SIGQUIT,  SIGTERM,
@@ -250,6 +252,11 @@ int main(int argc, char **argv)
 	for (;;) {
 		if (reap(child, &child_status)) {
 			if (oom_kills() > 0) {
+				/* what the init's own exit would do at once: nothing
+				 * of the agent runs on while the init waits */
+				if (pid1)
+					(void)kill(-1, SIGKILL);
+				(void)kill(-child, SIGKILL);
 				long long until = now_ms() + AG_INIT_OOM_SETTLE_MS;
 				settle(&set, until < deadline ? until : deadline);
 			}

@@ -40,7 +40,9 @@ nart() { "$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])); print(eval(s
 # --- OOM: a child allocates past the 64m limit; the agent itself goes on and exits 0
 config c "  memory_limit: 64m"
 sed -i '/^  memory_limit: 128m$/d' "$W/c.yaml"
-oom='/bin/sh -c "x=0123456789abcdef0123456789abcdef; while :; do x=\$x\$x; done"; echo survived'
+# (a background writer would add late.txt 0.5 s after the agent's exit: the
+# init kills it before it waits for the engine, as its own exit would)
+oom='(sleep 0.5; echo late >late.txt) & /bin/sh -c "x=0123456789abcdef0123456789abcdef; while :; do x=\$x\$x; done"; echo survived'
 text_run -- /bin/sh -c "$oom"
 t_is "oom: the run fails (exit 1)" "$AG_RC" 1
 t_last_ok || diag "$AG_OUT"
@@ -57,6 +59,8 @@ t_like "oom: tests-passed says it was OOM-killed" \
 # that exits at once would otherwise, now and then, read as a clean exit 0).
 t_is "oom: the init waited for the engine to hear of the OOM kill (>= 1 s)" \
 	"$(nart 'a["command_result"]["duration_seconds"] >= 1.0')" True
+t_is "oom: nothing of the agent ran while the init waited (no late.txt)" \
+	"$(nart 'a["mutations"]["added_files"]')" "[]"
 check_clean "oom"
 config c
 
