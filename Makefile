@@ -186,7 +186,8 @@ build-fuzz/lib.a: $(FUZZ_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 # Each target is linked on its own (make -j links them side by side), then
-# run one after the other.
+# run one after the other. A target is relinked when its sources change
+# (its .d file), not when FUZZ_CFLAGS do: `rm -rf build-fuzz` after that.
 FUZZ_BIN := $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/lib.a
 	clang $(FUZZ_CFLAGS) -MMD -MP -o $@ $< build-fuzz/lib.a $(PKG_LIBS)

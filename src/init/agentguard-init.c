@@ -24,15 +24,17 @@
  *     process was killed", to stderr;
  *   - else exits with the child's status (exit code N, or 128+N when a
  *     signal N ended it: what Docker reports for a PID 1 killed that way);
- *     but first, when the kernel's out-of-memory killer ended any process
- *     of the container (its memory cgroup's oom_kill count, cgroup v1 or
- *     v2, is above 0), it kills every other process it can see (as its
- *     own exit would) and waits AG_INIT_OOM_SETTLE_MS (never past the
- *     deadline, less if a forwarded signal arrives). The engine learns of
- *     an OOM kill and of the container's exit by separate notices; when
- *     the exit arrives first it records OOMKilled false, and an agent that
- *     exits right after its child was OOM-killed would read as a clean
- *     exit 0. The wait lets the OOM notice land first.
+ *     but first, as PID 1, it kills every other process of the container
+ *     (what its own exit is about to do), and when the kernel's
+ *     out-of-memory killer ended any process of the container (its memory
+ *     cgroup's oom_kill count, cgroup v1 or v2, is above 0) it waits
+ *     AG_INIT_OOM_SETTLE_MS (never past the deadline; less only when a
+ *     forwarded signal comes from outside the container: the engine
+ *     stopping it). The engine learns of an OOM kill and of the
+ *     container's exit by separate notices; when the exit arrives first it
+ *     records OOMKilled false, and an agent that exits right after its
+ *     child was OOM-killed would read as a clean exit 0. The wait lets the
+ *     OOM notice land first.
  * When ARGV cannot be executed the init writes one line to stderr,
  * "agentguard-init: exec failed: not found" (or "not executable", or
  * "failed") and exits 127 (not found) or 126 (any other exec error): the
@@ -47,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -139,9 +142,14 @@ static long oom_kills(void)
 	static const char *const files[] = {"/sys/fs/cgroup/memory.events",
 					    "/sys/fs/cgroup/memory/memory.oom_control"};
 	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
-		int fd = open(files[f], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		int fd = open(files[f], O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 		if (fd < 0)
 			continue;
+		struct stat st;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			continue;
+		}
 		char buf[AG_INIT_CGROUP_FILE_MAX + 1];
 		size_t len = 0;
 		ssize_t r;
@@ -164,7 +172,12 @@ static long oom_kills(void)
 	return 0;
 }
 
-/* Waits (reaping) until `until` or a forwarded signal, whichever is first. */
+/*
+ * Waits (reaping) until `until`, or until a forwarded signal sent from
+ * outside the container's PID namespace (si_pid 0: the engine stopping it)
+ * arrives. A signal the agent queued before it died (its processes could
+ * still signal PID 1) does not cut the wait short.
+ */
 static void settle(const sigset_t *set, long long until)
 {
 	for (long long left; (left = until - now_ms()) > 0;) {
@@ -176,6 +189,8 @@ static void settle(const sigset_t *set, long long until)
 				;
 			continue;
 		}
+		if (sig > 0 && si.si_pid != 0)
+			continue;
 		if (sig > 0 || errno != EINTR)
 			return;
 	}
@@ -251,11 +266,12 @@ int main(int argc, char **argv)
 
 	for (;;) {
 		if (reap(child, &child_status)) {
+			/* As PID 1, what its own exit is about to do anyway, done
+			 * first: the count is read with the agent's memory freed,
+			 * and nothing of the agent runs on while the init waits. */
+			if (pid1)
+				(void)kill(-1, SIGKILL);
 			if (oom_kills() > 0) {
-				/* what the init's own exit would do at once: nothing
-				 * of the agent runs on while the init waits */
-				if (pid1)
-					(void)kill(-1, SIGKILL);
 				(void)kill(-child, SIGKILL);
 				long long until = now_ms() + AG_INIT_OOM_SETTLE_MS;
 				settle(&set, until < deadline ? until : deadline);
