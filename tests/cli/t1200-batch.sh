@@ -161,7 +161,7 @@ trials:
   - name: slow
     config: c.yaml
     repo: repo
-    argv: [/bin/sleep, "6"]
+    argv: [/bin/sleep, "10"]
 EOF
 chown "$U:$U" "$W/b2.yaml"
 PIDFILE="$W/batch.pid" as_user "$AG_BIN" batch b2.yaml --out b2 --jobs 2 >"$T/b2.out" 2>&1 &
@@ -174,12 +174,17 @@ slow_running() {
 	s=$(run_suffix "$d")
 	[ -n "$("$AG_DOCKER" ps -q --filter "label=agentguard.contained-run.id=$s")" ]
 }
+# and until the quick trial has ended (its run bound to the entry: written
+# once its process is gone): on a loaded machine the slow trial's container
+# can be running before the quick one is done
+quick_done() { compgen -G "$W/b2/trials/quick/.batch-run-*" >/dev/null; }
 for _ in $(seq 1 300); do
-	slow_running && break
+	slow_running && quick_done && break
 	kill -0 "$bpid" 2>/dev/null || break
 	sleep 0.2
 done
 t_ok "sigint: the slow trial's container ran" slow_running
+t_ok "sigint: the quick trial had ended" quick_done
 kill -INT "$(cat "$W/batch.pid")"
 rc=0
 wait "$bpid" || rc=$?
