@@ -130,6 +130,15 @@ static int reap(pid_t child, int *child_status)
 	return done;
 }
 
+/* Every process this init can see: as PID 1 every process of the container
+ * (kill(-1)), else the child's session/process group. */
+static void kill_rest(int pid1, pid_t child)
+{
+	if (pid1)
+		(void)kill(-1, SIGKILL);
+	(void)kill(-child, SIGKILL);
+}
+
 /*
  * The number of processes of this container the kernel's OOM killer ended:
  * the "oom_kill N" line of the container's memory cgroup (cgroup v2's
@@ -270,9 +279,10 @@ int main(int argc, char **argv)
 			 * first: the count is read with the agent's memory freed,
 			 * and nothing of the agent runs on while the init waits. */
 			if (pid1)
-				(void)kill(-1, SIGKILL);
+				kill_rest(pid1, child);
 			if (oom_kills() > 0) {
-				(void)kill(-child, SIGKILL);
+				if (!pid1)
+					kill_rest(pid1, child);
 				long long until = now_ms() + AG_INIT_OOM_SETTLE_MS;
 				settle(&set, until < deadline ? until : deadline);
 			}
@@ -290,9 +300,7 @@ int main(int argc, char **argv)
 	}
 
 	/* The deadline: everything this init can see goes. */
-	if (pid1)
-		(void)kill(-1, SIGKILL);
-	(void)kill(-child, SIGKILL);
+	kill_rest(pid1, child);
 	(void)kill(child, SIGKILL);
 	long long until = now_ms() + AG_INIT_REAP_MS;
 	while (!reap(child, &child_status) && now_ms() < until) {
